@@ -1,0 +1,194 @@
+"""IR expressions. A Var is an identity (its name is cosmetic); everything else is a value.
+
+Scalar arithmetic is one BinaryExpr / UnaryExpr class keyed by an operator name (the
+reference's Add/Sub/... classes collapse into a table), Cast is a UnaryExpr whose result
+dtype differs from its operand's.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+from pypto.ir.dtypes import BOOL, FP32, INDEX, DataType
+from pypto.ir.node import IGNORE, USUAL, Node
+from pypto.ir.span import Span
+from pypto.ir.types import ScalarType, TupleType, Type, UnknownType
+
+
+class Expr(Node):
+    __slots__ = ("type",)
+
+
+class Var(Expr):
+    """A named value. Identity is the object; `name_hint` only guides printing."""
+    __slots__ = ("name_hint",)
+    FIELDS = (("name_hint", IGNORE), ("type", USUAL))
+
+    def __init__(self, name_hint: str, type: Type, span: Optional[Span] = None):
+        self._set(name_hint=name_hint, type=type, span=span)
+
+    @property
+    def name(self) -> str:
+        return self.name_hint
+
+
+class IterArg(Var):
+    """A loop-carried value: a Var bound per iteration, starting at `init_value`."""
+    __slots__ = ("init_value",)
+    FIELDS = (("name_hint", IGNORE), ("type", USUAL), ("init_value", USUAL))
+
+    def __init__(self, name_hint: str, type: Type, init_value: Expr, span: Optional[Span] = None):
+        self._set(name_hint=name_hint, type=type, init_value=init_value, span=span)
+
+
+class ConstInt(Expr):
+    __slots__ = ("value", "dtype")
+    FIELDS = (("value", USUAL), ("dtype", USUAL))
+
+    def __init__(self, value: int, dtype: DataType = INDEX, span: Optional[Span] = None):
+        self._set(value=int(value), dtype=dtype, type=ScalarType(dtype), span=span)
+
+
+class ConstFloat(Expr):
+    __slots__ = ("value", "dtype")
+    FIELDS = (("value", USUAL), ("dtype", USUAL))
+
+    def __init__(self, value: float, dtype: DataType = FP32, span: Optional[Span] = None):
+        if dtype is FP32:  # literals carry the precision they will be computed in
+            import numpy as np
+            value = float(np.float32(value))
+        self._set(value=float(value), dtype=dtype, type=ScalarType(dtype), span=span)
+
+
+class ConstBool(Expr):
+    __slots__ = ("value",)
+    FIELDS = (("value", USUAL),)
+
+    def __init__(self, value: bool, span: Optional[Span] = None):
+        self._set(value=bool(value), type=ScalarType(BOOL), span=span)
+
+
+class GlobalVar(Expr):
+    """A reference to a function of the program, by name."""
+    __slots__ = ("name",)
+    FIELDS = (("name", USUAL),)
+
+    def __init__(self, name: str, span: Optional[Span] = None):
+        self._set(name=name, type=UnknownType(), span=span)
+
+
+class Call(Expr):
+    """A call of a registered op (`op` is an OpDef) or of a program function (`op` is a GlobalVar).
+
+    kwargs: user-visible compile-time keyword arguments (plain Python values, enums, dtypes).
+    attrs:  compiler-internal metadata (e.g. arg_directions), also plain values.
+    """
+    __slots__ = ("op", "args", "kwargs", "attrs")
+    FIELDS = (("op", USUAL), ("args", USUAL), ("kwargs", USUAL), ("type", USUAL), ("attrs", USUAL))
+
+    def __init__(self, op, args: Sequence[Expr], kwargs: Optional[dict] = None, type: Optional[Type] = None,
+                 attrs: Optional[dict] = None, span: Optional[Span] = None):
+        self._set(op=op, args=tuple(args), kwargs=dict(kwargs or {}), attrs=dict(attrs or {}),
+                  type=type if type is not None else UnknownType(), span=span)
+
+    @property
+    def op_name(self) -> str:
+        return self.op.name
+
+    def is_function_call(self) -> bool:
+        return isinstance(self.op, GlobalVar)
+
+
+# name → python-operator symbol (None: printed as a pl.* function call)
+BINARY_OPS = {
+    "add": "+", "sub": "-", "mul": "*", "floordiv": "//", "floormod": "%", "truediv": "/",
+    "pow": "**", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+    "and": "and", "or": "or", "bitand": "&", "bitor": "|", "bitxor": "^", "shl": "<<", "shr": ">>",
+    "min": None, "max": None, "xor": None,
+}
+COMPARE_OPS = {"eq", "ne", "lt", "le", "gt", "ge"}
+LOGICAL_OPS = {"and", "or", "xor"}
+UNARY_OPS = {"neg": "-", "not": "not ", "bitnot": "~", "abs": None, "cast": None}
+
+
+class BinaryExpr(Expr):
+    __slots__ = ("op", "lhs", "rhs")
+    FIELDS = (("op", USUAL), ("lhs", USUAL), ("rhs", USUAL), ("type", USUAL))
+
+    def __init__(self, op: str, lhs: Expr, rhs: Expr, dtype: Optional[DataType] = None, span: Optional[Span] = None):
+        if op not in BINARY_OPS:
+            raise ValueError(f"unknown scalar binary operator {op!r}")
+        if dtype is None:
+            dtype = BOOL if op in COMPARE_OPS or op in LOGICAL_OPS else lhs.type.dtype
+        self._set(op=op, lhs=lhs, rhs=rhs, type=ScalarType(dtype), span=span)
+
+    @property
+    def dtype(self) -> DataType:
+        return self.type.dtype
+
+
+class UnaryExpr(Expr):
+    """neg / not / bitnot / abs, and cast (the result dtype differs from the operand's)."""
+    __slots__ = ("op", "operand")
+    FIELDS = (("op", USUAL), ("operand", USUAL), ("type", USUAL))
+
+    def __init__(self, op: str, operand: Expr, dtype: Optional[DataType] = None, span: Optional[Span] = None):
+        if op not in UNARY_OPS:
+            raise ValueError(f"unknown scalar unary operator {op!r}")
+        if dtype is None:
+            dtype = BOOL if op == "not" else operand.type.dtype
+        self._set(op=op, operand=operand, type=ScalarType(dtype), span=span)
+
+    @property
+    def dtype(self) -> DataType:
+        return self.type.dtype
+
+
+def Cast(operand: Expr, dtype: DataType, span: Optional[Span] = None) -> UnaryExpr:
+    return UnaryExpr("cast", operand, dtype, span)
+
+
+class MakeTuple(Expr):
+    __slots__ = ("elements",)
+    FIELDS = (("elements", USUAL),)
+
+    def __init__(self, elements: Sequence[Expr], span: Optional[Span] = None):
+        elements = tuple(elements)
+        self._set(elements=elements, type=TupleType([e.type for e in elements]), span=span)
+
+
+class TupleGetItem(Expr):
+    __slots__ = ("tuple", "index")
+    FIELDS = (("tuple", USUAL), ("index", USUAL))
+
+    def __init__(self, tuple_expr: Expr, index: int, span: Optional[Span] = None):
+        t = tuple_expr.type
+        if not isinstance(t, TupleType):
+            raise TypeError(f"TupleGetItem needs a tuple-typed value, got {type(t).__name__}")
+        if not 0 <= index < len(t.types):
+            raise IndexError(f"tuple index {index} out of range for a {len(t.types)}-tuple")
+        self._set(tuple=tuple_expr, index=int(index), type=t.types[index], span=span)
+
+
+def const(value: Any, dtype: Optional[DataType] = None, span: Optional[Span] = None) -> Expr:
+    """Wrap a Python number as an IR constant (ints → INDEX, floats → FP32 unless dtype says)."""
+    if isinstance(value, Expr):
+        return value
+    if isinstance(value, bool):
+        return ConstBool(value, span)
+    if isinstance(value, int):
+        if dtype is not None and dtype.is_float():
+            return ConstFloat(float(value), dtype, span)
+        return ConstInt(value, dtype or INDEX, span)
+    if isinstance(value, float):
+        return ConstFloat(value, dtype or FP32, span)
+    raise TypeError(f"cannot make an IR constant from {type(value).__name__}")
+
+
+def as_int(e) -> Optional[int]:
+    """The compile-time integer value of an expression, or None."""
+    if isinstance(e, int) and not isinstance(e, bool):
+        return e
+    if isinstance(e, ConstInt):
+        return e.value
+    return None

@@ -1,0 +1,168 @@
+"""IR statements: assignment, control flow (SSA style, with explicit carried values) and scopes.
+
+Loop-carried values are IterArgs bound by the loop; the body ends in a YieldStmt giving the
+next values; `return_vars` are the Vars bound to the final values after the loop / if.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from pypto.ir.enums import ForKind, Level, Role, SplitMode
+from pypto.ir.expr import Expr, IterArg, Var
+from pypto.ir.node import DEF, IGNORE, USUAL, Node
+from pypto.ir.span import Span
+
+
+class Stmt(Node):
+    __slots__ = ()
+
+
+class AssignStmt(Stmt):
+    __slots__ = ("var", "value")
+    FIELDS = (("var", DEF), ("value", USUAL))
+
+    def __init__(self, var: Var, value: Expr, span: Optional[Span] = None):
+        self._set(var=var, value=value, span=span)
+
+
+class EvalStmt(Stmt):
+    """Evaluate an expression for its side effect (e.g. a store whose result is unused)."""
+    __slots__ = ("expr",)
+    FIELDS = (("expr", USUAL),)
+
+    def __init__(self, expr: Expr, span: Optional[Span] = None):
+        self._set(expr=expr, span=span)
+
+
+class SeqStmts(Stmt):
+    __slots__ = ("stmts",)
+    FIELDS = (("stmts", USUAL),)
+
+    def __init__(self, stmts: Sequence[Stmt], span: Optional[Span] = None):
+        self._set(stmts=tuple(stmts), span=span)
+
+
+class YieldStmt(Stmt):
+    __slots__ = ("values",)
+    FIELDS = (("values", USUAL),)
+
+    def __init__(self, values: Sequence[Expr] = (), span: Optional[Span] = None):
+        self._set(values=tuple(values), span=span)
+
+
+class ReturnStmt(Stmt):
+    __slots__ = ("values",)
+    FIELDS = (("values", USUAL),)
+
+    def __init__(self, values: Sequence[Expr] = (), span: Optional[Span] = None):
+        self._set(values=tuple(values), span=span)
+
+
+class BreakStmt(Stmt):
+    __slots__ = ()
+
+    def __init__(self, span: Optional[Span] = None):
+        self._set(span=span)
+
+
+class ContinueStmt(Stmt):
+    __slots__ = ()
+
+    def __init__(self, span: Optional[Span] = None):
+        self._set(span=span)
+
+
+class IfStmt(Stmt):
+    __slots__ = ("condition", "then_body", "else_body", "return_vars")
+    FIELDS = (("condition", USUAL), ("then_body", USUAL), ("else_body", USUAL), ("return_vars", DEF))
+
+    def __init__(self, condition: Expr, then_body: Stmt, else_body: Optional[Stmt] = None,
+                 return_vars: Sequence[Var] = (), span: Optional[Span] = None):
+        self._set(condition=condition, then_body=then_body, else_body=else_body,
+                  return_vars=tuple(return_vars), span=span)
+
+
+class ForStmt(Stmt):
+    __slots__ = ("loop_var", "start", "stop", "step", "iter_args", "body", "return_vars", "kind", "attrs")
+    FIELDS = (("loop_var", DEF), ("start", USUAL), ("stop", USUAL), ("step", USUAL), ("iter_args", DEF),
+              ("body", USUAL), ("return_vars", DEF), ("kind", USUAL), ("attrs", USUAL))
+
+    def __init__(self, loop_var: Var, start: Expr, stop: Expr, step: Expr, iter_args: Sequence[IterArg] = (),
+                 body: Optional[Stmt] = None, return_vars: Sequence[Var] = (), kind: ForKind = ForKind.Sequential,
+                 attrs: Optional[dict] = None, span: Optional[Span] = None):
+        self._set(loop_var=loop_var, start=start, stop=stop, step=step, iter_args=tuple(iter_args),
+                  body=body if body is not None else SeqStmts([]), return_vars=tuple(return_vars), kind=kind,
+                  attrs=dict(attrs or {}), span=span)
+
+
+class WhileStmt(Stmt):
+    __slots__ = ("condition", "iter_args", "body", "return_vars")
+    FIELDS = (("iter_args", DEF), ("condition", USUAL), ("body", USUAL), ("return_vars", DEF))
+
+    def __init__(self, condition: Expr, iter_args: Sequence[IterArg] = (), body: Optional[Stmt] = None,
+                 return_vars: Sequence[Var] = (), span: Optional[Span] = None):
+        self._set(condition=condition, iter_args=tuple(iter_args), body=body if body is not None else SeqStmts([]),
+                  return_vars=tuple(return_vars), span=span)
+
+
+class ScopeStmt(Stmt):
+    """Base of the block-level scopes (`with pl.at(...)`, `pl.cluster`, `pl.spmd`, ...)."""
+    __slots__ = ("body", "name_hint")
+
+
+class InCoreScopeStmt(ScopeStmt):
+    """`with pl.at(level=pl.Level.CORE_GROUP)`: outlined into an InCore function."""
+    __slots__ = ("split",)
+    FIELDS = (("split", USUAL), ("body", USUAL), ("name_hint", IGNORE))
+
+    def __init__(self, body: Stmt, name_hint: str = "", split: SplitMode = SplitMode.NONE, span: Optional[Span] = None):
+        self._set(body=body, name_hint=name_hint, split=split, span=span)
+
+
+class ClusterScopeStmt(ScopeStmt):
+    __slots__ = ()
+    FIELDS = (("body", USUAL), ("name_hint", IGNORE))
+
+    def __init__(self, body: Stmt, name_hint: str = "", span: Optional[Span] = None):
+        self._set(body=body, name_hint=name_hint, span=span)
+
+
+class HierarchyScopeStmt(ScopeStmt):
+    __slots__ = ("level", "role")
+    FIELDS = (("level", USUAL), ("role", USUAL), ("body", USUAL), ("name_hint", IGNORE))
+
+    def __init__(self, body: Stmt, level: Level, role: Optional[Role] = None, name_hint: str = "",
+                 span: Optional[Span] = None):
+        self._set(body=body, level=level, role=role, name_hint=name_hint, span=span)
+
+
+class SpmdScopeStmt(ScopeStmt):
+    __slots__ = ("core_num", "sync_start")
+    FIELDS = (("core_num", USUAL), ("sync_start", USUAL), ("body", USUAL), ("name_hint", IGNORE))
+
+    def __init__(self, body: Stmt, core_num: Expr, sync_start: bool = False, name_hint: str = "",
+                 span: Optional[Span] = None):
+        self._set(body=body, core_num=core_num, sync_start=bool(sync_start), name_hint=name_hint, span=span)
+
+
+class SplitAivScopeStmt(ScopeStmt):
+    """`for aiv_id in pl.split_aiv(2, mode=...)`: an explicit AIV-lane region."""
+    __slots__ = ("lane_var", "split", "count")
+    FIELDS = (("lane_var", DEF), ("split", USUAL), ("count", USUAL), ("body", USUAL), ("name_hint", IGNORE))
+
+    def __init__(self, lane_var: Var, body: Stmt, split: SplitMode, count: int = 2, name_hint: str = "",
+                 span: Optional[Span] = None):
+        self._set(lane_var=lane_var, body=body, split=split, count=int(count), name_hint=name_hint, span=span)
+
+
+def flatten_to_stmts(stmt: Optional[Stmt]) -> list[Stmt]:
+    """The statements of a body as a flat list (nested SeqStmts opened)."""
+    if stmt is None:
+        return []
+    if isinstance(stmt, SeqStmts):
+        out: list[Stmt] = []
+        for s in stmt.stmts:
+            out.extend(flatten_to_stmts(s))
+        return out
+    return [stmt]

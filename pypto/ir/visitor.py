@@ -1,0 +1,122 @@
+"""Generic IR traversal driven by each node's FIELDS.
+
+IRVisitor calls `visit_<snake_name>(node)` when a subclass defines it (e.g. `visit_call`,
+`visit_for_stmt`), otherwise walks the node's fields; types are not descended into.
+IRMutator rebuilds bottom-up and returns the very same node when nothing changed, so
+unchanged subtrees are shared between the input and output programs.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pypto.ir.node import Node
+from pypto.ir.types import Type
+
+_SNAKE_CACHE: dict = {}
+
+
+def _snake(cls) -> str:
+    name = _SNAKE_CACHE.get(cls)
+    if name is None:
+        name = _SNAKE_CACHE[cls] = re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
+    return name
+
+
+def _hook(obj, cls, prefix: str):
+    """The most specific visit_/mutate_ hook for cls (walking its MRO), or None."""
+    for klass in cls.__mro__:
+        if klass is Node or klass is object:
+            return None
+        fn = getattr(obj, f"{prefix}{_snake(klass)}", None)
+        if fn is not None:
+            return fn
+    return None
+
+
+class IRVisitor:
+    def visit(self, node):
+        if node is None:
+            return
+        if isinstance(node, (list, tuple)):
+            for n in node:
+                self.visit(n)
+            return
+        if isinstance(node, dict):
+            for n in node.values():
+                self.visit(n)
+            return
+        if not isinstance(node, Node) or isinstance(node, Type):
+            return
+        hook = _hook(self, type(node), "visit_")
+        if hook is not None:
+            hook(node)
+        else:
+            self.visit_children(node)
+
+    def visit_children(self, node: Node) -> None:
+        for _name, _kind, value in node.field_values():
+            if isinstance(value, (Node, list, tuple, dict)):
+                self.visit(value)
+
+
+class IRMutator:
+    def mutate(self, node):
+        if node is None:
+            return None
+        if isinstance(node, tuple):
+            new = tuple(self.mutate(n) for n in node)
+            return node if all(a is b for a, b in zip(new, node)) else new
+        if isinstance(node, list):
+            return [self.mutate(n) for n in node]
+        if isinstance(node, dict):
+            changed = False
+            out = {}
+            for k, v in node.items():
+                nv = self.mutate(v)
+                changed |= nv is not v
+                out[k] = nv
+            return out if changed else node
+        if not isinstance(node, Node) or isinstance(node, Type):
+            return node
+        hook = _hook(self, type(node), "mutate_")
+        if hook is not None:
+            return hook(node)
+        return self.mutate_children(node)
+
+    def mutate_children(self, node: Node) -> Node:
+        changes = {}
+        for name, _kind, value in node.field_values():
+            if isinstance(value, (Node, tuple, list, dict)):
+                nv = self.mutate(value)
+                if nv is not value:
+                    changes[name] = nv
+        return node.replace(**changes) if changes else node
+
+
+class VarSubstituter(IRMutator):
+    """Replace Vars by other expressions (a map keyed by the Var object)."""
+
+    def __init__(self, mapping: dict):
+        self.mapping = mapping
+
+    def mutate_var(self, var):
+        return self.mapping.get(var, var)
+
+
+def substitute(node, mapping: dict):
+    return VarSubstituter(mapping).mutate(node) if mapping else node
+
+
+def collect(node, predicate) -> list:
+    """All nodes under `node` (types excluded) for which predicate(node) is true, in pre-order."""
+    found = []
+
+    class _C(IRVisitor):
+        def visit(self, n):
+            if isinstance(n, Node) and not isinstance(n, Type) and predicate(n):
+                found.append(n)
+            super().visit(n)
+
+    _C().visit(node)
+    return found
