@@ -8,9 +8,10 @@ Internal invariant failures raise `InternalError`, never dressed as user errors.
 from __future__ import annotations
 
 import linecache
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from pypto.ir.span import Span
+if TYPE_CHECKING:  # errors.py is a leaf module: no runtime imports from pypto
+    from pypto.ir.span import Span
 
 
 class PyptoError(Exception):

@@ -1,0 +1,12 @@
+"""PyPTO in pure Python: a DSL, compiler and capacity-faithful simulator for Ascend NPU kernels.
+
+    import pypto.language as pl
+    from pypto import ir
+    from pypto.runtime import RunConfig, run
+"""
+
+from pypto.errors import (CapacityError, DeadlockError, InternalError, PyptoError, SimulationError, TypeCheckError,
+                          UnsupportedError, ValueCheckError)
+
+Error = PyptoError
+__version__ = "0.1.0"

@@ -1,0 +1,64 @@
+"""Structural equality and hashing: names ignored, binding sites auto-mapped, first difference reported."""
+
+import pytest
+
+from pypto import ir
+from pypto.ir.dtypes import FP32, INDEX, INT32
+
+
+def _kernel(name_a="a", name_t="t", dtype=FP32, extent=64):
+    a = ir.Var(name_a, ir.TensorType([extent], dtype))
+    out = ir.Var("out", ir.TensorType([extent], dtype))
+    load = ir.create_op_call("tile.load", [a, [0], [extent], [extent]])
+    t = ir.Var(name_t, load.type)
+    s = ir.Var("s", ir.TileType([extent], dtype, memory_space=ir.Mem.Vec))
+    add = ir.create_op_call("tile.add", [t, t])
+    store = ir.create_op_call("tile.store", [s, [0], out])
+    r = ir.Var("r", store.type)
+    body = ir.SeqStmts([ir.AssignStmt(t, load), ir.AssignStmt(s, add), ir.AssignStmt(r, store), ir.ReturnStmt([r])])
+    return ir.Function("k", [a, out], [store.type], body, ir.FunctionType.InCore,
+                       param_directions=[ir.ParamDirection.In, ir.ParamDirection.Out])
+
+
+def test_names_are_ignored_and_vars_auto_mapped():
+    f1 = _kernel("a", "t")
+    f2 = _kernel("x", "tile_x")
+    assert ir.structural_equal(f1, f2)
+    assert ir.structural_hash(f1) == ir.structural_hash(f2)
+
+
+def test_dtype_difference_is_reported_with_a_path():
+    with pytest.raises(AssertionError, match=r"params\[0\].*dtype|dtype"):
+        ir.assert_structural_equal(_kernel(dtype=FP32), _kernel(dtype=INT32))
+    assert ir.structural_hash(_kernel(extent=64)) != ir.structural_hash(_kernel(extent=32))
+
+
+def test_var_mapping_must_be_a_bijection():
+    x = ir.Var("x", ir.ScalarType(INDEX))
+    y = ir.Var("y", ir.ScalarType(INDEX))
+    lhs = ir.SeqStmts([ir.AssignStmt(x, ir.ConstInt(1)), ir.AssignStmt(y, ir.BinaryExpr("add", x, x))])
+    x2 = ir.Var("x", ir.ScalarType(INDEX))
+    y2 = ir.Var("y", ir.ScalarType(INDEX))
+    rhs_ok = ir.SeqStmts([ir.AssignStmt(x2, ir.ConstInt(1)), ir.AssignStmt(y2, ir.BinaryExpr("add", x2, x2))])
+    rhs_bad = ir.SeqStmts([ir.AssignStmt(x2, ir.ConstInt(1)), ir.AssignStmt(y2, ir.BinaryExpr("add", x2, y2))])
+    assert ir.structural_equal(lhs, rhs_ok)
+    assert not ir.structural_equal(lhs, rhs_bad)
+
+
+def test_default_views_are_canonical():
+    a = ir.TileType([16, 16], FP32, tile_view=ir.TileView(valid_shape=[16, 16]), memory_space=ir.Mem.Vec)
+    b = ir.TileType([16, 16], FP32, memory_space=ir.Mem.Vec)
+    assert a.tile_view is None and ir.structural_equal(a, b)
+    c = ir.TileType([16, 16], FP32, tile_view=ir.TileView(valid_shape=[8, 16]), memory_space=ir.Mem.Vec)
+    assert not ir.structural_equal(c, b)
+
+
+def test_nodes_are_immutable():
+    x = ir.Var("x", ir.ScalarType(INDEX))
+    with pytest.raises(AttributeError, match="immutable"):
+        x.name_hint = "y"
+    assert x.replace(name_hint="y").name_hint == "y" and x.name_hint == "x"
+
+
+def test_fp32_literals_are_rounded_to_float32():
+    assert ir.ConstFloat(0.1).value == float(__import__("numpy").float32(0.1))
