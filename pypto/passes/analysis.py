@@ -1,0 +1,140 @@
+"""Small IR helpers the passes share: statement lists, variable uses, fresh variables.
+
+    body = as_seq([a, SeqStmts([b, c])])      # SeqStmts([a, b, c])
+    uses = used_vars(stmt)                     # Vars read under stmt (binding sites excluded)
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, Var
+from pypto.ir.function import Function
+from pypto.ir.node import DEF, Node
+from pypto.ir.stmt import SeqStmts, Stmt, flatten_to_stmts
+from pypto.ir.types import ShapedType, TupleType, Type
+from pypto.ir.visitor import IRVisitor
+
+
+def as_seq(stmts: Iterable[Stmt], span=None) -> SeqStmts:
+    """A flat SeqStmts of the given statements (nested SeqStmts opened)."""
+    flat: list = []
+    for s in stmts:
+        flat.extend(flatten_to_stmts(s))
+    return SeqStmts(flat, span)
+
+
+def body_list(stmt: Optional[Stmt]) -> list:
+    return flatten_to_stmts(stmt)
+
+
+class _Uses(IRVisitor):
+    """Records Vars in use positions (not binding sites), in first-use order."""
+
+    def __init__(self, include_types: bool):
+        self.order: dict = {}
+        self.include_types = include_types
+
+    def visit(self, n):
+        if isinstance(n, Var):
+            self.order.setdefault(n, None)
+            if isinstance(n, IterArg):
+                self.visit(n.init_value)
+            if self.include_types:
+                for d in vars_in_type(n.type):
+                    self.order.setdefault(d, None)
+            return
+        if isinstance(n, Node) and not isinstance(n, Type):
+            for _name, kind, value in n.field_values():
+                if kind == DEF:
+                    for v in (value if isinstance(value, tuple) else (value,)):
+                        if isinstance(v, IterArg):
+                            self.visit(v.init_value)
+                        if self.include_types and isinstance(v, Var):
+                            for d in vars_in_type(v.type):
+                                self.order.setdefault(d, None)
+                elif isinstance(value, (Node, tuple, list, dict)):
+                    self.visit(value)
+            return
+        super().visit(n)
+
+
+def used_vars(node, include_types: bool = False) -> list:
+    """Vars read under `node` (each once, first-use order); binding sites are not uses."""
+    u = _Uses(include_types)
+    u.visit(node)
+    return list(u.order)
+
+
+def vars_in_type(t) -> list:
+    """Symbolic dims (Vars) inside a type's shape / view."""
+    out: list = []
+    if isinstance(t, ShapedType):
+        dims = list(t.shape)
+        view = getattr(t, "tile_view", None) or getattr(t, "tensor_view", None)
+        if view is not None:
+            dims += list(view.valid_shape) + list(view.stride)
+        for d in dims:
+            out += [v for v in used_vars(d) if isinstance(v, Var)] if not isinstance(d, Var) else [d]
+    elif isinstance(t, TupleType):
+        for x in t.types:
+            out += vars_in_type(x)
+    return out
+
+
+def defined_vars(node) -> list:
+    from pypto.ir.verifier import defined_vars as _dv
+    return _dv(node)
+
+
+def fresh_var(like: Var, type: Optional[Type] = None, name: Optional[str] = None) -> Var:
+    return Var(name if name is not None else like.name_hint, type if type is not None else like.type, like.span)
+
+
+def calls_in(node) -> list:
+    found: list = []
+
+    class _C(IRVisitor):
+        def visit_call(self, c):
+            found.append(c)
+            self.visit_children(c)
+
+    _C().visit(node)
+    return found
+
+
+def op_name(call: Call) -> str:
+    return call.op.name if not isinstance(call.op, GlobalVar) else ""
+
+
+def is_op_call(e: Expr, *names: str) -> bool:
+    return isinstance(e, Call) and not isinstance(e.op, GlobalVar) and (not names or e.op.name in names)
+
+
+def is_function_call(e: Expr) -> bool:
+    return isinstance(e, Call) and isinstance(e.op, GlobalVar)
+
+
+def return_type_of(types) -> Type:
+    types = tuple(types)
+    return types[0] if len(types) == 1 else TupleType(types)
+
+
+def replace_body(func: Function, body: Stmt) -> Function:
+    return func.replace(body=body)
+
+
+def alpha_rename(stmt: Stmt, mapping: Optional[dict] = None) -> tuple:
+    """A copy of `stmt` whose binding sites are fresh Vars (uses follow); `mapping` seeds extra substitutions.
+
+    Returns (new_stmt, full_mapping)."""
+    from pypto.ir.visitor import substitute
+    mapping = dict(mapping or {})
+    defs = defined_vars(stmt)
+    for v in defs:
+        if not isinstance(v, IterArg):
+            mapping[v] = Var(v.name_hint, v.type, v.span)
+    for v in defs:
+        if isinstance(v, IterArg):
+            mapping[v] = IterArg(v.name_hint, v.type, substitute(v.init_value, mapping), v.span)
+    return substitute(stmt, mapping), mapping

@@ -1,0 +1,149 @@
+"""Pass instruments: small objects with optional before / after hooks run around every pass.
+
+    with PassContext([TimingInstrument(), DumpInstrument("out/passes_dump")]):
+        program = passes.simplify()(program)
+
+- VerificationInstrument: required properties before, produced properties after (pypto.ir.verifier).
+- RoundtripInstrument: print → `pypto.language.parse` → structural_equal after each pass.
+- TimingInstrument, CallbackInstrument, DumpInstrument: profiling, ad-hoc hooks, IR dumps.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import time
+from typing import Callable, Optional
+
+from pypto.errors import InternalError
+from pypto.ir.printer import python_print
+from pypto.ir.verifier import verify_property
+
+
+class Instrument:
+    """Base: override `run_before_pass(pass_, program)` and / or `run_after_pass(pass_, program)`."""
+
+    def run_before_pass(self, pass_, program) -> None:
+        pass
+
+    def run_after_pass(self, pass_, program) -> None:
+        pass
+
+
+class VerificationMode(enum.Enum):
+    BEFORE = 1
+    AFTER = 2
+    BEFORE_AND_AFTER = 3
+
+
+def _check(props, program, what: str) -> None:
+    for prop in sorted(props, key=lambda p: p.value):
+        diags = verify_property(prop.value, program)
+        if diags:
+            more = f" (and {len(diags) - 1} more)" if len(diags) > 1 else ""
+            raise InternalError(f"{what}: property {prop.value} does not hold: {diags[0].message}{more}",
+                                diags[0].span)
+
+
+class VerificationInstrument(Instrument):
+    """Checks a pass's required properties before it and its produced properties after it."""
+
+    def __init__(self, mode: VerificationMode = VerificationMode.AFTER):
+        self.mode = mode
+
+    def run_before_pass(self, pass_, program) -> None:
+        if self.mode in (VerificationMode.BEFORE, VerificationMode.BEFORE_AND_AFTER):
+            _check(pass_.properties.required, program, f"before {pass_.name}")
+
+    def run_after_pass(self, pass_, program) -> None:
+        if self.mode in (VerificationMode.AFTER, VerificationMode.BEFORE_AND_AFTER):
+            _check(pass_.properties.produced, program, f"after {pass_.name}")
+
+
+class RoundtripInstrument(Instrument):
+    """After each pass: the printed program must parse back to a structurally equal program."""
+
+    def run_after_pass(self, pass_, program) -> None:
+        roundtrip_check(program, f"after {pass_.name}")
+
+
+def roundtrip_check(program, where: str) -> None:
+    from pypto.ir.equality import StructuralMismatch, assert_structural_equal
+    try:
+        from pypto.language import parse
+    except ImportError as e:
+        raise InternalError(f"{where}: roundtrip verification needs pypto.language.parse, which is unavailable ({e})",
+                            hint="set PYPTO_VERIFY_LEVEL=basic to skip the print/parse check") from e
+    text = python_print(program)
+    try:
+        reparsed = parse(text)
+    except Exception as e:
+        raise InternalError(f"{where}: the printed IR does not parse back: {e}",
+                            note=_numbered(text)) from e
+    try:
+        assert_structural_equal(program, reparsed)
+    except StructuralMismatch as e:
+        raise InternalError(f"{where}: the printed IR parses to a different program: {e}",
+                            note=_numbered(text)) from e
+
+
+def _numbered(text: str) -> str:
+    return "\n".join(f"{i + 1:4d} | {line}" for i, line in enumerate(text.splitlines()))
+
+
+def make_roundtrip_instrument() -> RoundtripInstrument:
+    return RoundtripInstrument()
+
+
+class TimingInstrument(Instrument):
+    """Records seconds spent per pass in `self.timings` (a list of (pass name, seconds))."""
+
+    def __init__(self):
+        self.timings: list = []
+        self._start: Optional[float] = None
+
+    def run_before_pass(self, pass_, program) -> None:
+        self._start = time.perf_counter()
+
+    def run_after_pass(self, pass_, program) -> None:
+        if self._start is not None:
+            self.timings.append((pass_.name, time.perf_counter() - self._start))
+            self._start = None
+
+    def report(self) -> str:
+        return "\n".join(f"{name:32s} {sec * 1000:8.2f} ms" for name, sec in self.timings)
+
+
+class CallbackInstrument(Instrument):
+    """Ad-hoc hooks: `before(pass_, program)` / `after(pass_, program)`."""
+
+    def __init__(self, before: Optional[Callable] = None, after: Optional[Callable] = None):
+        self.before = before
+        self.after = after
+
+    def run_before_pass(self, pass_, program) -> None:
+        if self.before is not None:
+            self.before(pass_, program)
+
+    def run_after_pass(self, pass_, program) -> None:
+        if self.after is not None:
+            self.after(pass_, program)
+
+
+class DumpInstrument(Instrument):
+    """Writes `NN_after_<PassName>.py` (the printer's text) into `directory` after every pass."""
+
+    def __init__(self, directory: str, start_index: int = 1):
+        self.directory = directory
+        self.index = start_index
+        os.makedirs(directory, exist_ok=True)
+
+    def dump(self, filename: str, program) -> str:
+        path = os.path.join(self.directory, filename)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(python_print(program))
+        return path
+
+    def run_after_pass(self, pass_, program) -> None:
+        self.dump(f"{self.index:02d}_after_{pass_.name}.py", program)
+        self.index += 1

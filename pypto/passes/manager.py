@@ -1,0 +1,138 @@
+"""Pass and PassManager: a pass is a named Program → Program transform with a property contract;
+the PassManager runs the Default pipeline (one tuple below, a comment per entry) and dumps the IR.
+
+    pm = PassManager.get_strategy(OptimizationStrategy.Default)
+    final = pm.run_passes(program, dump_ir=True, output_dir="build")   # build/passes_dump/NN_after_X.py
+
+Every pass call runs inside `PassContext.current()`, whose instruments (verification,
+roundtrip, timing, dumps) wrap it.
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib
+import os
+from typing import Callable, Optional
+
+from pypto.errors import ValueCheckError
+from pypto.ir.function import Function, Program
+from pypto.passes.context import PassContext
+from pypto.passes.instruments import DumpInstrument
+from pypto.passes.properties import PassProperties
+
+
+class Pass:
+    """A named program transform with required / produced / invalidated properties."""
+
+    def __init__(self, name: str, transform: Callable[[Program], Program], properties: PassProperties = PassProperties()):
+        self.name = name
+        self.transform = transform
+        self.properties = properties
+
+    def __call__(self, program: Program) -> Program:
+        instruments = PassContext.current().effective_instruments()
+        for inst in instruments:
+            inst.run_before_pass(self, program)
+        result = self.transform(program)
+        for inst in instruments:
+            inst.run_after_pass(self, result)
+        return result
+
+    def get_name(self) -> str:
+        return self.name
+
+    def get_required_properties(self) -> frozenset:
+        return self.properties.required
+
+    def get_produced_properties(self) -> frozenset:
+        return self.properties.produced
+
+    def get_invalidated_properties(self) -> frozenset:
+        return self.properties.invalidated
+
+    def __repr__(self) -> str:
+        return f"Pass({self.name})"
+
+
+def function_pass(name: str, transform_function: Callable[[Function, Program], Function],
+                  properties: PassProperties = PassProperties()) -> Pass:
+    """A pass that rewrites each function on its own (`transform_function(func, program)`)."""
+
+    def run(program: Program) -> Program:
+        new = [transform_function(f, program) for f in program.functions.values()]
+        if all(a is b for a, b in zip(new, program.functions.values())):
+            return program
+        return program.with_functions(new)
+
+    return Pass(name, run, properties)
+
+
+class OptimizationStrategy(enum.Enum):
+    Default = "Default"
+
+
+# The Default pipeline: (pass name, module / factory name in pypto.passes). Order matters.
+DEFAULT_PIPELINE = (
+    # Splice Inline functions first, so no later pass meets FunctionType.Inline or a call to one.
+    ("InlineFunctions", "inline_functions"),
+    # The parser emits one Var per Python name; every analysis below assumes single definitions.
+    ("ConvertToSSA", "convert_to_ssa"),
+    # Fold constants (after SSA, where each name has one value) so tile shapes become static.
+    ("Simplify", "simplify"),
+    # Canonical statement nesting, which the rewriting passes below rely on.
+    ("NormalizeStmtStructure", "normalize_stmt_structure"),
+    # Three-address form: outlining and conversion then see one call per statement.
+    ("FlattenCallExpr", "flatten_call_expr"),
+    # Kernel boundaries: each pl.at scope becomes an InCore function, the parent the orchestration.
+    ("OutlineIncoreScopes", "outline_incore_scopes"),
+    # Kernels now exist: lower their tensor ops to tile ops with entry loads / exit stores.
+    ("ConvertTensorToTileOps", "convert_tensor_to_tile_ops"),
+    # Every tile needs a memory space before cores are chosen and buffers planned.
+    ("InferTileMemorySpace", "infer_tile_memory_space"),
+    # Memory spaces decide the core: InCore kernels become AIV or AIC.
+    ("ExpandMixedKernel", "expand_mixed_kernel"),
+    # Buffers: one MemRef per tile, sharing where values must alias (stores, in-place ops, loop carries).
+    ("InitMemRef", "init_mem_ref"),
+    # Last: place the allocations in each memory space and check the platform's capacity.
+    ("AllocateMemoryAddr", "allocate_memory_addr"),
+)
+
+_STRATEGIES = {OptimizationStrategy.Default: DEFAULT_PIPELINE}
+
+
+def make_pass(factory_name: str) -> Pass:
+    module = importlib.import_module(f"pypto.passes.{factory_name}")
+    return getattr(module, factory_name)()
+
+
+class PassManager:
+    """Runs a strategy's passes in order inside the current PassContext."""
+
+    def __init__(self, strategy: OptimizationStrategy = OptimizationStrategy.Default):
+        self.strategy = strategy
+        self.passes = [make_pass(factory) for _name, factory in _STRATEGIES[strategy]]
+
+    @classmethod
+    def get_strategy(cls, strategy: OptimizationStrategy = OptimizationStrategy.Default) -> "PassManager":
+        return cls(strategy)
+
+    def pass_names(self) -> list:
+        return [p.name for p in self.passes]
+
+    def run_passes(self, program: Program, dump_ir: bool = False, output_dir: Optional[str] = None) -> Program:
+        if not dump_ir:
+            for p in self.passes:
+                program = p(program)
+            return program
+        if output_dir is None:
+            raise ValueCheckError("run_passes(dump_ir=True) needs an output_dir to write passes_dump/ into",
+                                  hint="pass output_dir=... or dump_ir=False")
+        outer = PassContext.current()
+        dump = DumpInstrument(os.path.join(output_dir, "passes_dump"))
+        dump.dump("00_frontend.py", program)
+        with PassContext((*outer.instruments, dump), verification_level=outer._verification_level,
+                         platform=outer.platform):
+            for p in self.passes:
+                program = p(program)
+        return program
