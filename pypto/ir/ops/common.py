@@ -1,15 +1,22 @@
-"""Shared type-rule helpers for the op families (no implicit dtype promotion anywhere)."""
+"""Shared type-rule helpers for the op families (no implicit dtype promotion anywhere).
+
+The tensor.* and tile.* families share their rules: a rule factory takes the op name and
+looks at its prefix to decide whether operands must be Tensors or Tiles, e.g.
+
+    register_op(OpDef("tile.exp", args=("x",), deduce=unary_rule("tile.exp", float_only=True)))
+"""
 
 from __future__ import annotations
 
 from typing import Optional
 
 from pypto.errors import TypeCheckError
-from pypto.ir.dtypes import DataType
-from pypto.ir.expr import ConstInt, Expr, MakeTuple
-from pypto.ir.types import ScalarType, TensorType, TileType, Type, static_dims
+from pypto.ir.dtypes import INDEX, UINT8, DataType
+from pypto.ir.expr import BinaryExpr, ConstInt, Expr, MakeTuple, as_int
+from pypto.ir.types import ScalarType, ShapedType, TensorType, TensorView, TileType, TileView, Type, static_dims
 
 
+# ---------------------------------------------------------------------------- argument checks
 def expect_tile(op: str, arg: str, e: Expr) -> TileType:
     if not isinstance(e.type, TileType):
         raise TypeCheckError(f"{op}: argument '{arg}' must be a Tile, got {describe(e.type)}",
@@ -19,20 +26,54 @@ def expect_tile(op: str, arg: str, e: Expr) -> TileType:
 
 def expect_tensor(op: str, arg: str, e: Expr) -> TensorType:
     if not isinstance(e.type, TensorType):
-        raise TypeCheckError(f"{op}: argument '{arg}' must be a Tensor, got {describe(e.type)}")
+        raise TypeCheckError(f"{op}: argument '{arg}' must be a Tensor, got {describe(e.type)}",
+                             hint="tile values are stored to tensors with pl.store")
     return e.type
+
+
+def expect_shaped(op: str, arg: str, e: Expr) -> ShapedType:
+    """A Tile for tile.* ops, a Tensor for tensor.* ops."""
+    if op.startswith("tile."):
+        return expect_tile(op, arg, e)
+    return expect_tensor(op, arg, e)
 
 
 def expect_scalar(op: str, arg: str, e: Expr) -> ScalarType:
     if not isinstance(e.type, ScalarType):
-        raise TypeCheckError(f"{op}: argument '{arg}' must be a scalar, got {describe(e.type)}")
+        raise TypeCheckError(f"{op}: argument '{arg}' must be a scalar, got {describe(e.type)}",
+                             hint="tile/tensor operands use the non-scalar form of the op")
     return e.type
 
 
 def expect_tuple(op: str, arg: str, e: Expr) -> tuple:
     if not isinstance(e, MakeTuple):
-        raise TypeCheckError(f"{op}: argument '{arg}' must be a list of integers or scalars")
+        raise TypeCheckError(f"{op}: argument '{arg}' must be a list of integers or scalars, got {describe(e.type)}")
+    for x in e.elements:
+        if not isinstance(x.type, ScalarType) or not (x.type.dtype.is_int()):
+            raise TypeCheckError(f"{op}: argument '{arg}' must hold integers, got an element of type {describe(x.type)}")
     return e.elements
+
+
+def expect_const_int(op: str, arg: str, e: Expr) -> int:
+    v = as_int(e)
+    if v is None:
+        raise TypeCheckError(f"{op}: argument '{arg}' must be a compile-time integer")
+    return v
+
+
+def expect_axis(op: str, arg: str, e: Expr, rank: int) -> int:
+    axis = expect_const_int(op, arg, e)
+    if axis < 0:
+        axis += rank
+    if not 0 <= axis < rank:
+        raise TypeCheckError(f"{op}: argument '{arg}' = {axis} is out of range for rank {rank}")
+    return axis
+
+
+def expect_float(op: str, arg: str, t: ShapedType) -> None:
+    if not t.dtype.is_float():
+        raise TypeCheckError(f"{op}: argument '{arg}' must have a floating-point dtype, got {t.dtype.name}",
+                             hint=f"cast first, e.g. pl.cast(x, pl.FP32)")
 
 
 def same_dtype(op: str, a: DataType, b: DataType, what: str = "operands") -> None:
@@ -41,30 +82,37 @@ def same_dtype(op: str, a: DataType, b: DataType, what: str = "operands") -> Non
                              hint=f"cast one side explicitly, e.g. pl.cast(x, pl.{a.name})")
 
 
+def scalar_fits(op: str, t: ShapedType, s: ScalarType, arg: str = "rhs") -> None:
+    """A scalar operand is converted to the tile's dtype; only float → integer is refused (it would truncate)."""
+    if (t.dtype.is_int() or t.dtype.kind == "bool") and s.dtype.is_float():
+        raise TypeCheckError(f"{op}: argument '{arg}' is a {s.dtype.name} scalar but the operand is {t.dtype.name}",
+                             hint=f"use an integer literal, or pl.cast the operand to a float dtype")
+
+
 def dims_equal(a, b) -> bool:
-    """Shapes equal where both are static; symbolic dims are accepted when structurally the same Var."""
+    """Shapes equal where both dims are static; two symbolic dims are accepted (cannot disprove)."""
     if len(a) != len(b):
         return False
     for x, y in zip(a, b):
         if isinstance(x, ConstInt) and isinstance(y, ConstInt):
             if x.value != y.value:
                 return False
-        elif x is not y and not (isinstance(x, ConstInt) or isinstance(y, ConstInt)):
-            continue  # two symbolic dims: cannot disprove
+        elif isinstance(x, ConstInt) != isinstance(y, ConstInt):
+            continue  # static vs symbolic: cannot disprove either
     return True
 
 
 def same_shape(op: str, a, b, what: str = "operands") -> None:
     if not dims_equal(a, b):
         raise TypeCheckError(f"{op}: {what} have different shapes {fmt_shape(a)} and {fmt_shape(b)}",
-                             hint="broadcast explicitly with row_expand_* / col_expand_*")
+                             hint="broadcast explicitly with row_expand_* / col_expand_*, or slice to one shape")
 
 
 def fmt_shape(shape) -> str:
     return "[" + ", ".join(str(d.value) if isinstance(d, ConstInt) else getattr(d, "name_hint", "?") for d in shape) + "]"
 
 
-def describe(t: Type) -> str:
+def describe(t: Optional[Type]) -> str:
     if isinstance(t, TileType):
         return f"Tile{fmt_shape(t.shape)} {t.dtype.name}"
     if isinstance(t, TensorType):
@@ -76,3 +124,261 @@ def describe(t: Type) -> str:
 
 def static_or_none(shape) -> Optional[tuple]:
     return static_dims(shape)
+
+
+def is_full(shape, valid) -> bool:
+    return static_dims(shape) is not None and static_dims(shape) == static_dims(valid)
+
+
+# ---------------------------------------------------------------------------- result types
+def result_like(t: ShapedType, shape=None, dtype: Optional[DataType] = None, valid=None,
+                keep_view: bool = True) -> ShapedType:
+    """A result of the same kind (and memory space) as `t`, without `t`'s MemRef.
+
+    keep_view keeps the operand's view (layout, pad, valid_shape) — right for elementwise ops;
+    shape-changing ops pass keep_view=False and get a plain view with only `valid`.
+    """
+    shape = t.shape if shape is None else shape
+    dtype = t.dtype if dtype is None else dtype
+    if isinstance(t, TileType):
+        view = t.tile_view if keep_view else None
+        if valid is not None:
+            view = (view or TileView()).replace(valid_shape=tuple(valid))
+        return TileType(shape, dtype, tile_view=view, memory_space=t.memory_space)
+    if valid is None and keep_view and t.tensor_view is not None and t.tensor_view.valid_shape:
+        valid = t.tensor_view.valid_shape
+    view = TensorView(valid_shape=valid) if valid is not None and not is_full(shape, valid) else None
+    return TensorType(shape, dtype, tensor_view=view)
+
+
+def ceil_div_expr(e: Expr, k: int) -> Expr:
+    v = as_int(e)
+    if v is not None:
+        return ConstInt(-(-v // k), INDEX)
+    return BinaryExpr("floordiv", BinaryExpr("add", e, ConstInt(k - 1, INDEX)), ConstInt(k, INDEX))
+
+
+def packed_mask_shape(op: str, shape, valid) -> tuple[tuple, tuple]:
+    """The packed predicate mask of cmp / cmps (and the mask select reads): UINT8 [M, roundup(ceil(N/8), 32)].
+
+    One bit per element, LSB first: element j of a row is bit j % 8 of byte j // 8. Rows are
+    padded to 32 bytes (the vector unit's block); valid_shape[-1] = ceil(valid_N / 8).
+    """
+    if len(shape) != 2:
+        raise TypeCheckError(f"{op}: comparisons need a 2-D operand, got rank {len(shape)}")
+    n = as_int(shape[1])
+    if n is None:
+        raise TypeCheckError(f"{op}: the column count must be static to size the packed mask")
+    nbytes = -(-n // 8)
+    cols = -(-nbytes // 32) * 32
+    return (shape[0], ConstInt(cols, INDEX)), (valid[0], ceil_div_expr(valid[1], 8))
+
+
+MASK_DTYPE = UINT8
+
+
+# ---------------------------------------------------------------------------- rule factories
+def binary_rule(name: str):
+    def deduce(args, kw):
+        a = expect_shaped(name, "lhs", args[0])
+        b = expect_shaped(name, "rhs", args[1])
+        same_dtype(name, a.dtype, b.dtype, "arguments 'lhs' and 'rhs'")
+        same_shape(name, a.shape, b.shape)
+        return result_like(a)
+    return deduce
+
+
+def scalar_binary_rule(name: str):
+    def deduce(args, kw):
+        a = expect_shaped(name, "lhs", args[0])
+        s = expect_scalar(name, "rhs", args[1])
+        scalar_fits(name, a, s)
+        return result_like(a)
+    return deduce
+
+
+def unary_rule(name: str, float_only: bool = False):
+    def deduce(args, kw):
+        a = expect_shaped(name, "x", args[0])
+        if float_only:
+            expect_float(name, "x", a)
+        return result_like(a)
+    return deduce
+
+
+def cast_rule(name: str):
+    def deduce(args, kw):
+        a = expect_shaped(name, "x", args[0])
+        return result_like(a, dtype=kw["target_type"])
+    return deduce
+
+
+def mask_result(name: str, a: ShapedType) -> ShapedType:
+    shape, valid = packed_mask_shape(name, a.shape, a.valid_shape)
+    return result_like(a, shape=shape, dtype=MASK_DTYPE, valid=valid, keep_view=False)
+
+
+def cmp_rule(name: str):
+    def deduce(args, kw):
+        a = expect_shaped(name, "lhs", args[0])
+        b = expect_shaped(name, "rhs", args[1])
+        same_dtype(name, a.dtype, b.dtype, "arguments 'lhs' and 'rhs'")
+        same_shape(name, a.shape, b.shape)
+        return mask_result(name, a)
+    return deduce
+
+
+def cmps_rule(name: str):
+    def deduce(args, kw):
+        a = expect_shaped(name, "lhs", args[0])
+        scalar_fits(name, a, expect_scalar(name, "rhs", args[1]))
+        return mask_result(name, a)
+    return deduce
+
+
+def reduce_rule(name: str, axis: int):
+    """row_* (axis=1) → [M, 1]; col_* (axis=0) → [1, N]. A scratch tile, when given, must match x's dtype."""
+    def deduce(args, kw):
+        a = expect_shaped(name, "x", args[0])
+        if a.rank != 2:
+            raise TypeCheckError(f"{name}: argument 'x' must be 2-D, got rank {a.rank}")
+        if len(args) > 1:
+            tmp = expect_shaped(name, "tmp", args[1])
+            same_dtype(name, a.dtype, tmp.dtype, "x and tmp")
+        one = ConstInt(1, INDEX)
+        shape = (a.shape[0], one) if axis == 1 else (one, a.shape[1])
+        valid = (a.valid_shape[0], one) if axis == 1 else (one, a.valid_shape[1])
+        return result_like(a, shape=shape, valid=valid, keep_view=False)
+    return deduce
+
+
+def expand_rule(name: str, axis: int):
+    """row_expand* (axis=1): vec is [M, 1]; col_expand* (axis=0): vec is [1, N]. Result like the target."""
+    def deduce(args, kw):
+        a = expect_shaped(name, "target", args[0])
+        v = expect_shaped(name, "vec", args[1])
+        same_dtype(name, a.dtype, v.dtype, "target and vec")
+        if a.rank != 2 or v.rank != 2:
+            raise TypeCheckError(f"{name}: target and vec must be 2-D")
+        want = (a.shape[0], ConstInt(1, INDEX)) if axis == 1 else (ConstInt(1, INDEX), a.shape[1])
+        if not dims_equal(v.shape, want):
+            kind = "row vector [M, 1]" if axis == 1 else "column vector [1, N]"
+            raise TypeCheckError(f"{name}: vec must be a {kind} matching target {fmt_shape(a.shape)}, got "
+                                 f"{fmt_shape(v.shape)}", hint="reduce with row_sum/row_max (→ [M,1]) or col_* (→ [1,N])")
+        return result_like(a)
+    return deduce
+
+
+def numel(shape) -> Optional[int]:
+    dims = static_dims(shape)
+    if dims is None:
+        return None
+    n = 1
+    for d in dims:
+        n *= d
+    return n
+
+
+def reshape_rule(name: str):
+    def deduce(args, kw):
+        a = expect_shaped(name, "x", args[0])
+        shape = expect_tuple(name, "shape", args[1])
+        before, after = numel(a.shape), numel(shape)
+        if before is not None and after is not None and before != after:
+            raise TypeCheckError(f"{name}: cannot reshape {fmt_shape(a.shape)} ({before} elements) to "
+                                 f"{fmt_shape(shape)} ({after} elements)", hint="the element count must not change")
+        if isinstance(a, TileType) and not is_full(a.shape, a.valid_shape):
+            raise TypeCheckError(f"{name}: cannot reshape a tile whose valid region is partial",
+                                 hint="pl.fillpad the tile first")
+        return result_like(a, shape=shape, keep_view=False)
+    return deduce
+
+
+def transpose_rule(name: str):
+    def deduce(args, kw):
+        a = expect_shaped(name, "x", args[0])
+        i = expect_axis(name, "axis1", args[1], a.rank)
+        j = expect_axis(name, "axis2", args[2], a.rank)
+        if len(args) > 3:
+            same_dtype(name, a.dtype, expect_shaped(name, "tmp", args[3]).dtype, "x and tmp")
+        shape, valid = list(a.shape), list(a.valid_shape)
+        shape[i], shape[j] = shape[j], shape[i]
+        valid[i], valid[j] = valid[j], valid[i]
+        return result_like(a, shape=tuple(shape), valid=tuple(valid), keep_view=False)
+    return deduce
+
+
+def slice_rule(name: str):
+    """slice(x, shape, offset[, valid_shape]): a window of x; static windows are bounds-checked."""
+    def deduce(args, kw):
+        a = expect_shaped(name, "x", args[0])
+        shape = expect_tuple(name, "shape", args[1])
+        offset = expect_tuple(name, "offset", args[2])
+        valid = expect_tuple(name, "valid_shape", args[3]) if len(args) > 3 else None
+        if not (len(shape) == len(offset) == a.rank) or (valid is not None and len(valid) != a.rank):
+            raise TypeCheckError(f"{name}: shape, offset and valid_shape need one entry per dim ({a.rank})")
+        for k, (s, o, d) in enumerate(zip(shape, offset, a.shape)):
+            s, o, d = as_int(s), as_int(o), as_int(d)
+            if s is not None and o is not None and d is not None and o + s > d:
+                raise TypeCheckError(f"{name}: dim {k}: window [{o}, {o + s}) exceeds the extent {d}",
+                                     hint="shrink the slice or pass a smaller valid_shape")
+        return result_like(a, shape=shape, valid=valid, keep_view=False)
+    return deduce
+
+
+def assemble_rule(name: str):
+    """assemble(target, source, offset): write source into target at offset; the result is the updated target."""
+    def deduce(args, kw):
+        t = expect_shaped(name, "target", args[0])
+        s = expect_shaped(name, "source", args[1])
+        offset = expect_tuple(name, "offset", args[2])
+        same_dtype(name, t.dtype, s.dtype, "target and source")
+        if len(offset) != t.rank or s.rank != t.rank:
+            raise TypeCheckError(f"{name}: target, source and offset must have the same rank ({t.rank})")
+        for k, (o, sd, td) in enumerate(zip(offset, s.shape, t.shape)):
+            o, sd, td = as_int(o), as_int(sd), as_int(td)
+            if o is not None and sd is not None and td is not None and o + sd > td:
+                raise TypeCheckError(f"{name}: dim {k}: source extent {sd} at offset {o} exceeds the target extent {td}")
+        return result_like(t)
+    return deduce
+
+
+def fillpad_rule(name: str):
+    """fillpad: the region outside valid_shape gets pad_value, so the result is fully valid."""
+    def deduce(args, kw):
+        a = expect_shaped(name, "x", args[0])
+        if isinstance(a, TileType):
+            view = (a.tile_view or TileView()).replace(valid_shape=(), pad=kw["pad_value"])
+            return TileType(a.shape, a.dtype, tile_view=view, memory_space=a.memory_space)
+        return TensorType(a.shape, a.dtype)
+    return deduce
+
+
+def read_rule(name: str):
+    def deduce(args, kw):
+        a = expect_shaped(name, "src", args[0])
+        idx = expect_tuple(name, "indices", args[1])
+        if len(idx) != a.rank:
+            raise TypeCheckError(f"{name}: indices need one entry per dim ({a.rank}), got {len(idx)}")
+        return ScalarType(a.dtype)
+    return deduce
+
+
+def write_rule(name: str):
+    def deduce(args, kw):
+        a = expect_shaped(name, "dst", args[0])
+        idx = expect_tuple(name, "indices", args[1])
+        s = expect_scalar(name, "value", args[2])
+        if len(idx) != a.rank:
+            raise TypeCheckError(f"{name}: indices need one entry per dim ({a.rank}), got {len(idx)}")
+        scalar_fits(name, a, s, "value")
+        return result_like(a)
+    return deduce
+
+
+def expands_rule(name: str):
+    def deduce(args, kw):
+        a = expect_shaped(name, "target", args[0])
+        scalar_fits(name, a, expect_scalar(name, "scalar", args[1]), "scalar")
+        return result_like(a)
+    return deduce

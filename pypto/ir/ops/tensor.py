@@ -1,14 +1,28 @@
-"""tensor.* ops: whole-tensor operations in GM; ConvertTensorToTileOps lowers them to tile.* ops."""
+"""tensor.* ops: whole-tensor operations in GM; ConvertTensorToTileOps lowers them to tile.* ops.
+
+They share the tile family's type rules (pypto/ir/ops/common.py), with Tensor operands.
+
+    t = create_op_call("tensor.create", [[64, 64]], {"dtype": FP32})
+"""
 
 from __future__ import annotations
 
-from pypto.ir.dtypes import DataType
-from pypto.ir.enums import TensorLayout
-from pypto.ir.ops.common import expect_scalar, expect_tensor, expect_tuple, same_dtype, same_shape
-from pypto.ir.ops.registry import SHARED, Kwarg, OpDef, register_op
-from pypto.ir.types import TensorType, TensorView
+from pypto.ir.dtypes import INDEX, DataType
+from pypto.ir.enums import CastMode, CmpType, PadValue, TensorLayout
+from pypto.ir.ops.common import (assemble_rule, binary_rule, cast_rule, cmp_rule, cmps_rule, expand_rule, expands_rule,
+                                 expect_axis, expect_tensor, expect_tuple, fillpad_rule, read_rule, reduce_rule,
+                                 reshape_rule, scalar_binary_rule, slice_rule, transpose_rule, unary_rule, write_rule)
+from pypto.ir.ops.registry import READ, READWRITE, SHARED, VECTOR, Kwarg, OpDef, register_op
+from pypto.ir.ops.tile import BINARY, EXPAND_KINDS, UNARY_ANY, UNARY_FLOAT
+from pypto.ir.types import ScalarType, TensorType, TensorView
 
 
+def _compute(name: str, args: tuple, deduce, **extra) -> OpDef:
+    """A tensor-level compute op (lowered to the vector tile op of the same short name)."""
+    return register_op(OpDef(name, args=args, deduce=deduce, affinity=VECTOR, **extra))
+
+
+# ---------------------------------------------------------------------------- creation
 def _create_type(args, kw):
     shape = expect_tuple("tensor.create", "shape", args[0])
     view = TensorView(layout=kw["layout"]) if kw["layout"] is not TensorLayout.ND else None
@@ -17,27 +31,63 @@ def _create_type(args, kw):
 
 register_op(OpDef("tensor.create", args=("shape",),
                   kwargs={"dtype": Kwarg(DataType), "layout": Kwarg(TensorLayout, TensorLayout.ND)},
-                  deduce=_create_type, affinity=SHARED))
+                  deduce=_create_type, affinity=SHARED, description="a fresh GM tensor (contents undefined)"))
 
 
-def _binary_type(name):
-    def deduce(args, kw):
-        a = expect_tensor(name, "lhs", args[0])
-        b = expect_tensor(name, "rhs", args[1])
-        same_dtype(name, a.dtype, b.dtype)
-        same_shape(name, a.shape, b.shape)
-        return TensorType(a.shape, a.dtype)
-    return deduce
+def _full_type(args, kw):
+    return TensorType(expect_tuple("tensor.full", "shape", args[0]), kw["dtype"])
 
 
-def _scalar_binary_type(name):
-    def deduce(args, kw):
-        a = expect_tensor(name, "lhs", args[0])
-        expect_scalar(name, "rhs", args[1])
-        return TensorType(a.shape, a.dtype)
-    return deduce
+register_op(OpDef("tensor.full", args=("shape",), kwargs={"dtype": Kwarg(DataType), "value": Kwarg((int, float))},
+                  deduce=_full_type, affinity=SHARED))
 
 
-for _n in ("add", "sub", "mul", "div"):
-    register_op(OpDef(f"tensor.{_n}", args=("lhs", "rhs"), deduce=_binary_type(f"tensor.{_n}")))
-    register_op(OpDef(f"tensor.{_n}s", args=("lhs", "rhs"), deduce=_scalar_binary_type(f"tensor.{_n}s")))
+# ---------------------------------------------------------------------------- elementwise
+for _n in BINARY:
+    _compute(f"tensor.{_n}", ("lhs", "rhs"), binary_rule(f"tensor.{_n}"))
+    _compute(f"tensor.{_n}s", ("lhs", "rhs"), scalar_binary_rule(f"tensor.{_n}s"))
+for _n in UNARY_FLOAT:
+    _compute(f"tensor.{_n}", ("x",), unary_rule(f"tensor.{_n}", float_only=True))
+for _n in UNARY_ANY:
+    _compute(f"tensor.{_n}", ("x",), unary_rule(f"tensor.{_n}"))
+_compute("tensor.cast", ("x",), cast_rule("tensor.cast"),
+         kwargs={"target_type": Kwarg(DataType), "mode": Kwarg(CastMode, CastMode.round)})
+_compute("tensor.cmp", ("lhs", "rhs"), cmp_rule("tensor.cmp"), kwargs={"cmp_type": Kwarg(CmpType, CmpType.EQ)})
+_compute("tensor.cmps", ("lhs", "rhs"), cmps_rule("tensor.cmps"), kwargs={"cmp_type": Kwarg(CmpType, CmpType.EQ)})
+
+# ---------------------------------------------------------------------------- reductions and broadcasts
+# At tensor level the scratch tile is the lowering's business, so row_* take only x.
+for _n in ("row_sum", "row_max", "row_min"):
+    _compute(f"tensor.{_n}", ("x",), reduce_rule(f"tensor.{_n}", axis=1))
+for _n in ("col_sum", "col_max", "col_min"):
+    _compute(f"tensor.{_n}", ("x",), reduce_rule(f"tensor.{_n}", axis=0))
+for _axis, _prefix in ((1, "row_expand"), (0, "col_expand")):
+    _compute(f"tensor.{_prefix}", ("target", "vec"), expand_rule(f"tensor.{_prefix}", _axis))
+    for _k in EXPAND_KINDS:
+        _compute(f"tensor.{_prefix}_{_k}", ("target", "vec"), expand_rule(f"tensor.{_prefix}_{_k}", _axis))
+_compute("tensor.expands", ("target", "scalar"), expands_rule("tensor.expands"))
+
+# ---------------------------------------------------------------------------- shape and view
+_compute("tensor.reshape", ("x", "shape"), reshape_rule("tensor.reshape"))
+_compute("tensor.transpose", ("x", "axis1", "axis2"), transpose_rule("tensor.transpose"))
+_compute("tensor.fillpad", ("x",), fillpad_rule("tensor.fillpad"), kwargs={"pad_value": Kwarg(PadValue, PadValue.zero)})
+# slice / assemble / read / write address GM themselves (no entry tile.load for their operands).
+register_op(OpDef("tensor.slice", args=("x", "shape", "offset", "valid_shape"), deduce=slice_rule("tensor.slice"),
+                  min_args=3, effects={0: READ}, self_loading=True, description="a window (view) of a tensor"))
+register_op(OpDef("tensor.assemble", args=("target", "source", "offset"), deduce=assemble_rule("tensor.assemble"),
+                  effects={0: READWRITE, 1: READ}, reuses_input=0, self_loading=True,
+                  description="write source into target at offset; the result is the updated target"))
+register_op(OpDef("tensor.read", args=("src", "indices"), deduce=read_rule("tensor.read"), effects={0: READ},
+                  self_loading=True, description="one element of a tensor as a scalar"))
+register_op(OpDef("tensor.write", args=("dst", "indices", "value"), deduce=write_rule("tensor.write"),
+                  effects={0: READWRITE}, reuses_input=0, self_loading=True,
+                  description="set one element of a tensor; the result is the updated tensor"))
+
+
+def _dim_type(args, kw):
+    t = expect_tensor("tensor.dim", "t", args[0])
+    expect_axis("tensor.dim", "axis", args[1], t.rank)
+    return ScalarType(INDEX)
+
+
+register_op(OpDef("tensor.dim", args=("t", "axis"), deduce=_dim_type, description="the extent of one axis"))

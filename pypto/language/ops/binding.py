@@ -1,0 +1,133 @@
+"""Binding a DSL call's arguments to an op's declared signature.
+
+The DSL lets users pass any op parameter positionally or by keyword, in the reference's
+spelling (`pl.cast(x, pl.FP16)`, `pl.load(t, offs, shapes, valid_shape=...)`,
+`pl.row_sum(x, tmp_tile=t)`). The IR wants the op's positional args in order and its
+kwargs as plain Python values. `bind` does that translation and fills the DSL defaults.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from pypto.errors import TypeCheckError, UnsupportedError
+from pypto.ir.enums import AtomicType
+from pypto.ir.expr import ConstBool, ConstFloat, ConstInt, Expr, MakeTuple, UnaryExpr
+from pypto.ir.ops.registry import OpDef
+from pypto.ir.span import Span
+
+# reference keyword spelling → our parameter name, per op short name ("*": every op)
+RENAMES = {
+    "*": {"tmp_tile": "tmp", "tmp": "tmp"},
+    "load": {"valid_shape": "valid_shapes", "offset": "offsets", "shape": "shapes"},
+    "store": {"offset": "offsets", "output": "output_tensor"},
+    "read": {"offset": "indices", "offsets": "indices", "index": "indices"},
+    "write": {"offset": "indices", "offsets": "indices", "index": "indices"},
+    "slice": {"offsets": "offset", "shapes": "shape", "valid_shapes": "valid_shape"},
+    "assemble": {"offsets": "offset"},
+    "transpose": {"tmp_tile": "tmp"},
+    "cast": {"dtype": "target_type"},
+}
+
+# Reference keywords we accept only at their default value (the feature is not built).
+DSL_ONLY_DEFAULTS = {
+    "manual_dep": False, "init_value": None, "clamp": False, "high_precision": False, "drop_dims": None,
+    "transpose": None, "atomic": AtomicType.None_, "shapes_hint": None,
+}
+# slice's pad_value keyword is DSL-only too (fillpad has a real pad_value kwarg)
+_SLICE_ONLY = {"pad_value": None}
+
+# Helpful hints when a required positional argument is missing.
+MISSING_HINTS = {
+    "tmp": "the tile reductions need a scratch tile of x's shape: tmp = pl.create_tile(shape, dtype=...)",
+}
+
+
+def unwrap_const(v: Any) -> Any:
+    """A compile-time constant Expr as its Python value (kwargs are plain values in the IR)."""
+    if isinstance(v, (ConstInt, ConstFloat, ConstBool)):
+        return v.value
+    if isinstance(v, UnaryExpr) and v.op == "neg" and isinstance(v.operand, (ConstInt, ConstFloat)):
+        return -v.operand.value
+    if isinstance(v, MakeTuple):
+        return [unwrap_const(x) for x in v.elements]
+    if isinstance(v, (list, tuple)):
+        return [unwrap_const(x) for x in v]
+    return v
+
+
+def _drop_dsl_only(op: OpDef, display: str, kwargs: dict, span: Optional[Span]) -> None:
+    table = dict(DSL_ONLY_DEFAULTS)
+    if op.short_name == "slice":
+        table.update(_SLICE_ONLY)
+    for key in list(kwargs):
+        if key in op.kwargs or key in op.args or key not in table:
+            continue
+        value = unwrap_const(kwargs.pop(key))
+        default = table[key]
+        at_default = value == default or (default is None and value is False) or (
+            key == "atomic" and value in (None, "None_", 0))
+        if not at_default:
+            raise UnsupportedError(f"{display}: keyword '{key}={value!r}' is not supported yet", span,
+                                   hint=f"leave '{key}' at its default ({default!r})")
+
+
+def bind(op: OpDef, display: str, args: list, kwargs: dict, span: Optional[Span]) -> tuple[list, dict]:
+    """Map DSL positional / keyword arguments onto op.args (in order) and op.kwargs (Python values)."""
+    renames = {**RENAMES["*"], **RENAMES.get(op.short_name, {})}
+    kwargs = {renames.get(k, k) if renames.get(k, k) in op.args or renames.get(k, k) in op.kwargs else k: v
+              for k, v in kwargs.items()}
+    _drop_dsl_only(op, display, kwargs, span)
+    variadic = bool(op.args) and op.args[-1].startswith("*")
+    params = [a for a in op.args if not a.startswith("*")]
+    values: dict[str, Any] = {}
+    rest: list = []
+    for i, v in enumerate(args):
+        if i < len(params):
+            values[params[i]] = v
+        else:
+            rest.append(v)
+    if rest and not variadic:
+        # extra positionals fill the op's keyword arguments in declaration order
+        kw_names = list(op.kwargs)
+        if len(rest) > len(kw_names):
+            raise TypeCheckError(f"{display} takes at most {len(params) + len(kw_names)} arguments, got {len(args)}",
+                                 span, hint=f"parameters: {', '.join(params + kw_names)}")
+        for name, v in zip(kw_names, rest):
+            if name in kwargs:
+                raise TypeCheckError(f"{display} got multiple values for argument '{name}'", span)
+            kwargs[name] = v
+        rest = []
+    for name in params:
+        if name in kwargs:
+            if name in values:
+                raise TypeCheckError(f"{display} got multiple values for argument '{name}'", span)
+            values[name] = kwargs.pop(name)
+    _fill_defaults(op, values)
+    ordered = []
+    for name in params:
+        v = values.get(name)
+        if v is None:
+            break
+        ordered.append(v)
+    missing_after = [n for n in params[len(ordered):] if values.get(n) is not None]
+    lo = op.min_args if op.min_args is not None else len(params)
+    if len(ordered) < lo or missing_after:
+        name = params[len(ordered)]
+        raise TypeCheckError(f"{display}: missing argument '{name}'", span,
+                             hint=MISSING_HINTS.get(name, f"parameters: {', '.join(params)}"))
+    ordered += rest
+    ir_kwargs = {k: (v if k in ("value",) and isinstance(v, Expr) and not _is_const(v) else unwrap_const(v))
+                 for k, v in kwargs.items()}
+    return ordered, ir_kwargs
+
+
+def _is_const(v) -> bool:
+    return isinstance(v, (ConstInt, ConstFloat, ConstBool)) or (
+        isinstance(v, UnaryExpr) and v.op == "neg" and isinstance(v.operand, (ConstInt, ConstFloat)))
+
+
+def _fill_defaults(op: OpDef, values: dict) -> None:
+    """DSL defaults that are not IR defaults (the IR form always spells them out)."""
+    if op.name == "tile.load" and values.get("valid_shapes") is None and values.get("shapes") is not None:
+        values["valid_shapes"] = values["shapes"]

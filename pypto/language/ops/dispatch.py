@@ -1,0 +1,155 @@
+"""The DSL op layer: `pl.<path>(...)` → an IR expression (docs/internals.md §3).
+
+    build_call("add", [tile_a, tile_b], {}, span)      → Call tile.add
+    build_call("add", [tensor_a, ConstFloat(1.0)], {})  → Call tensor.adds
+    build_call("min", [i, ConstInt(4)], {})             → BinaryExpr min
+    build_call("load", [t, [0, 0], [64, 64]], {})       → Call tile.load (valid_shapes = shapes)
+
+Unified names dispatch on the first operand: a Tensor selects `tensor.<op>`, a Tile
+`tile.<op>`; a scalar rhs selects the `<op>s` form; all-scalar operands give scalar
+arithmetic. Explicit `tile.<op>` / `tensor.<op>` paths name the op directly.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Optional
+
+from pypto.errors import TypeCheckError
+from pypto.ir.dtypes import DataType
+from pypto.ir.expr import Expr, const
+from pypto.ir.ops.common import describe
+from pypto.ir.ops.registry import all_ops, create_op_call, get_op, has_op
+from pypto.ir.span import Span
+from pypto.ir.types import ScalarType, TensorType, TileType
+from pypto.language.ops.binding import bind, unwrap_const
+from pypto.language.ops.scalar import SCALAR_ONLY_PATHS, build_scalar, is_scalar_expr
+
+# DSL names that always mean one op, whatever the operands.
+ALIASES = {
+    "load": "tile.load", "store": "tile.store", "move": "tile.move", "create_tile": "tile.create",
+    "full": "tile.full", "alloc": "tile.alloc", "create_tensor": "tensor.create", "tensor.create_tensor": "tensor.create",
+    "tile.create_tile": "tile.create", "dim": "tensor.dim",
+}
+# Name of the scalar-rhs form where it is not simply "<op>s".
+SCALAR_FORM = {"cmp": "cmps"}
+# Ops whose operands commute, so a scalar lhs can move to the rhs (2 * t == t * 2).
+COMMUTATIVE = {"add", "mul", "maximum", "minimum", "max", "min"}
+# pl.max / pl.min on tiles or tensors are the elementwise maximum / minimum.
+SHAPED_SYNONYMS = {"max": "maximum", "min": "minimum"}
+_FAMILIES = ("tile", "tensor")
+
+
+def _unified_names() -> frozenset:
+    return frozenset(op.short_name for op in all_ops().values() if op.category in _FAMILIES)
+
+
+def dsl_op_paths() -> frozenset:
+    """Every accepted `pl.<path>` op spelling (registered ops may grow, so computed on demand)."""
+    return frozenset(all_ops()) | _unified_names() | frozenset(ALIASES) | SCALAR_ONLY_PATHS | {"cast", "const", "abs"}
+
+
+def is_dsl_op(path: str) -> bool:
+    path = _strip(path)
+    return path in ALIASES or path in SCALAR_ONLY_PATHS or path in ("const", "cast") or has_op(path) \
+        or path in _unified_names()
+
+
+def _strip(path: str) -> str:
+    return path[3:] if path.startswith("pl.") else path
+
+
+def _kind(e: Any) -> Optional[str]:
+    t = getattr(e, "type", None)
+    if isinstance(t, TileType):
+        return "tile"
+    if isinstance(t, TensorType):
+        return "tensor"
+    if isinstance(t, ScalarType):
+        return "scalar"
+    return None
+
+
+def _normalize(args) -> list:
+    """Python numbers become constants; other values (lists, dtypes, enums) pass through."""
+    return [const(a) if isinstance(a, (bool, int, float)) else a for a in args]
+
+
+def build_call(path: str, args, kwargs: Optional[dict] = None, span: Optional[Span] = None) -> Expr:
+    path = _strip(path)
+    display = f"pl.{path}"
+    args = _normalize(args)
+    kwargs = dict(kwargs or {})
+    if path == "const":
+        return _build_const(args, kwargs, span)
+    if path in ALIASES:
+        return _call(ALIASES[path], display, args, kwargs, span)
+    family, _, short = path.rpartition(".")
+    if family and family not in _FAMILIES:
+        if has_op(path):
+            return _call(path, display, args, kwargs, span)
+        raise _unknown(path, span)
+    first = args[0] if args else next((v for v in kwargs.values() if isinstance(v, Expr)), None)
+    kind = _kind(first)
+    if not family:
+        scalar = build_scalar(path, args, kwargs, span)
+        if scalar is not None:
+            return scalar
+        if path in SCALAR_ONLY_PATHS and path not in SHAPED_SYNONYMS:
+            raise TypeCheckError(f"{display} takes scalar operands, got {describe(getattr(first, 'type', None))}", span)
+        short = SHAPED_SYNONYMS.get(path, path)
+        if short not in _unified_names():
+            raise _unknown(path, span)
+    if kind == "scalar" and len(args) >= 2 and short in COMMUTATIVE and _kind(args[1]) in _FAMILIES:
+        args = [args[1], args[0], *args[2:]]
+        first = args[0]
+        kind = _kind(first)
+    if kind not in _FAMILIES:
+        if family:
+            return _call(path, display, args, kwargs, span)   # let the op's type rule name the argument
+        raise TypeCheckError(f"{display}: the first operand must be a Tensor or a Tile, got "
+                             f"{describe(getattr(first, 'type', None)) if first is not None else 'nothing'}", span,
+                             hint="scalar arithmetic uses + - * / and pl.min / pl.max / pl.cast / pl.abs")
+    fam = family or kind
+    if len(args) >= 2 and is_scalar_expr(args[1]):
+        s_form = f"{fam}.{SCALAR_FORM.get(short, short + 's')}"
+        if has_op(s_form) and _rhs_is_shaped(f"{fam}.{short}"):
+            return _call(s_form, display, args, kwargs, span)
+    name = f"{fam}.{short}"
+    if not has_op(name):
+        other = "tile" if fam == "tensor" else "tensor"
+        hint = f"pl.{short} exists for {other}s only" if has_op(f"{other}.{short}") else ""
+        raise TypeCheckError(f"{display}: no {fam} form of '{short}' for a {describe(first.type)} operand", span,
+                             hint=hint)
+    return _call(name, display, args, kwargs, span)
+
+
+def _rhs_is_shaped(name: str) -> bool:
+    """Whether the op's second argument is a tile/tensor (so a scalar there means the *s form)."""
+    return has_op(name) and len(get_op(name).args) >= 2 and get_op(name).args[1] in ("rhs",)
+
+
+def _call(name: str, display: str, args: list, kwargs: dict, span: Optional[Span]) -> Expr:
+    op = get_op(name)
+    ordered, ir_kwargs = bind(op, display, args, kwargs, span)
+    return create_op_call(name, ordered, ir_kwargs, span)
+
+
+def _build_const(args: list, kwargs: dict, span: Optional[Span]) -> Expr:
+    if not args:
+        raise TypeCheckError("pl.const: missing argument 'value'", span)
+    dtype = kwargs.get("dtype", args[1] if len(args) > 1 else None)
+    value = unwrap_const(args[0])
+    if isinstance(value, Expr):
+        raise TypeCheckError("pl.const: argument 'value' must be a number literal", span)
+    if dtype is not None and not isinstance(dtype, DataType):
+        raise TypeCheckError(f"pl.const: argument 'dtype' must be a dtype such as pl.INT32, got {dtype!r}", span)
+    if isinstance(value, float) and dtype is not None and not dtype.is_float():
+        raise TypeCheckError(f"pl.const: {value!r} is not an integer but dtype is {dtype.name}", span)
+    return const(value, dtype, span)
+
+
+def _unknown(path: str, span: Optional[Span]) -> TypeCheckError:
+    close = difflib.get_close_matches(path, sorted(dsl_op_paths()), n=3)
+    hint = f"did you mean {', '.join('pl.' + c for c in close)}?" if close else ""
+    return TypeCheckError(f"unknown op 'pl.{path}'", span, hint=hint)
