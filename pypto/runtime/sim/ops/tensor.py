@@ -1,0 +1,71 @@
+"""Numpy semantics of the tensor.* ops that survive to the final IR (orchestration-level GM ops).
+
+GM tensors are numpy arrays; `out` is None for these ops. The tensor compute ops (tensor.add,
+tensor.exp, ...) never reach the simulator: ConvertTensorToTileOps lowers them to tile ops
+(listed in LOWERED_BEFORE_SIM so the coverage test knows).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pypto.errors import SimulationError
+from pypto.ir.ops.registry import all_ops
+from pypto.runtime.sim.ops.numeric import poison_array, scalar_as
+
+
+def create(ctx, out, shape, dtype=None, layout=None, **kwargs):
+    return poison_array(tuple(int(d) for d in shape), dtype.to_numpy())
+
+
+def full(ctx, out, shape, dtype=None, value=0, **kwargs):
+    np_dtype = dtype.to_numpy()
+    return np.full(tuple(int(d) for d in shape), scalar_as(value, np_dtype)).astype(np_dtype)
+
+
+def _check_index(t: np.ndarray, indices: tuple, what: str) -> tuple:
+    idx = tuple(int(i) for i in indices)
+    if len(idx) != t.ndim or any(not 0 <= i < n for i, n in zip(idx, t.shape)):
+        raise SimulationError(f"{what}: index {list(idx)} is outside the tensor shape {list(t.shape)}")
+    return idx
+
+
+def slice_(ctx, out, x, shape, offset, valid_shape=None, **kwargs):
+    """A view of the window (writes through it reach the parent tensor, as a GM sub-tensor does)."""
+    for d, (o, n, ext) in enumerate(zip(offset, shape, x.shape)):
+        if o < 0 or o + n > ext:
+            raise SimulationError(f"tensor.slice: dim {d} window [{o}, {o + n}) is outside the extent {ext}")
+    return x[tuple(slice(int(o), int(o) + int(n)) for o, n in zip(offset, shape))]
+
+
+def assemble(ctx, out, target, source, offset, **kwargs):
+    region = tuple(slice(int(o), int(o) + int(n)) for o, n in zip(offset, source.shape))
+    for d, (o, n, ext) in enumerate(zip(offset, source.shape, target.shape)):
+        if o < 0 or o + n > ext:
+            raise SimulationError(f"tensor.assemble: dim {d} window [{o}, {o + n}) is outside the extent {ext}")
+    target[region] = source.astype(target.dtype, copy=False)
+    return target
+
+
+def read(ctx, out, src, indices, **kwargs):
+    return src[_check_index(src, indices, "tensor.read")].item()
+
+
+def write(ctx, out, dst, indices, value, **kwargs):
+    dst[_check_index(dst, indices, "tensor.write")] = scalar_as(value, dst.dtype)
+    return dst
+
+
+def dim(ctx, out, t, axis, **kwargs):
+    return int(t.shape[int(axis)])
+
+
+def table() -> dict:
+    return {"tensor.create": create, "tensor.full": full, "tensor.slice": slice_, "tensor.assemble": assemble,
+            "tensor.read": read, "tensor.write": write, "tensor.dim": dim}
+
+
+def lowered_before_sim() -> frozenset:
+    """tensor.* ops that ConvertTensorToTileOps always replaces by tile ops."""
+    kept = set(table())
+    return frozenset(n for n in all_ops() if n.startswith("tensor.") and n not in kept)

@@ -1,0 +1,231 @@
+"""Numpy semantics of the tile.* ops (mirrors pypto/ir/ops/tile.py).
+
+Every function is `fn(ctx, out, *args, **kwargs)`: tile operands are TileValues, GM tensors
+numpy arrays, scalars Python numbers, list arguments tuples. An op reads only its operands'
+valid regions, writes only out's valid region, sets `out.valid` and returns `out` (or the
+tensor / scalar it produces). One numpy expression per op over the whole region.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pypto.errors import SimulationError
+from pypto.ir.enums import CastMode, CmpType, PadValue
+from pypto.runtime.sim.ops.cast import cast_array
+from pypto.runtime.sim.ops.numeric import (compute_dtype, fill_outside, pad_scalar, scalar_as, widen, write_valid)
+
+
+def _window(shape: tuple, offsets: tuple, extents: tuple, what: str) -> tuple:
+    """The index tuple of a GM window, bounds-checked like the DMA engine would fault."""
+    for d, (o, e, n) in enumerate(zip(offsets, extents, shape)):
+        if o < 0 or o + e > n:
+            raise SimulationError(f"{what}: dim {d} window [{o}, {o + e}) is outside the tensor extent {n}",
+                                  hint="check the offsets and valid shapes against the tensor's shape")
+    return tuple(slice(int(o), int(o) + int(e)) for o, e in zip(offsets, extents))
+
+
+def _pad_of(ctx, kwargs) -> PadValue:
+    """The destination tile's pad value: passed as pad=..., else read from ctx.result_type."""
+    pad = kwargs.get("pad")
+    if pad is None:
+        view = getattr(getattr(ctx, "result_type", None), "tile_view", None)
+        pad = view.pad if view is not None else PadValue.null
+    return pad
+
+
+# ---------------------------------------------------------------------------- data movement
+def load(ctx, out, tensor, offsets, shapes, valid_shapes, **kwargs):
+    src = tensor[_window(tensor.shape, offsets, valid_shapes, "tile.load")]
+    write_valid(out, src)
+    fill_outside(out.data, out.valid, pad_scalar(_pad_of(ctx, kwargs), out.data.dtype))
+    return out
+
+
+def store(ctx, out, tile, offsets, output_tensor, **kwargs):
+    output_tensor[_window(output_tensor.shape, offsets, tile.valid, "tile.store")] = \
+        tile.view().astype(output_tensor.dtype, copy=False)
+    return output_tensor
+
+
+def move(ctx, out, tile, **kwargs):
+    return write_valid(out, tile.view())
+
+
+def create(ctx, out, shape, **kwargs):
+    out.valid = out.data.shape        # contents stay whatever the arena holds (poison when fresh)
+    return out
+
+
+def full(ctx, out, shape, dtype=None, value=0, **kwargs):
+    out.data[...] = scalar_as(value, out.data.dtype)
+    out.valid = out.data.shape
+    return out
+
+
+def alloc(ctx, out, memory_space=None, size=0, addr=-1, **kwargs):
+    return addr                       # placement itself is bound statically by the simulator
+
+
+# ---------------------------------------------------------------------------- elementwise
+def _binary(fn):
+    def op(ctx, out, lhs, rhs, **kwargs):
+        a = widen(lhs.view())
+        b = widen(rhs.data[lhs.region])
+        with np.errstate(all="ignore"):
+            return write_valid(out, fn(a, b))
+    return op
+
+
+def _scalar(fn):
+    def op(ctx, out, lhs, rhs, **kwargs):
+        a = widen(lhs.view())
+        with np.errstate(all="ignore"):
+            return write_valid(out, fn(a, scalar_as(rhs, lhs.data.dtype)))
+    return op
+
+
+def _unary(fn):
+    def op(ctx, out, x, **kwargs):
+        with np.errstate(all="ignore"):
+            return write_valid(out, fn(widen(x.view())))
+    return op
+
+
+def _div(a, b):
+    if a.dtype.kind in "iu":
+        # integer division truncates toward zero (C semantics); x / 0 gives 0 instead of a trap
+        q = np.where(b == 0, 0, np.abs(a) // np.where(b == 0, 1, np.abs(b)))
+        return (np.sign(a) * np.sign(b) * q).astype(a.dtype)
+    return a / b
+
+
+BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": _div, "maximum": np.maximum,
+          "minimum": np.minimum}
+UNARY = {
+    "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x), "recip": lambda x: 1 / x,
+    "neg": np.negative, "abs": np.abs, "relu": lambda x: np.maximum(x, 0),
+}
+
+
+def cast(ctx, out, x, target_type=None, mode=CastMode.round, **kwargs):
+    return write_valid(out, cast_array(x.view(), out.data.dtype, mode))
+
+
+_CMP = {CmpType.EQ: np.equal, CmpType.NE: np.not_equal, CmpType.LT: np.less, CmpType.LE: np.less_equal,
+        CmpType.GT: np.greater, CmpType.GE: np.greater_equal}
+
+
+def _packed(out, truth: np.ndarray):
+    # the packed predicate mask: element j of a row → bit j % 8 (LSB first) of byte j // 8
+    return write_valid(out, np.packbits(truth, axis=-1, bitorder="little"))
+
+
+def cmp(ctx, out, lhs, rhs, cmp_type=CmpType.EQ, **kwargs):
+    with np.errstate(all="ignore"):
+        return _packed(out, _CMP[cmp_type](widen(lhs.view()), widen(rhs.data[lhs.region])))
+
+
+def cmps(ctx, out, lhs, rhs, cmp_type=CmpType.EQ, **kwargs):
+    with np.errstate(all="ignore"):
+        return _packed(out, _CMP[cmp_type](widen(lhs.view()), scalar_as(rhs, lhs.data.dtype)))
+
+
+# ---------------------------------------------------------------------------- reductions / broadcasts
+def _reduce(fn, axis: int):
+    """Reduce the valid region along `axis` (1: per row → [M, 1]; 0: per column → [1, N]).
+    The scratch tile argument, when present, is not needed by the model and left untouched."""
+    def op(ctx, out, x, tmp=None, **kwargs):
+        with np.errstate(all="ignore"):
+            return write_valid(out, fn(widen(x.view()), axis=axis, keepdims=True))
+    return op
+
+
+REDUCE = {"sum": np.sum, "max": np.max, "min": np.min}
+
+
+def _expand(fn, axis: int):
+    """Combine the target with a row vector [M, 1] (axis=1) or a column vector [1, N] (axis=0)."""
+    def op(ctx, out, target, vec, **kwargs):
+        a = widen(target.view())
+        v = widen(vec.data[:a.shape[0], :1] if axis == 1 else vec.data[:1, :a.shape[1]])
+        with np.errstate(all="ignore"):
+            return write_valid(out, fn(a, v))
+    return op
+
+
+EXPAND = {"": lambda a, v: np.broadcast_to(v, a.shape), "add": np.add, "sub": np.subtract, "mul": np.multiply,
+          "div": _div, "max": np.maximum, "min": np.minimum}
+
+
+def expands(ctx, out, target, scalar, **kwargs):
+    return write_valid(out, np.full(target.valid, scalar_as(scalar, target.data.dtype)))
+
+
+# ---------------------------------------------------------------------------- shape and view
+def reshape(ctx, out, x, shape, **kwargs):
+    # numpy copies through a temporary when out aliases x (reshape usually runs in place)
+    return write_valid(out, x.data.reshape(out.data.shape), out.data.shape)
+
+
+def transpose(ctx, out, x, axis1, axis2, tmp=None, **kwargs):
+    return write_valid(out, np.swapaxes(x.view(), int(axis1), int(axis2)))
+
+
+def slice_(ctx, out, x, shape, offset, valid_shape=None, **kwargs):
+    valid = tuple(valid_shape) if valid_shape is not None else tuple(shape)
+    # the window's valid part cannot reach past the source's valid region
+    valid = tuple(max(0, min(v, xv - o)) for v, xv, o in zip(valid, x.valid, offset))
+    region = tuple(slice(int(o), int(o) + v) for o, v in zip(offset, valid))
+    return write_valid(out, x.data[region], valid)
+
+
+def assemble(ctx, out, target, source, offset, **kwargs):
+    if out.data is not target.data and not np.shares_memory(out.data, target.data):
+        out.data[...] = target.data
+    region = tuple(slice(int(o), int(o) + v) for o, v in zip(offset, source.valid))
+    out.data[region] = source.view().astype(out.data.dtype, copy=False)
+    out.valid = target.valid
+    return out
+
+
+def fillpad(ctx, out, x, pad_value=PadValue.zero, **kwargs):
+    if out.data is not x.data:
+        out.data[...] = x.data
+    fill_outside(out.data, x.valid, pad_scalar(pad_value, out.data.dtype))
+    out.valid = out.data.shape
+    return out
+
+
+def read(ctx, out, src, indices, **kwargs):
+    return src.data[tuple(int(i) for i in indices)].item()
+
+
+def write(ctx, out, dst, indices, value, **kwargs):
+    if out is not None and out.data is not dst.data and not np.shares_memory(out.data, dst.data):
+        out.data[...] = dst.data
+    target = out if out is not None else dst
+    target.data[tuple(int(i) for i in indices)] = scalar_as(value, target.data.dtype)
+    target.valid = dst.valid
+    return target
+
+
+def table() -> dict:
+    ops = {"tile.load": load, "tile.store": store, "tile.move": move, "tile.create": create, "tile.full": full,
+           "tile.alloc": alloc, "tile.cast": cast, "tile.cmp": cmp, "tile.cmps": cmps, "tile.expands": expands,
+           "tile.reshape": reshape, "tile.transpose": transpose, "tile.slice": slice_, "tile.assemble": assemble,
+           "tile.fillpad": fillpad, "tile.read": read, "tile.write": write}
+    for name, fn in BINARY.items():
+        ops[f"tile.{name}"] = _binary(fn)
+        ops[f"tile.{name}s"] = _scalar(fn)
+    for name, fn in UNARY.items():
+        ops[f"tile.{name}"] = _unary(fn)
+    for kind, fn in REDUCE.items():
+        ops[f"tile.row_{kind}"] = _reduce(fn, axis=1)
+        ops[f"tile.col_{kind}"] = _reduce(fn, axis=0)
+    for kind, fn in EXPAND.items():
+        suffix = f"_{kind}" if kind else ""
+        ops[f"tile.row_expand{suffix}"] = _expand(fn, axis=1)
+        ops[f"tile.col_expand{suffix}"] = _expand(fn, axis=0)
+    return ops

@@ -1,0 +1,148 @@
+"""The DSL op layer: unified dispatch, aliases, DSL defaults, scalar forms and errors."""
+
+import pytest
+
+from pypto import ir
+from pypto.errors import TypeCheckError, UnsupportedError
+from pypto.ir.dtypes import FP16, FP32, INDEX, INT32
+from pypto.ir.enums import CastMode, CmpType, MemorySpace
+from pypto.ir.expr import BinaryExpr, Call, ConstFloat, ConstInt, UnaryExpr
+from pypto.ir.types import ScalarType, TensorType, TileType
+from pypto.language.ops import DSL_OP_PATHS, build_call, is_dsl_op
+
+T = ir.Var("t", TensorType([128, 128], FP32))
+OUT = ir.Var("out", TensorType([128, 128], FP32))
+A = ir.Var("a", TileType([64, 64], FP32, memory_space=MemorySpace.Vec))
+B = ir.Var("b", TileType([64, 64], FP32, memory_space=MemorySpace.Vec))
+I = ir.Var("i", ScalarType(INDEX))
+X = ir.Var("x", ScalarType(FP32))
+
+
+def op_name(e):
+    assert isinstance(e, Call)
+    return e.op.name
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "maximum", "minimum"])
+def test_unified_binary_dispatches_on_operand_kind(name):
+    assert op_name(build_call(name, [A, B], {})) == f"tile.{name}"
+    assert op_name(build_call(name, [T, T], {})) == f"tensor.{name}"
+    assert op_name(build_call(name, [A, X], {})) == f"tile.{name}s"
+    assert op_name(build_call(name, [T, 2.0], {})) == f"tensor.{name}s"
+
+
+def test_scalar_lhs_of_commutative_op_moves_right():
+    c = build_call("mul", [ConstFloat(2.0), A], {})
+    assert op_name(c) == "tile.muls" and c.args[0] is A
+
+
+def test_cmp_scalar_rhs_selects_cmps_and_keeps_kwarg():
+    c = build_call("cmp", [A, 0.0], {"cmp_type": CmpType.GE})
+    assert op_name(c) == "tile.cmps" and c.kwargs["cmp_type"] is CmpType.GE
+    assert op_name(build_call("cmp", [A, B, 4], {})) == "tile.cmp"   # cmp_type given positionally
+
+
+def test_scalar_scalar_gives_scalar_exprs():
+    e = build_call("add", [I, ConstInt(1)], {})
+    assert isinstance(e, BinaryExpr) and e.op == "add"
+    assert build_call("min", [I, ConstInt(4)], {}).op == "min"
+    assert build_call("max", [I, ConstInt(4)], {}).op == "max"
+    assert build_call("maximum", [X, X], {}).op == "max"
+    c = build_call("cast", [I, FP32], {})
+    assert isinstance(c, UnaryExpr) and c.op == "cast" and c.type.dtype is FP32
+    assert build_call("abs", [X], {}).op == "abs"
+    assert build_call("div", [X, X], {}).op == "truediv" and build_call("div", [I, I], {}).op == "floordiv"
+    d = build_call("scalar_add", [I, I], {"dtype": INT32})
+    assert d.op == "add" and d.type.dtype is INT32
+
+
+def test_min_max_on_tiles_are_elementwise():
+    assert op_name(build_call("max", [A, B], {})) == "tile.maximum"
+    assert op_name(build_call("min", [A, 1.0], {})) == "tile.minimums"
+
+
+def test_explicit_family_paths():
+    assert op_name(build_call("tile.add", [A, B], {})) == "tile.add"
+    assert op_name(build_call("tensor.exp", [T], {})) == "tensor.exp"
+    with pytest.raises(TypeCheckError, match="must be a Tile"):
+        build_call("tile.exp", [T], {})
+
+
+def test_load_fills_valid_shapes_and_accepts_reference_keywords():
+    c = build_call("load", [T, [0, 0], [64, 64]], {})
+    assert op_name(c) == "tile.load" and len(c.args) == 4
+    assert [e.value for e in c.args[3].elements] == [64, 64]
+    c = build_call("load", [T, [0, 0], [64, 64]], {"valid_shape": [64, 10], "target_memory": MemorySpace.Mat})
+    assert [e.value for e in c.args[3].elements] == [64, 10] and c.type.memory_space is MemorySpace.Mat
+    c = build_call("tile.load", [T, [0, 0], [64, 64], [32, 64]], {"target_memory": "Vec"})
+    assert [e.value for e in c.type.valid_shape] == [32, 64]
+
+
+def test_aliases():
+    assert op_name(build_call("store", [A, [0, 0], OUT], {})) == "tile.store"
+    assert op_name(build_call("move", [A], {"target_memory": MemorySpace.Mat})) == "tile.move"
+    assert op_name(build_call("create_tile", [[16, 16]], {"dtype": FP16})) == "tile.create"
+    assert op_name(build_call("full", [[16, 16]], {"dtype": FP16, "value": 1.0})) == "tile.full"
+    for path in ("create_tensor", "tensor.create"):
+        c = build_call(path, [[64, 64], FP32], {})
+        assert op_name(c) == "tensor.create" and c.kwargs["dtype"] is FP32
+
+
+def test_cast_defaults_and_positional_dtype():
+    c = build_call("cast", [A, FP16], {})
+    assert op_name(c) == "tile.cast" and c.kwargs == {"target_type": FP16, "mode": CastMode.round}
+    assert build_call("cast", [A], {"target_type": INT32, "mode": "trunc"}).kwargs["mode"] is CastMode.trunc
+
+
+def test_row_sum_takes_scratch_by_either_name():
+    assert op_name(build_call("row_sum", [A, B], {})) == "tile.row_sum"
+    assert op_name(build_call("row_sum", [A], {"tmp_tile": B})) == "tile.row_sum"
+    assert op_name(build_call("row_sum", [T], {})) == "tensor.row_sum"
+    with pytest.raises(TypeCheckError, match="missing argument 'tmp'") as e:
+        build_call("row_sum", [A], {})
+    assert "scratch" in e.value.hint
+
+
+def test_shape_ops_and_element_access():
+    assert op_name(build_call("slice", [T, [32, 32], [0, 0]], {"valid_shape": [16, 32]})) == "tensor.slice"
+    assert op_name(build_call("reshape", [A, [32, 128]], {})) == "tile.reshape"
+    assert op_name(build_call("transpose", [T, 0, 1], {})) == "tensor.transpose"
+    assert op_name(build_call("assemble", [T, T, [0, 0]], {})) == "tensor.assemble"
+    assert build_call("read", [T, [0, 1]], {}).type.dtype is FP32
+    assert op_name(build_call("tensor.read", [T], {"offset": [0, 1]})) == "tensor.read"
+    assert op_name(build_call("dim", [T, 0], {})) == "tensor.dim"
+    assert op_name(build_call("fillpad", [A], {})) == "tile.fillpad"
+
+
+def test_const():
+    c = build_call("const", [ConstInt(3)], {"dtype": INT32})
+    assert isinstance(c, ConstInt) and c.dtype is INT32
+    f = build_call("const", [ConstFloat(0.5), FP16], {})
+    assert isinstance(f, ConstFloat) and f.dtype is FP16
+
+
+def test_unknown_op_suggests():
+    with pytest.raises(TypeCheckError, match="unknown op 'pl.ad'") as e:
+        build_call("ad", [A, B], {})
+    assert "pl.add" in e.value.hint
+    assert not is_dsl_op("foo") and is_dsl_op("add") and is_dsl_op("tile.row_sum") and is_dsl_op("create_tensor")
+    assert {"add", "tile.add", "tensor.add", "load", "cast", "min", "const"} <= DSL_OP_PATHS
+
+
+def test_wrong_argument_kinds_are_named():
+    with pytest.raises(TypeCheckError, match="first operand must be a Tensor or a Tile"):
+        build_call("exp", [X], {})
+    with pytest.raises(TypeCheckError, match="'rhs'"):
+        build_call("add", [A, T], {})
+    with pytest.raises(TypeCheckError, match="argument 'tile' must be a Tile"):
+        build_call("move", [T], {"target_memory": MemorySpace.Mat})
+    with pytest.raises(TypeCheckError, match="takes scalar operands"):
+        build_call("scalar_add", [A, B], {})
+
+
+def test_dsl_only_keywords():
+    assert op_name(build_call("create_tensor", [[8, 8], FP32], {"manual_dep": False})) == "tensor.create"
+    with pytest.raises(UnsupportedError, match="manual_dep"):
+        build_call("create_tensor", [[8, 8], FP32], {"manual_dep": True})
+    with pytest.raises(TypeCheckError, match="unexpected keyword"):
+        build_call("add", [A, B], {"bogus": 1})
