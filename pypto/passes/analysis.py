@@ -13,7 +13,7 @@ from pypto.ir.function import Function
 from pypto.ir.node import DEF, Node
 from pypto.ir.stmt import SeqStmts, Stmt, flatten_to_stmts
 from pypto.ir.types import ShapedType, TupleType, Type
-from pypto.ir.visitor import IRVisitor
+from pypto.ir.visitor import IRMutator, IRVisitor
 
 
 def as_seq(stmts: Iterable[Stmt], span=None) -> SeqStmts:
@@ -138,3 +138,41 @@ def alpha_rename(stmt: Stmt, mapping: Optional[dict] = None) -> tuple:
         if isinstance(v, IterArg):
             mapping[v] = IterArg(v.name_hint, v.type, substitute(v.init_value, mapping), v.span)
     return substitute(stmt, mapping), mapping
+
+
+class Retyper(IRMutator):
+    """Gives Vars (and op-call results) new types via `new_type(old_type) -> Type | None`, consistently:
+    every occurrence of one Var maps to the same new Var."""
+
+    def __init__(self, new_type):
+        self.new_type = new_type
+        self.vars: dict = {}
+
+    def var(self, v: Var) -> Var:
+        got = self.vars.get(v)
+        if got is not None:
+            return got
+        t = self.new_type(v.type)
+        if isinstance(v, IterArg):
+            init = self.mutate(v.init_value)
+            new = v if t is None and init is v.init_value else IterArg(v.name_hint, t or v.type, init, v.span)
+        else:
+            new = v if t is None else Var(v.name_hint, t, v.span)
+        self.vars[v] = new
+        return new
+
+    def mutate_var(self, v: Var):
+        return self.var(v)
+
+    def mutate_call(self, c: Call):
+        c = self.mutate_children(c)
+        t = self.new_type(c.type)
+        return c if t is None else c.replace(type=t)
+
+    def function(self, f: Function) -> Function:
+        params = tuple(self.var(p) for p in f.params)
+        body = self.mutate(f.body)
+        rets = tuple(self.new_type(t) or t for t in f.return_types)
+        if all(a is b for a, b in zip(params, f.params)) and body is f.body:
+            return f
+        return f.replace(params=params, body=body, return_types=rets)

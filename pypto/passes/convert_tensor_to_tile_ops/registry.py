@@ -1,0 +1,98 @@
+"""The op conversion registry: one entry per tensor op, saying how it becomes tile ops.
+
+A converter gets the original Call and a ConversionContext (`ctx.tile(arg)` gives an
+argument's on-chip value, `ctx.plain(arg)` the renamed GM value, `ctx.emit(stmt)` adds a
+statement before the converted one) and returns the replacement expression.
+
+    @converts("tensor.exp")
+    def _exp(call, ctx):
+        return ctx.op("tile.exp", [ctx.tile(call.args[0])], call)
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from pypto.errors import UnsupportedError
+from pypto.ir.enums import MemorySpace
+from pypto.ir.expr import Call, ConstInt, MakeTuple
+from pypto.ir.ops.registry import create_op_call, has_op
+from pypto.ir.types import TensorType, TileType
+
+CONVERTERS: dict[str, Callable] = {}
+
+# Tensor ops that read GM themselves: their tensor operands get no entry tile.load.
+SELF_LOADING = {"tensor.slice", "tensor.read", "tensor.write", "tensor.assemble", "tensor.matmul",
+                "tensor.matmul_acc", "tensor.create"}
+
+
+def converts(*names: str):
+    def deco(fn):
+        for n in names:
+            CONVERTERS[n] = fn
+        return fn
+    return deco
+
+
+def zeros(rank: int) -> MakeTuple:
+    return MakeTuple([ConstInt(0) for _ in range(rank)])
+
+
+def tile_op(ctx, name: str, args: list, call: Call, kwargs: dict | None = None) -> Call:
+    """Build `name(args, **kwargs)`, keeping the tensor op's kwargs the tile op also declares."""
+    if not has_op(name):
+        raise UnsupportedError(f"ConvertTensorToTileOps: {call.op.name} lowers to {name}, which is not a registered op",
+                               call.span, hint="use the tile-level op directly")
+    from pypto.ir.ops.registry import get_op
+    declared = get_op(name).kwargs
+    kw = {k: v for k, v in call.kwargs.items() if k in declared}
+    kw.update(kwargs or {})
+    return create_op_call(name, args, kw, call.span)
+
+
+# 1:1 elementwise / unary / reduction ops: tensor.X(a, b, ...) → tile.X(tile(a), tile(b), ...)
+ONE_TO_ONE = ("add", "sub", "mul", "div", "adds", "subs", "muls", "divs", "maximum", "minimum", "maxs", "mins",
+              "exp", "log", "sqrt", "rsqrt", "recip", "abs", "neg", "relu", "cast", "row_sum", "row_max", "row_min",
+              "col_sum", "col_max", "col_min", "row_expand_add", "row_expand_sub", "row_expand_mul",
+              "row_expand_div", "col_expand_add", "col_expand_sub", "col_expand_mul", "col_expand_div",
+              "transpose", "reshape", "fillpad", "sin", "cos", "sel", "cmp", "cmps", "and_", "or_", "xor",
+              "expands", "full")
+
+
+def _one_to_one(call: Call, ctx):
+    name = "tile." + call.op.name.split(".", 1)[1]
+    args = [ctx.tile(a) for a in call.args]
+    return tile_op(ctx, name, args, call)
+
+
+for _n in ONE_TO_ONE:
+    CONVERTERS[f"tensor.{_n}"] = _one_to_one
+
+
+@converts("tensor.create")
+def _create(call: Call, ctx):
+    return tile_op(ctx, "tile.create", [ctx.plain(call.args[0])], call, {"target_memory": MemorySpace.Vec})
+
+
+@converts("tensor.slice")
+def _slice(call: Call, ctx):
+    """A GM slice becomes a load of that window (Mat when a matmul consumes it)."""
+    src = ctx.plain(call.args[0])
+    shape, offsets = ctx.plain(call.args[1]), ctx.plain(call.args[2])
+    valid = ctx.plain(call.args[3]) if len(call.args) > 3 and isinstance(call.args[3], MakeTuple) else shape
+    if isinstance(src.type, TileType):
+        return tile_op(ctx, "tile.slice", [src, shape, offsets] + list(call.args[3:4]), call)
+    space = MemorySpace.Mat if ctx.feeds_matmul else MemorySpace.Vec
+    return create_op_call("tile.load", [src, offsets, shape, valid], {"target_memory": space}, call.span)
+
+
+@converts("tensor.assemble")
+def _assemble(call: Call, ctx):
+    """Writing a converted value into a GM tensor is a store; into a tile, a tile.assemble."""
+    target = ctx.plain(call.args[0])
+    source = ctx.tile(call.args[1])
+    offsets = ctx.plain(call.args[2])
+    if isinstance(target.type, TensorType):
+        ctx.note_written(target)
+        return create_op_call("tile.store", [source, offsets, target], {}, call.span)
+    return tile_op(ctx, "tile.assemble", [target, source, offsets], call)

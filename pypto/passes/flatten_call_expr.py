@@ -1,0 +1,98 @@
+"""FlattenCallExpr: three-address form — no call nested inside another call's arguments, a
+condition, a loop bound or a scalar operand; each nested call is hoisted into a fresh AssignStmt.
+
+Requires: SSAForm, NormalizedStmtStructure / Produces: NoNestedCalls / Invalidates: —
+Reference: pass doc 06 (compiler-and-runtime.md §2, dump 07).
+
+    before:  y = pl.tile.add(pl.tile.load(x, ...), b)
+    after:   t = pl.tile.load(x, ...)
+             y = pl.tile.add(t, b)
+"""
+
+from __future__ import annotations
+
+from pypto.errors import UnsupportedError
+from pypto.ir.expr import BinaryExpr, Call, MakeTuple, TupleGetItem, UnaryExpr, Var
+from pypto.ir.function import Function, Program
+from pypto.ir.stmt import (AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt,
+                           YieldStmt)
+from pypto.ir.verifier import _has_call
+from pypto.passes.analysis import as_seq, body_list
+from pypto.passes.manager import function_pass
+from pypto.passes.properties import IRProperty, PassProperties
+
+
+def _flatten(e, pre: list, top: bool):
+    """`e` with nested calls hoisted into `pre`; a call at the top position stays in place."""
+    if isinstance(e, Call):
+        args = tuple(_flatten(a, pre, False) for a in e.args)
+        c = e.replace(args=args) if any(a is not b for a, b in zip(args, e.args)) else e
+        if top:
+            return c
+        tmp = Var("t", c.type, c.span)
+        pre.append(AssignStmt(tmp, c, c.span))
+        return tmp
+    if isinstance(e, MakeTuple):
+        elems = tuple(_flatten(x, pre, False) for x in e.elements)
+        return e if all(a is b for a, b in zip(elems, e.elements)) else MakeTuple(elems, e.span)
+    if isinstance(e, BinaryExpr):
+        lhs, rhs = _flatten(e.lhs, pre, False), _flatten(e.rhs, pre, False)
+        return e if lhs is e.lhs and rhs is e.rhs else e.replace(lhs=lhs, rhs=rhs)
+    if isinstance(e, UnaryExpr):
+        x = _flatten(e.operand, pre, False)
+        return e if x is e.operand else e.replace(operand=x)
+    if isinstance(e, TupleGetItem):
+        t = _flatten(e.tuple, pre, True)
+        return e if t is e.tuple else e.replace(tuple=t)
+    return e
+
+
+def _body(stmt) -> SeqStmts:
+    out: list = []
+    for s in body_list(stmt):
+        out += _stmt(s)
+    return as_seq(out, getattr(stmt, "span", None))
+
+
+def _stmt(s: Stmt) -> list:
+    pre: list = []
+    if isinstance(s, AssignStmt):
+        new = s.replace(value=_flatten(s.value, pre, True))
+    elif isinstance(s, EvalStmt):
+        new = s.replace(expr=_flatten(s.expr, pre, True))
+    elif isinstance(s, (ReturnStmt, YieldStmt)):
+        vals = tuple(_flatten(v, pre, True) for v in s.values)
+        new = s.replace(values=vals) if any(a is not b for a, b in zip(vals, s.values)) else s
+    elif isinstance(s, IfStmt):
+        cond = _flatten(s.condition, pre, False)
+        new = s.replace(condition=cond, then_body=_body(s.then_body),
+                        else_body=_body(s.else_body) if s.else_body is not None else None)
+    elif isinstance(s, ForStmt):
+        bounds = {k: _flatten(getattr(s, k), pre, False) for k in ("start", "stop", "step")}
+        new = s.replace(body=_body(s.body), **bounds)
+    elif isinstance(s, WhileStmt):
+        if _has_call(s.condition):
+            raise UnsupportedError("FlattenCallExpr: a while condition calls an op; it would have to be re-evaluated "
+                                   "every iteration", s.span, hint="compute the condition into a loop-carried scalar")
+        new = s.replace(body=_body(s.body))
+    elif isinstance(s, ScopeStmt):
+        new = s.replace(body=_body(s.body))
+    elif isinstance(s, SeqStmts):
+        return body_list(_body(s))
+    else:
+        new = s
+    return pre + [new]
+
+
+def _run(func: Function, program: Program) -> Function:
+    body = _body(func.body)
+    if isinstance(func.body, SeqStmts) and len(body.stmts) == len(func.body.stmts) and all(
+            a is b for a, b in zip(body.stmts, func.body.stmts)):
+        return func
+    return func.replace(body=body)
+
+
+def flatten_call_expr():
+    return function_pass("FlattenCallExpr", _run,
+                         PassProperties(required={IRProperty.SSAForm, IRProperty.NormalizedStmtStructure},
+                                        produced={IRProperty.NoNestedCalls}))

@@ -1,0 +1,177 @@
+"""OutlineIncoreScopes: each `with pl.at(level=pl.Level.CORE_GROUP)` scope becomes an InCore function.
+
+Requires: SSAForm / Produces: SplitIncoreOrch / Invalidates: —
+Reference: pass doc 08 (compiler-and-runtime.md §2, dump 09).
+
+The new function `<parent>_incore_<k>` (or the scope's name_hint) takes the scope's live-ins
+(values defined outside, used inside) and returns its live-outs (values defined inside, used
+after). A live-in tensor written inside (tile.store / tensor.assemble target) becomes an Out
+param, or InOut when the scope also reads it. The parent becomes an Orchestration function.
+
+    before:  def main(x, out):  with pl.at(level=CORE_GROUP): y = pl.add(x, x); out2 = pl.assemble(out, y, [0])
+    after:   def main_incore_0(x, out: Out) -> Tensor: ...; return out2
+             def main(x, out):  out2 = self.main_incore_0(x, out)
+"""
+
+from __future__ import annotations
+
+from pypto.errors import UnsupportedError
+from pypto.ir.enums import FunctionType, ParamDirection
+from pypto.ir.expr import Call, GlobalVar, TupleGetItem, Var
+from pypto.ir.function import Function, Program
+from pypto.ir.ops.registry import READWRITE, WRITE
+from pypto.ir.stmt import AssignStmt, EvalStmt, InCoreScopeStmt, ReturnStmt, SeqStmts, Stmt
+from pypto.ir.types import TensorType, TupleType, UnknownType
+from pypto.ir.visitor import IRMutator, IRVisitor, collect
+from pypto.passes.analysis import alpha_rename, as_seq, defined_vars, used_vars
+from pypto.passes.manager import Pass
+from pypto.passes.properties import IRProperty, PassProperties
+
+# Ops that write into one of their tensor arguments, when the op registry declares no effects for it.
+_FALLBACK_WRITES = {"tensor.assemble": (0,), "tile.store": (2,), "tensor.write": (0,)}
+
+
+def written_args(call: Call) -> tuple:
+    """Indices of the arguments a call writes (from OpDef.effects)."""
+    if isinstance(call.op, GlobalVar):
+        return ()
+    idx = tuple(i for i, eff in call.op.effects.items() if eff in (WRITE, READWRITE))
+    return idx or _FALLBACK_WRITES.get(call.op.name, ())
+
+
+def call_type(return_types) -> object:
+    """The type of a call of a function with these return types."""
+    rts = tuple(return_types)
+    if not rts:
+        return UnknownType()
+    return rts[0] if len(rts) == 1 else TupleType(rts)
+
+
+class _UsesOutside(IRVisitor):
+    def __init__(self, skip):
+        self.skip = skip
+        self.vars: set = set()
+
+    def visit(self, n):
+        if n is self.skip:
+            return
+        if isinstance(n, Var):
+            self.vars.add(n)
+        super().visit(n)
+
+
+def _directions(scope_body, params) -> list:
+    written, other = set(), set()
+
+    class _V(IRVisitor):
+        def visit_call(self, c):
+            w = written_args(c)
+            for i, a in enumerate(c.args):
+                if i in w and isinstance(a, Var):
+                    written.add(a)
+                else:
+                    other.update(used_vars(a))
+            for v in c.kwargs.values():
+                self.visit(v)
+
+        def visit_var(self, v):
+            other.add(v)
+
+    _V().visit(scope_body)
+    out = []
+    for p in params:
+        if isinstance(p.type, TensorType) and p in written:
+            out.append(ParamDirection.InOut if p in other else ParamDirection.Out)
+        else:
+            out.append(ParamDirection.In)
+    return out
+
+
+class _Outliner(IRMutator):
+    def __init__(self, parent: Function, taken: set):
+        self.parent = parent
+        self.taken = taken
+        self.new_functions: list = []
+        self.parent_defs = set(parent.params) | set(defined_vars(parent.body))
+        self.counter = 0
+
+    def _name(self, scope: InCoreScopeStmt) -> str:
+        base = scope.name_hint or f"{self.parent.name}_incore_{self.counter}"
+        self.counter += 1
+        name, k = base, 0
+        while name in self.taken:
+            k += 1
+            name = f"{base}_{k}"
+        self.taken.add(name)
+        return name
+
+    def mutate_seq_stmts(self, s: SeqStmts):
+        out, changed = [], False
+        for x in s.stmts:
+            if isinstance(x, InCoreScopeStmt):
+                out += self.outline(x)
+                changed = True
+            else:
+                nx = self.mutate(x)
+                changed |= nx is not x
+                out.append(nx)
+        return as_seq(out, s.span) if changed else s
+
+    def mutate_in_core_scope_stmt(self, s):
+        return as_seq(self.outline(s), s.span)
+
+    def outline(self, scope: InCoreScopeStmt) -> list:
+        if collect(scope.body, lambda n: isinstance(n, InCoreScopeStmt)):
+            raise UnsupportedError("OutlineIncoreScopes: a pl.at(level=CORE_GROUP) scope is nested inside another",
+                                   scope.span, hint="kernels cannot contain kernels; remove the inner pl.at")
+        inside_defs = set(defined_vars(scope.body))
+        live_in = [v for v in used_vars(scope.body, include_types=True)
+                   if v in self.parent_defs and v not in inside_defs]
+        outside = _UsesOutside(scope)
+        outside.visit(self.parent.body)
+        live_out = [v for v in dict.fromkeys(defined_vars(scope.body)) if v in outside.vars]
+        name = self._name(scope)
+        params = [Var(v.name_hint, v.type, v.span) for v in live_in]
+        body, mapping = alpha_rename(scope.body, dict(zip(live_in, params)))
+        ret_vals = [mapping[v] for v in live_out]
+        stmts = list(as_seq([body]).stmts)
+        if ret_vals:
+            stmts.append(ReturnStmt(ret_vals, scope.span))
+        kernel = Function(name, params, [v.type for v in live_out], as_seq(stmts, scope.body.span),
+                          FunctionType.InCore, param_directions=_directions(body, params), span=scope.span)
+        self.new_functions.append(kernel)
+        call = Call(GlobalVar(name, scope.span), live_in, type=call_type(kernel.return_types), span=scope.span)
+        if not live_out:
+            return [EvalStmt(call, scope.span)]
+        if len(live_out) == 1:
+            return [AssignStmt(live_out[0], call, scope.span)]
+        tup = Var(f"{name}_result", call.type, scope.span)
+        return [AssignStmt(tup, call, scope.span)] + [
+            AssignStmt(v, TupleGetItem(tup, i, scope.span), scope.span) for i, v in enumerate(live_out)]
+
+
+def _run(program: Program) -> Program:
+    taken = set(program.functions)
+    out: list = []
+    changed = False
+    for f in program.functions.values():
+        if not collect(f.body, lambda n: isinstance(n, InCoreScopeStmt)):
+            out.append(f)
+            continue
+        if f.func_type in (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV):
+            raise UnsupportedError(f"OutlineIncoreScopes: kernel function {f.name} contains a pl.at(level=CORE_GROUP) "
+                                   "scope", f.span, hint="write the scope's body directly in the kernel")
+        o = _Outliner(f, taken)
+        body = o.mutate(f.body)
+        parent = f.replace(body=body)
+        if parent.func_type is not FunctionType.Orchestration:
+            parent = parent.with_type(FunctionType.Orchestration)
+        out += o.new_functions
+        out.append(parent)
+        changed = True
+    return program.with_functions(out) if changed else program
+
+
+def outline_incore_scopes() -> Pass:
+    return Pass("OutlineIncoreScopes", _run, PassProperties(required={IRProperty.SSAForm},
+                                                             produced={IRProperty.SplitIncoreOrch}))

@@ -1,0 +1,31 @@
+"""`from pypto.pypto_core import passes`: the pass factories and the pass infrastructure (re-exports).
+
+    program = passes.convert_to_ssa()(program)
+    with passes.PassContext([passes.VerificationInstrument(passes.VerificationMode.AFTER)]):
+        ...
+"""
+
+from pypto.ir.verifier import Diagnostic, verify_property  # noqa: F401
+from pypto.passes.allocate_memory_addr import allocate_memory_addr  # noqa: F401
+from pypto.passes.context import PassContext, VerificationLevel  # noqa: F401
+from pypto.passes.convert_tensor_to_tile_ops import convert_tensor_to_tile_ops  # noqa: F401
+from pypto.passes.convert_to_ssa import convert_to_ssa  # noqa: F401
+from pypto.passes.expand_mixed_kernel import expand_mixed_kernel  # noqa: F401
+from pypto.passes.flatten_call_expr import flatten_call_expr  # noqa: F401
+from pypto.passes.infer_tile_memory_space import infer_tile_memory_space  # noqa: F401
+from pypto.passes.init_mem_ref import init_mem_ref  # noqa: F401
+from pypto.passes.inline_functions import inline_functions  # noqa: F401
+from pypto.passes.instruments import (CallbackInstrument, DumpInstrument, Instrument, RoundtripInstrument,  # noqa: F401
+                                      TimingInstrument, VerificationInstrument, VerificationMode,
+                                      make_roundtrip_instrument)
+from pypto.passes.manager import OptimizationStrategy, Pass, PassManager  # noqa: F401
+from pypto.passes.normalize_stmt_structure import normalize_stmt_structure  # noqa: F401
+from pypto.passes.outline_incore_scopes import outline_incore_scopes  # noqa: F401
+from pypto.passes.properties import IRProperty, IRPropertySet, PassProperties  # noqa: F401
+from pypto.passes.simplify import simplify  # noqa: F401
+
+
+def verify_properties(properties, program, where: str = "verify_properties") -> None:
+    """Raise InternalError if one of `properties` does not hold for `program`."""
+    from pypto.passes.instruments import _check
+    _check(properties, program, where)
