@@ -1,0 +1,99 @@
+"""The compile driver behind `ir.compile`, `run` and `@pl.jit`: passes, artifacts, CompiledProgram.
+
+    compiled = compile_program(Prog, platform="a2a3sim")              # no files written
+    compiled = compile_program(Prog, dump_passes=True)                # build_output/<name>_<ts>/...
+
+Directories are created only when dumping, saving kernels, or given an output_dir (compile
+latency matters for @pl.jit). The output dir holds `passes_dump/` (when dumping),
+`orchestration/` (the lowered orchestration as DSL text and its simulator code),
+`kernels/sim/` (each kernel's simulator code) and `report/` (on-chip memory per kernel).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from pypto.errors import TypeCheckError
+from pypto.ir.enums import FunctionType
+from pypto.ir.function import Function, Program
+from pypto.runtime.compiled_program import CompiledProgram
+from pypto.runtime.config import SIM_PLATFORMS, RunConfig, check_platform, new_build_dir
+
+
+def _as_program(program) -> Program:
+    if isinstance(program, Program):
+        return program
+    if isinstance(program, Function):
+        return Program([program], program.name)
+    inner = getattr(program, "program", None)
+    if isinstance(inner, Program):
+        return inner
+    raise TypeCheckError(f"compile expects an ir.Program (a @pl.program class), got {type(program).__name__}")
+
+
+def lower(program: Program, *, platform: str = "a2a3sim", strategy=None, dump_passes=False,
+          output_dir: Optional[Path] = None) -> Program:
+    """Run the pass pipeline for `platform` and return the final IR."""
+    from pypto.passes import OptimizationStrategy, PassContext, PassManager
+    strategy = strategy if strategy is not None else OptimizationStrategy.Default
+    base = platform[:-3] if platform.endswith("sim") else platform
+    with PassContext(platform=base):
+        manager = PassManager.get_strategy(strategy)
+        return manager.run_passes(program, dump_ir=bool(dump_passes),
+                                  output_dir=str(output_dir) if output_dir is not None else None)
+
+
+def compile_program(program, output_dir=None, dump_passes=False, platform: str = "a2a3sim", *, strategy=None,
+                    backend_type=None, save_kernels: bool = False, skip_ptoas: bool = True,
+                    **_compat_options) -> CompiledProgram:
+    """Compile `program` for `platform`; return a CompiledProgram (`.lowered` is the final IR)."""
+    program = _as_program(program)
+    platform = check_platform(platform or "a2a3sim")
+    out_dir: Optional[Path] = None
+    if output_dir is not None:
+        out_dir = Path(output_dir)
+    elif dump_passes or save_kernels:
+        out_dir = new_build_dir(program.name)
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    lowered = lower(program, platform=platform, strategy=strategy, dump_passes=dump_passes, output_dir=out_dir)
+    compiled = CompiledProgram(program, lowered, platform=platform, output_dir=out_dir)
+    if out_dir is not None:
+        write_artifacts(compiled)
+    return compiled
+
+
+def compile_with_config(program, config: RunConfig) -> CompiledProgram:
+    return compile_program(program, output_dir=config.save_kernels_dir, dump_passes=config.dump_passes,
+                           platform=config.platform, strategy=config.strategy, save_kernels=config.save_kernels)
+
+
+def write_artifacts(compiled: CompiledProgram) -> None:
+    """orchestration/ (lowered DSL text + simulator code), kernels/sim/, report/memory.txt."""
+    from pypto.ir.printer import python_print
+    out = compiled.output_dir
+    (out / "orchestration").mkdir(exist_ok=True)
+    (out / "orchestration" / f"{compiled.lowered.name or 'program'}.py").write_text(python_print(compiled.lowered))
+    (out / "report").mkdir(exist_ok=True)
+    (out / "report" / "memory.txt").write_text(memory_report(compiled.lowered))
+    if compiled.platform in SIM_PLATFORMS:
+        _ = compiled.sim                       # generates and writes the simulator sources now
+
+
+def memory_report(program: Program) -> str:
+    """Bytes of each on-chip space each kernel allocates (from its tile.alloc statements)."""
+    from pypto.runtime.sim.layout import find_allocs
+    lines = ["# on-chip memory per kernel: space, allocations, bytes (highest end address)"]
+    for f in program.functions.values():
+        if f.func_type in (FunctionType.Orchestration, FunctionType.Opaque, FunctionType.Inline):
+            continue
+        per_space: dict = {}
+        for alloc in find_allocs(f).values():
+            n, end = per_space.get(alloc.space, (0, 0))
+            top = (alloc.addr if alloc.addr is not None and alloc.addr >= 0 else 0) + alloc.size
+            per_space[alloc.space] = (n + 1, max(end, top))
+        lines.append(f"{f.name} ({f.func_type.name}):")
+        for space, (n, end) in sorted(per_space.items(), key=lambda kv: kv[0].value):
+            lines.append(f"  {space.name}: {n} allocation(s), top address {end}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,97 @@
+"""CompiledProgram: the result of `ir.compile` / `run` / `kernel.compile`, callable like a function.
+
+    compiled = ir.compile(Prog)
+    compiled(a, b, out)          # in place: all parameters given, outputs written into `out`; returns None
+    out = compiled(a, b)         # return style: inputs only, outputs allocated and returned
+
+Arguments follow the Orchestration function's parameter order; numpy arrays (or torch CPU
+tensors) of the declared dtype and shape, Python scalars for Scalar parameters. A program
+with several Orchestration functions is indexed by name: `compiled["main"](...)`.
+The simulator code is generated on the first call (or at compile time when artifacts are
+written) and reused afterwards.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from pypto.errors import TypeCheckError, UnsupportedError
+from pypto.ir.enums import FunctionType, ParamDirection
+from pypto.ir.function import Program
+from pypto.runtime.config import RunConfig, backend_type_of, require_simulator
+
+_DEFAULT_CONFIG = None
+
+
+def _default_config() -> RunConfig:
+    global _DEFAULT_CONFIG
+    if _DEFAULT_CONFIG is None:
+        _DEFAULT_CONFIG = RunConfig()
+    return _DEFAULT_CONFIG
+
+
+class CompiledProgram:
+    def __init__(self, program: Program, lowered: Program, *, platform: str = "a2a3sim",
+                 output_dir: Optional[Path] = None, entry: Optional[str] = None, _shared=None):
+        self.program = program
+        self.lowered = lowered
+        self.platform = platform
+        self.backend_type = backend_type_of(platform)
+        self.output_dir = Path(output_dir) if output_dir is not None else None
+        self._shared = _shared if _shared is not None else {"sim": None}
+        entries = [f.name for f in lowered.functions.values() if f.func_type is FunctionType.Orchestration]
+        if entry is None:
+            if not entries:
+                raise UnsupportedError(f"program '{lowered.name}' has no Orchestration function to call",
+                                       hint="mark the host function with @pl.function(type=pl.FunctionType.Orchestration)")
+            entry = entries[0]
+        self.entries = entries
+        self.entry = entry
+        self.function = lowered.functions[entry]
+        f = self.function
+        self.param_names = [p.name_hint for p in f.params]
+        self.output_indices = [i for i, d in enumerate(f.param_directions) if d is not ParamDirection.In]
+        self.has_return = bool(f.return_types)
+        self._n_inputs = sum(1 for d in f.param_directions if d is not ParamDirection.Out)
+        self._plans = None
+
+    # ------------------------------------------------------------------ simulator
+    @property
+    def sim(self):
+        """The SimProgram (generated once, shared by all entries of this program)."""
+        sim = self._shared["sim"]
+        if sim is None:
+            from pypto.runtime.sim.program import SimProgram
+            sim = self._shared["sim"] = SimProgram(self.lowered, self.platform, artifact_dir=self.output_dir)
+        return sim
+
+    def __getitem__(self, name: str) -> "CompiledProgram":
+        if name not in self.entries:
+            raise KeyError(f"no Orchestration function '{name}' (have: {', '.join(self.entries)})")
+        return CompiledProgram(self.program, self.lowered, platform=self.platform, output_dir=self.output_dir,
+                               entry=name, _shared=self._shared)
+
+    def __call__(self, *args, config: Optional[RunConfig] = None):
+        from pypto.runtime.sim.host_args import HostArgs, plan_params
+        config = config or _default_config()
+        require_simulator(self.platform)
+        require_simulator(config.platform)
+        n_params = len(self.param_names)
+        if len(args) == n_params:
+            return_style = False
+        elif len(args) == self._n_inputs and self.has_return:
+            return_style = True
+        else:
+            raise TypeCheckError(f"'{self.entry}' takes {n_params} arguments ({', '.join(self.param_names)}) in "
+                                 f"place, or its {self._n_inputs} inputs in return style; got {len(args)}")
+        if self._plans is None:
+            self._plans = plan_params(self.function)
+        host = HostArgs(self._plans, args, return_style=return_style, strict=config.sim_strict)
+        value = self.sim.run(self.entry, host.sim_args, schedule=config.sim_schedule, seed=config.sim_seed,
+                             window=config.sim_task_window)
+        host.write_back()
+        return host.results(value) if return_style else None
+
+    def __repr__(self) -> str:
+        return f"CompiledProgram({self.lowered.name or self.entry!r}, platform={self.platform!r})"

@@ -1,0 +1,116 @@
+"""RunConfig — how to compile and where to run — and the one place runtime env vars are read.
+
+    from pypto.runtime import RunConfig
+    cfg = RunConfig()                                   # a2a3sim, deterministic schedule
+    cfg = RunConfig(platform="a5sim", sim_schedule="random", sim_seed=7)
+
+Platforms: "a2a3sim" (default) and "a5sim" run on the simulator; "a2a3" / "a5" are accepted
+(compiling for them works) but running on them needs the Ascend toolchain and a device,
+which this pure-Python build does not have, so a run raises UnsupportedError.
+Environment: PYPTO_PROG_BUILD_DIR (base of build output dirs), PYPTO_VERIFY_LEVEL
+(none / basic / roundtrip: pass verification, read by the pass context).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from pypto.errors import UnsupportedError
+
+SIM_PLATFORMS = ("a2a3sim", "a5sim")
+DEVICE_PLATFORMS = ("a2a3", "a5")
+PLATFORMS = SIM_PLATFORMS + DEVICE_PLATFORMS
+SCHEDULES = ("deterministic", "random")
+
+BUILD_DIR_ENV = "PYPTO_PROG_BUILD_DIR"
+VERIFY_LEVEL_ENV = "PYPTO_VERIFY_LEVEL"
+
+
+def build_dir_base() -> Path:
+    """Where timestamped build directories go: $PYPTO_PROG_BUILD_DIR, else ./build_output."""
+    return Path(os.environ.get(BUILD_DIR_ENV) or "build_output")
+
+
+def verify_level_name() -> str:
+    """The raw PYPTO_VERIFY_LEVEL setting ("" when unset); the pass context interprets it."""
+    return os.environ.get(VERIFY_LEVEL_ENV, "").strip().lower()
+
+
+def new_build_dir(program_name: str) -> Path:
+    stamp = time.strftime("%Y%m%d_%H%M%S") + f"_{time.time_ns() % 1_000_000:06d}"
+    return build_dir_base() / f"{program_name or 'program'}_{stamp}"
+
+
+def backend_type_of(platform: str) -> str:
+    return "Ascend950" if platform.startswith("a5") else "Ascend910B"
+
+
+def check_platform(platform: str) -> str:
+    if platform not in PLATFORMS:
+        raise ValueError(f"unknown platform {platform!r}; expected one of {', '.join(PLATFORMS)}")
+    return platform
+
+
+def require_simulator(platform: str) -> None:
+    """Running needs a *sim platform here: onboard execution needs CANN + an Ascend device."""
+    check_platform(platform)
+    if platform in DEVICE_PLATFORMS:
+        raise UnsupportedError(f"running on platform '{platform}' needs the Ascend toolchain (CANN, ptoas) and a "
+                               "device, which are not present in this pure-Python build",
+                               hint=f"use platform='{platform}sim' to run on the simulator")
+
+
+@dataclass
+class RunConfig:
+    platform: str = "a2a3sim"
+    device_id: int = 0
+    rtol: float = 1e-5
+    atol: float = 1e-5
+    strategy: Any = None                      # OptimizationStrategy; None → Default
+    backend_type: Optional[str] = None        # forced from the platform
+    dump_passes: Any = False                  # bool (or a dump level): write passes_dump/
+    save_kernels: bool = False                # write the generated artifacts even without dumps
+    save_kernels_dir: Optional[str] = None
+    codegen_only: bool = False                # run(): compile only
+    # simulator
+    sim_schedule: str = "deterministic"       # or "random"
+    sim_seed: Optional[int] = None
+    sim_strict: bool = True                   # host arrays must match the dtype exactly (no conversion)
+    sim_task_window: int = 64                 # tasks in flight before the host blocks
+    # accepted for compatibility with the reference API; no effect on the simulator
+    dump_ptoas_passes: bool = False
+    compile_profiling: bool = False
+    golden_data_dir: Optional[str] = None
+    memory_planner: Any = None
+    distributed_config: Any = None
+    aicpu_thread_num: Optional[int] = None
+    enable_chip_swimlane: Any = 0
+    enable_dump_args: int = 0
+    enable_pmu: int = 0
+    enable_dep_gen: bool = False
+    enable_scope_stats: bool = False
+    diagnostic_phase: Any = None
+    disabled_diagnostics: Any = None
+    analyze_auto_scopes_for_deps: bool = False
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        check_platform(self.platform)
+        if self.sim_schedule not in SCHEDULES:
+            raise ValueError(f"sim_schedule must be one of {SCHEDULES}, got {self.sim_schedule!r}")
+        if self.sim_task_window < 1:
+            raise ValueError("sim_task_window must be at least 1")
+        self.backend_type = backend_type_of(self.platform)
+
+    @property
+    def is_simulator(self) -> bool:
+        return self.platform in SIM_PLATFORMS
+
+    def compile_key(self) -> tuple:
+        """The options that change compiled output (part of the @pl.jit cache key)."""
+        return (self.platform, str(self.strategy), str(self.memory_planner), bool(self.dump_passes),
+                bool(self.save_kernels), self.save_kernels_dir)

@@ -1,0 +1,408 @@
+"""Final-IR function → Python source of one function the simulator runs (once per compile).
+
+Each IR statement becomes one or a few lines of plain Python: op calls go through SIM_OPS on
+whole tiles, loops are Python loops carrying their iter_args in locals, ifs are ifs. A kernel
+with no op that can block is an ordinary function (it runs straight through); the host
+orchestrator and kernels with blocking ops are generators that `yield` a Block to the
+scheduler. The source is kept (and written under the output dir when there is one) so users
+can read it and set breakpoints; tracebacks point into it and `lines` maps each generated
+line back to the op and the user's source span.
+
+    def add_kernel(_sim_ctx, a, b, out):
+        _sim_s0, _sim_s1, _sim_s2 = _sim_ctx.views(_sim_F)
+        ta = _op0(_sim_ctx, _sim_s0, a, (0, 0), (64, 64), (64, 64), **_kw0)   # k.py:7
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from pypto.errors import SimulationError, UnsupportedError
+from pypto.ir import dtypes as D
+from pypto.ir.enums import FunctionType, PadValue
+from pypto.ir.expr import (BinaryExpr, Call, ConstBool, ConstFloat, ConstInt, Expr, GlobalVar, MakeTuple, TupleGetItem,
+                           UnaryExpr, Var)
+from pypto.ir.function import Function, Program
+from pypto.ir.stmt import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, ScopeStmt,
+                           SeqStmts, Stmt, WhileStmt, YieldStmt)
+from pypto.ir.types import TensorType, TileType, static_dims
+from pypto.runtime.sim.blocking import Block, is_blocking_op
+from pypto.runtime.sim.layout import TileSlot, find_allocs, static_placement, tile_valid
+from pypto.runtime.sim.returns import CallSite, make_call_site
+
+HOST_TYPES = (FunctionType.Orchestration, FunctionType.Opaque)
+# Orchestration ops that only describe or allocate GM buffers: the host need not wait for tasks.
+NO_DATA_OPS = frozenset({"tensor.create", "tensor.slice", "tensor.view", "tensor.reshape", "tensor.dim",
+                         "tensor.transpose_view", "system.task_invalid", "tile.alloc"})
+_PY_BINARY = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "floormod": "%", "truediv": "/", "pow": "**",
+              "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "and": "and", "or": "or",
+              "bitand": "&", "bitor": "|", "bitxor": "^", "xor": "^", "shl": "<<", "shr": ">>"}
+
+
+_KEYS = itertools.count()
+
+
+@dataclass(eq=False)
+class FunctionCode:
+    """One IR function turned into Python: its source, the callable and the line → op map."""
+    name: str
+    func: Function
+    source: str
+    filename: str
+    fn: object
+    is_generator: bool
+    lines: dict                       # generated line → (op / statement description, user span)
+    slots: list                       # TileSlots bound once per core
+    sites: list = field(default_factory=list)
+    key: int = field(default_factory=lambda: next(_KEYS))
+
+    @property
+    def kind(self) -> FunctionType:
+        return self.func.func_type
+
+
+def _cast_helper(dtype):
+    """Scalar conversion to `dtype`, as the scalar unit does it (ints truncate toward zero)."""
+    if dtype is D.BOOL:
+        return bool
+    if dtype.is_int():
+        return int
+    if dtype is D.FP64:
+        return float
+    np_t = dtype.to_numpy().type
+    return lambda x: float(np_t(x))
+
+
+class _Namer:
+    def __init__(self):
+        self.names: dict = {}
+        self.used: set = set()
+
+    def name(self, var: Var) -> str:
+        n = self.names.get(var)
+        if n is None:
+            base = re.sub(r"\W", "_", var.name_hint or "v") or "v"
+            if base[0].isdigit() or base.startswith("_sim") or base.startswith("_op") or base.startswith("_kw"):
+                base = "v_" + base
+            if base in ("self", "range", "min", "max", "abs", "int", "float", "bool", "len", "None", "True",
+                        "False") or not base.isidentifier() or __import__("keyword").iskeyword(base):
+                base += "_"
+            n, k = base, 0
+            while n in self.used:
+                k += 1
+                n = f"{base}_{k}"
+            self.used.add(n)
+            self.names[var] = n
+        return n
+
+
+class _Generator:
+    def __init__(self, func: Function, program: Program, ops: dict, needs_yield, filename: str):
+        self.func = func
+        self.program = program
+        self.ops = ops
+        self.needs_yield = needs_yield
+        self.filename = filename
+        self.is_host = func.func_type in HOST_TYPES
+        self.is_group = func.func_type is FunctionType.Group
+        self.generator = needs_yield(func.name)
+        self.namer = _Namer()
+        self.out: list = []
+        self.lines: dict = {}
+        self.g: dict = {"_Block": Block, "_sim_F": None, "_sim_math": math}
+        self.slots: list = []
+        self.slot_of: dict = {}
+        self.sites: list = []
+        self.yield_targets: list = []
+        self.allocs = find_allocs(func)
+        self.has_yield = False
+        self._k = 0
+
+    # ------------------------------------------------------------------ helpers
+    def emit(self, ind: int, text: str, what: str = "", span=None) -> None:
+        self.out.append("    " * ind + text)
+        if what or span is not None:
+            self.lines[len(self.out)] = (what, span)
+
+    def const(self, value, prefix: str) -> str:
+        self._k += 1
+        name = f"_{prefix}{self._k}"
+        self.g[name] = value
+        return name
+
+    # ------------------------------------------------------------------ expressions
+    def expr(self, e: Expr) -> str:
+        if isinstance(e, Var):
+            return self.namer.name(e)
+        if isinstance(e, ConstBool):
+            return "True" if e.value else "False"
+        if isinstance(e, ConstInt):
+            return repr(e.value)
+        if isinstance(e, ConstFloat):
+            return repr(e.value) if math.isfinite(e.value) else f"float({str(e.value)!r})"
+        if isinstance(e, BinaryExpr):
+            lhs, rhs = self.expr(e.lhs), self.expr(e.rhs)
+            if e.op in ("min", "max"):
+                return f"{e.op}({lhs}, {rhs})"
+            return f"({lhs} {_PY_BINARY[e.op]} {rhs})"
+        if isinstance(e, UnaryExpr):
+            x = self.expr(e.operand)
+            if e.op == "cast":
+                return f"{self.const(_cast_helper(e.dtype), 'sim_cast')}({x})"
+            if e.op == "abs":
+                return f"abs({x})"
+            return {"neg": f"(-{x})", "not": f"(not {x})", "bitnot": f"(~{x})"}[e.op]
+        if isinstance(e, MakeTuple):
+            return self.tuple_text([self.expr(x) for x in e.elements])
+        if isinstance(e, TupleGetItem):
+            return f"{self.expr(e.tuple)}[{e.index}]"
+        if isinstance(e, Call) and not e.is_function_call():
+            return self.op_expr(e, "None")
+        raise UnsupportedError(f"the simulator cannot evaluate a {type(e).__name__} expression here",
+                               e.span, hint="final IR is three-address form (FlattenCallExpr)")
+
+    def op_fn(self, call: Call) -> tuple:
+        name = call.op.name
+        fn = self.ops.get(name)
+        if fn is None:
+            raise UnsupportedError(f"the simulator has no semantics for op '{name}'", call.span,
+                                   hint="add it to pypto/runtime/sim/ops (SIM_OPS)")
+        gname = "_op_" + re.sub(r"\W", "_", name)
+        self.g[gname] = fn
+        return fn, gname
+
+    def op_expr(self, call: Call, out: str, result_type=None) -> str:
+        _fn, fname = self.op_fn(call)
+        args = "".join(", " + self.expr(a) for a in call.args)
+        kwargs = dict(call.kwargs)
+        view = getattr(result_type, "tile_view", None)
+        if view is not None and view.pad is not PadValue.null and "pad" not in kwargs:
+            kwargs["pad"] = view.pad           # the destination's pad value (loads fill outside the valid region)
+        kw = f", **{self.const(kwargs, 'kw')}" if kwargs else ""
+        return f"{fname}(_sim_ctx, {out}{args}{kw})"
+
+    @staticmethod
+    def tuple_text(items: list) -> str:
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+    # ------------------------------------------------------------------ tile placement
+    def out_for(self, var: Optional[Var], call: Call) -> str:
+        """The destination TileValue expression for an op's result var."""
+        t = var.type if var is not None else call.type
+        if not isinstance(t, TileType) or t.memref is None:
+            return "None"
+        shape = static_dims(t.shape)
+        if shape is None:
+            raise SimulationError(f"tile '{var.name_hint}' has a dynamic physical shape; the simulator needs the "
+                                  "static shapes Simplify produces", var.span)
+        placed = static_placement(var, self.allocs)
+        np_dtype = t.dtype.to_numpy()
+        if placed is not None:
+            if var in self.slot_of:
+                return self.slot_of[var]
+            space, addr = placed
+            name = f"_sim_s{len(self.slots)}"
+            self.slots.append(TileSlot(var.name_hint, space, addr, shape, np_dtype, tile_valid(t), var.span))
+            self.slot_of[var] = name
+            return name
+        alloc = self.allocs[t.memref.base]
+        if alloc.addr is None:
+            raise SimulationError(f"tile '{var.name_hint}': its tile.alloc has no constant address", var.span)
+        desc = self.const(TileSlot(var.name_hint, t.memory_space or alloc.space, alloc.addr, shape, np_dtype,
+                                   tile_valid(t), var.span), "sim_ts")
+        return f"_sim_ctx.bind_tile({desc}, {self.expr(t.memref.byte_offset)})"
+
+    # ------------------------------------------------------------------ statements
+    def body(self, s: Optional[Stmt], ind: int) -> None:
+        start = len(self.out)
+        if s is not None:
+            self.stmt(s, ind)
+        if len(self.out) == start:
+            self.emit(ind, "pass")
+
+    def stmt(self, s: Stmt, ind: int) -> None:
+        if isinstance(s, SeqStmts):
+            for x in s.stmts:
+                self.stmt(x, ind)
+        elif isinstance(s, AssignStmt):
+            self.assign(self.namer.name(s.var), s.var, s.value, ind, s.span)
+        elif isinstance(s, EvalStmt):
+            self.assign(None, None, s.expr, ind, s.span)
+        elif isinstance(s, ForStmt):
+            self.carry_init(s.iter_args, ind)
+            lv = self.namer.name(s.loop_var)
+            self.emit(ind, f"for {lv} in range({self.expr(s.start)}, {self.expr(s.stop)}, {self.expr(s.step)}):",
+                      "for", s.span)
+            self.yield_targets.append([self.namer.name(a) for a in s.iter_args])
+            self.body(s.body, ind + 1)
+            self.yield_targets.pop()
+            self.carry_out(s.return_vars, s.iter_args, ind)
+        elif isinstance(s, WhileStmt):
+            self.carry_init(s.iter_args, ind)
+            self.emit(ind, f"while {self.expr(s.condition)}:", "while", s.span)
+            self.yield_targets.append([self.namer.name(a) for a in s.iter_args])
+            self.body(s.body, ind + 1)
+            self.yield_targets.pop()
+            self.carry_out(s.return_vars, s.iter_args, ind)
+        elif isinstance(s, IfStmt):
+            self.emit(ind, f"if {self.expr(s.condition)}:", "if", s.span)
+            self.yield_targets.append([self.namer.name(v) for v in s.return_vars])
+            self.body(s.then_body, ind + 1)
+            if s.else_body is not None:
+                self.emit(ind, "else:")
+                self.body(s.else_body, ind + 1)
+            self.yield_targets.pop()
+        elif isinstance(s, YieldStmt):
+            targets = self.yield_targets[-1] if self.yield_targets else []
+            if len(targets) != len(s.values):
+                raise SimulationError(f"yield of {len(s.values)} value(s) where {len(targets)} are carried", s.span)
+            if targets:
+                self.emit(ind, f"{', '.join(targets)}, = {''.join(self.expr(v) + ', ' for v in s.values)}",
+                          "yield", s.span)
+        elif isinstance(s, ReturnStmt):
+            vals = [self.expr(v) for v in s.values]
+            text = "return" if not vals else f"return {vals[0]}" if len(vals) == 1 else f"return ({', '.join(vals)})"
+            self.emit(ind, text, "return", s.span)
+        elif isinstance(s, BreakStmt):
+            self.emit(ind, "break")
+        elif isinstance(s, ContinueStmt):
+            self.emit(ind, "continue")
+        elif isinstance(s, ScopeStmt):
+            raise UnsupportedError(f"{type(s).__name__} reached the simulator", s.span,
+                                   hint="the simulator runs final IR; the outlining passes remove scopes")
+        else:
+            raise UnsupportedError(f"the simulator cannot run a {type(s).__name__}", s.span)
+
+    def carry_init(self, iter_args, ind: int) -> None:
+        if iter_args:
+            names = ", ".join(self.namer.name(a) for a in iter_args)
+            self.emit(ind, f"{names}, = {''.join(self.expr(a.init_value) + ', ' for a in iter_args)}")
+
+    def carry_out(self, return_vars, iter_args, ind: int) -> None:
+        if return_vars:
+            self.emit(ind, f"{', '.join(self.namer.name(v) for v in return_vars)}, = "
+                           f"{''.join(self.namer.name(a) + ', ' for a in iter_args)}")
+
+    def assign(self, target: Optional[str], var: Optional[Var], value: Expr, ind: int, span) -> None:
+        lhs = f"{target} = " if target else ""
+        if isinstance(value, Call) and value.is_function_call():
+            self.function_call(lhs, value, ind, span)
+            return
+        if not isinstance(value, Call):
+            if target:
+                self.emit(ind, f"{lhs}{self.expr(value)}", "", span)
+            return
+        name = value.op.name
+        if name == "tile.alloc":
+            alloc = self.allocs.get(var)
+            self.emit(ind, f"{lhs}{alloc.addr if alloc is not None else -1}", name, value.span or span)
+            return
+        if name == "tensor.create" and self.is_host:
+            t = value.type
+            shape = "(" + "".join(self.expr(d) + ", " for d in t.shape) + ")"
+            self.emit(ind, f"{lhs}_sim_ctx.create_tensor({shape}, {self.const(t.dtype.to_numpy(), 'sim_dt')})",
+                      name, value.span or span)
+            return
+        where = value.span if value.span is not None and value.span.is_known() else span
+        if self.is_host and name not in NO_DATA_OPS:
+            tensors = [self.expr(a) for a in value.args if isinstance(a.type, TensorType)]
+            if tensors:
+                self.wait_loop(ind, f"_sim_ctx.gm_wait(({''.join(t + ', ' for t in tensors)}))", name, where)
+        fn, _ = self.op_fn(value)
+        call = self.op_expr(value, self.out_for(var, value), var.type if var is not None else None)
+        if is_blocking_op(fn):
+            if not self.generator:
+                raise SimulationError(f"blocking op '{name}' in a function that cannot yield", where)
+            sp = self.const(where, "sim_span")
+            self.emit(ind, f"_sim_r = {call}", name, where)
+            self.has_yield = True
+            self.emit(ind, "while _sim_r.__class__ is _Block:")
+            self.emit(ind + 1, f"yield _sim_r.at({sp})", name, where)
+            self.emit(ind + 1, f"_sim_r = {call}", name, where)
+            if target:
+                self.emit(ind, f"{target} = _sim_r")
+        else:
+            self.emit(ind, f"{lhs}{call}", name, where)
+
+    def wait_loop(self, ind: int, probe: str, what: str, span) -> None:
+        sp = self.const(span, "sim_span")
+        self.has_yield = True
+        self.emit(ind, "while True:")
+        self.emit(ind + 1, f"_sim_b = {probe}", what, span)
+        self.emit(ind + 1, "if _sim_b is None:")
+        self.emit(ind + 2, "break")
+        self.emit(ind + 1, f"yield _sim_b.at({sp})", what, span)
+
+    def function_call(self, lhs: str, call: Call, ind: int, span) -> None:
+        callee = self.program.get_function(call.op.name)
+        if callee is None:
+            raise SimulationError(f"call of unknown function '{call.op.name}'", call.span or span)
+        args = "(" + "".join(self.expr(a) + ", " for a in call.args) + ")"
+        where = call.span if call.span is not None and call.span.is_known() else span
+        what = f"call {callee.name}"
+        if self.is_host or self.is_group:
+            site = make_call_site(call, callee, self.program, where)
+            self.sites.append(site)
+            sname = self.const(site, "sim_site")
+            if self.is_host:
+                self.wait_loop(ind, "_sim_ctx.window_wait()", "task submission (task window full)", where)
+                self.emit(ind, f"{lhs}_sim_ctx.submit({sname}, {args})", what, where)
+            else:
+                self.emit(ind, f"{lhs}_sim_ctx.spawn({sname}, {args})", what, where)
+            return
+        fname = self.const(callee.name, "sim_callee")
+        inner = f"_sim_ctx.functions[{fname}].fn(_sim_ctx, *{args})"
+        if self.needs_yield(callee.name):
+            self.has_yield = True
+            self.emit(ind, f"{lhs}yield from {inner}", what, where)
+        else:
+            self.emit(ind, f"{lhs}{inner}", what, where)
+
+    # ------------------------------------------------------------------ whole function
+    def run(self) -> FunctionCode:
+        f = self.func
+        params = [self.namer.name(p) for p in f.params]
+        fname = re.sub(r"\W", "_", f.name)
+        head = [f"# Simulator code for {f.func_type.name} function `{f.name}` (generated from final IR by "
+                "pypto.runtime.sim; do not edit).",
+                "# Each line ends with the user's source line it runs.",
+                f"def {fname}(_sim_ctx{''.join(', ' + p for p in params)}):"]
+        self.stmt(f.body, 1)
+        if self.generator and not self.has_yield:
+            self.emit(1, "if False:")
+            self.emit(2, "yield None")
+        if not self.out:
+            self.emit(1, "pass")
+        prologue = []
+        if self.slots:
+            names = ", ".join(f"_sim_s{i}" for i in range(len(self.slots)))
+            prologue.append(f"    {names}, = _sim_ctx.views(_sim_F)")
+        body_lines = prologue + self.out
+        shift = len(head) + len(prologue)
+        lines = {ln + shift: info for ln, info in self.lines.items()}
+        text_lines = []
+        for i, line in enumerate(body_lines, start=len(head) + 1):
+            info = lines.get(i)
+            if info and info[1] is not None and info[1].is_known():
+                line = f"{line}    # {info[1]}"
+            text_lines.append(line)
+        source = "\n".join(head + text_lines) + "\n"
+        code = compile(source, self.filename, "exec")
+        linecache.cache[self.filename] = (len(source), None, source.splitlines(True), self.filename)
+        exec(code, self.g)
+        fc = FunctionCode(f.name, f, source, self.filename, self.g[fname], self.generator, lines, self.slots,
+                          self.sites)
+        self.g["_sim_F"] = fc
+        return fc
+
+
+def generate_function(func: Function, program: Program, ops: dict, needs_yield, filename: str) -> FunctionCode:
+    """Turn one final-IR function into its simulator FunctionCode."""
+    return _Generator(func, program, ops, needs_yield, filename).run()

@@ -1,0 +1,170 @@
+"""User arrays in and out of a simulated run.
+
+In-params are passed as read-only views of the user's arrays (no copy; a kernel that writes
+one fails loudly). Out / InOut params run on private buffers (Out ones poisoned, InOut ones
+copied), and `write_back` copies them into the user's arrays only after the whole run
+succeeded, so a failed run leaves the caller's data untouched. torch CPU tensors are handled
+through numpy views of their memory; torch is never imported unless the caller gave one.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import numpy as np
+
+from pypto.errors import TypeCheckError, ValueCheckError
+from pypto.ir.enums import ParamDirection
+from pypto.ir.expr import ConstInt, Var
+from pypto.ir.function import Function
+from pypto.ir.types import ScalarType, TensorType
+from pypto.runtime.sim.contexts import poisoned
+
+
+def is_torch_tensor(x) -> bool:
+    t = sys.modules.get("torch")
+    return t is not None and isinstance(x, t.Tensor)
+
+
+def torch_as_numpy(x) -> np.ndarray:
+    """A numpy view sharing the CPU tensor's memory (bfloat16 / fp8 through a same-width integer view)."""
+    import torch
+    if x.device.type != "cpu":
+        raise TypeCheckError(f"torch tensor on device {x.device} given to the simulator; pass a CPU tensor")
+    x = x.detach()
+    special = _torch_special_dtypes()
+    if x.dtype in special:
+        np_dtype, int_dtype = special[x.dtype]
+        return x.view(int_dtype).numpy().view(np_dtype)
+    return x.numpy()
+
+
+def numpy_to_torch(arr: np.ndarray):
+    import torch
+    import ml_dtypes
+    if arr.dtype == np.dtype(ml_dtypes.bfloat16):
+        return torch.from_numpy(np.ascontiguousarray(arr).view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(np.ascontiguousarray(arr))
+
+
+def _torch_special_dtypes() -> dict:
+    import torch
+    import ml_dtypes
+    table = {torch.bfloat16: (np.dtype(ml_dtypes.bfloat16), torch.int16)}
+    for tname, mname in (("float8_e4m3fn", "float8_e4m3fn"), ("float8_e5m2", "float8_e5m2"),
+                         ("float8_e8m0fnu", "float8_e8m0fnu")):
+        if hasattr(torch, tname) and hasattr(ml_dtypes, mname):
+            table[getattr(torch, tname)] = (np.dtype(getattr(ml_dtypes, mname)), torch.uint8)
+    return table
+
+
+def as_array(x, what: str) -> np.ndarray:
+    if isinstance(x, np.ndarray):
+        return x
+    if is_torch_tensor(x):
+        return torch_as_numpy(x)
+    raise TypeCheckError(f"{what} must be a numpy array (or a torch CPU tensor), got {type(x).__name__}")
+
+
+class ParamPlan:
+    """What a function's parameters need from host values, worked out once per compiled program."""
+    __slots__ = ("var", "name", "direction", "is_scalar", "convert", "dtype", "static_shape", "dtype_name")
+
+    def __init__(self, var: Var, direction: ParamDirection):
+        t = var.type
+        self.var = var
+        self.name = var.name_hint
+        self.direction = direction
+        self.is_scalar = isinstance(t, ScalarType)
+        if self.is_scalar:
+            self.convert = float if t.dtype.is_float() else bool if t.dtype.name == "BOOL" else int
+            self.dtype = None
+            self.static_shape = None
+            self.dtype_name = t.dtype.name
+        elif isinstance(t, TensorType):
+            self.convert = None
+            self.dtype = t.dtype.to_numpy()
+            self.dtype_name = t.dtype.name
+            dims = [d.value if isinstance(d, ConstInt) else None for d in t.shape]
+            self.static_shape = tuple(dims) if None not in dims else None
+        else:
+            raise TypeCheckError(f"parameter '{self.name}' has type {type(t).__name__}, which the host cannot pass")
+
+
+def plan_params(func: Function) -> list:
+    return [ParamPlan(p, d) for p, d in zip(func.params, func.param_directions)]
+
+
+class HostArgs:
+    """The simulator-side values of one call's arguments, and what to copy back afterwards."""
+
+    def __init__(self, plans: list, args: list, *, return_style: bool, strict: bool = True):
+        self.sim_args: list = []
+        self.writebacks: list = []         # (user numpy view, private buffer)
+        self.outputs: list = []            # return style: the freshly allocated Out buffers
+        self.any_torch = False
+        self.dims: dict = {}
+        it = iter(args)
+        late = []
+        for plan in plans:
+            if return_style and plan.direction is ParamDirection.Out:
+                late.append((len(self.sim_args), plan))
+                self.sim_args.append(None)          # filled once the inputs bound the dynamic dims
+                continue
+            self.sim_args.append(self._convert(plan, next(it), strict))
+        for i, plan in late:
+            buf = poisoned(self._shape_of(plan.var), plan.dtype)
+            self.sim_args[i] = buf
+            self.outputs.append(buf)
+
+    def _shape_of(self, p: Var) -> tuple:
+        out = []
+        for dim in p.type.shape:
+            if isinstance(dim, ConstInt):
+                out.append(dim.value)
+            elif dim in self.dims:
+                out.append(self.dims[dim])
+            else:
+                raise ValueCheckError(f"output '{p.name_hint}': dynamic dim '{getattr(dim, 'name_hint', dim)}' is not "
+                                      "fixed by any input; call with all parameters (in-place style)")
+        return tuple(out)
+
+    def _convert(self, plan: ParamPlan, value, strict: bool):
+        if plan.is_scalar:
+            if isinstance(value, np.ndarray) or is_torch_tensor(value):
+                raise TypeCheckError(f"parameter '{plan.name}' is a scalar {plan.dtype_name}, got an array")
+            return plan.convert(value)
+        if isinstance(value, np.ndarray):
+            arr = value
+        else:
+            arr = as_array(value, f"parameter '{plan.name}'")
+            self.any_torch = True
+        want = plan.dtype
+        if arr.dtype != want:
+            if strict:
+                raise TypeCheckError(f"parameter '{plan.name}' expects dtype {plan.dtype_name} ({want}), got "
+                                     f"{arr.dtype}", hint="convert the array with .astype(...) before the call")
+            arr = arr.astype(want)
+        if plan.static_shape is None or arr.shape != plan.static_shape:
+            self._check_shape(plan.var, arr)
+        d = plan.direction
+        if d is ParamDirection.In:
+            view = arr.view()
+            view.flags.writeable = False
+            return view
+        buf = poisoned(arr.shape, want) if d is ParamDirection.Out else np.array(arr, copy=True)
+        self.writebacks.append((arr, buf))
+        return buf
+
+    def write_back(self) -> None:
+        for user, buf in self.writebacks:
+            np.copyto(user, buf)
+
+    def results(self, value):
+        """The run's return value for the caller (torch tensors back when torch tensors came in)."""
+        if not self.any_torch:
+            return value
+        if isinstance(value, tuple):
+            return tuple(numpy_to_torch(v) if isinstance(v, np.ndarray) else v for v in value)
+        return numpy_to_torch(value) if isinstance(value, np.ndarray) else value

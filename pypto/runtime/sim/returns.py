@@ -1,0 +1,144 @@
+"""Call sites of kernels: argument directions, and which arguments a kernel's results are.
+
+A kernel returns the GM tensors it wrote (its Out / InOut params, through `tile.store`
+chains and loop carries). The host cannot wait for the task to learn that, so the mapping
+"return value i is argument j" is read from the callee's IR once, when the site is generated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from pypto.errors import UnsupportedError
+from pypto.ir.enums import ParamDirection
+from pypto.ir.expr import Call, Var
+from pypto.ir.function import Function, Program
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ReturnStmt, WhileStmt, YieldStmt, flatten_to_stmts
+from pypto.ir.types import ScalarType, TensorType
+from pypto.ir.visitor import IRVisitor
+
+READ, WRITE, READWRITE = "in", "out", "inout"
+_DIRECTION_NAMES = {"in": READ, "input": READ, "out": WRITE, "output": WRITE, "outputexisting": WRITE,
+                    "output_existing": WRITE, "inout": READWRITE, "nodep": None, "no_dep": None, "scalar": None}
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """One kernel call in a host (or Group) function."""
+    callee: str
+    directions: tuple           # per argument: "in" / "out" / "inout", or None (scalar, no dependency)
+    ret_map: Optional[tuple]    # per callee result: the index of the argument it is
+    multi: bool                 # the call's value is a tuple
+    span: object
+
+
+def _direction(value) -> Optional[str]:
+    name = getattr(value, "name", value)
+    key = str(name).lower()
+    if key not in _DIRECTION_NAMES:
+        raise UnsupportedError(f"unknown argument direction {value!r} in a call's arg_directions")
+    return _DIRECTION_NAMES[key]
+
+
+def call_directions(call: Call, callee: Function) -> tuple:
+    given = call.attrs.get("arg_directions")
+    out = []
+    for i, arg in enumerate(call.args):
+        if not isinstance(arg.type, TensorType):
+            out.append(None)
+        elif given is not None and i < len(given):
+            out.append(_direction(given[i]))
+        elif i < len(callee.param_directions):
+            d = callee.param_directions[i]
+            out.append({ParamDirection.In: READ, ParamDirection.Out: WRITE, ParamDirection.InOut: READWRITE}[d])
+        else:
+            out.append(READWRITE)
+    return tuple(out)
+
+
+class _Defs(IRVisitor):
+    """Var → what defines it (an expression, or the value a loop / if result starts from)."""
+
+    def __init__(self):
+        self.defs: dict = {}
+        self.returns: list = []
+
+    def visit_assign_stmt(self, s: AssignStmt):
+        self.defs[s.var] = s.value
+        self.visit_children(s)
+
+    def visit_for_stmt(self, s: ForStmt):
+        for a, rv in zip(s.iter_args, s.return_vars):
+            self.defs[rv] = a.init_value
+            self.defs[a] = a.init_value
+        self.visit_children(s)
+
+    visit_while_stmt = visit_for_stmt
+
+    def visit_if_stmt(self, s: IfStmt):
+        stmts = flatten_to_stmts(s.then_body)
+        if stmts and isinstance(stmts[-1], YieldStmt):
+            for rv, val in zip(s.return_vars, stmts[-1].values):
+                self.defs[rv] = val
+        self.visit_children(s)
+
+    def visit_return_stmt(self, s: ReturnStmt):
+        self.returns.append(s)
+
+
+def _trace(expr, params: dict, defs: dict, program: Optional[Program], depth: int = 0) -> Optional[int]:
+    from pypto.ir.expr import TupleGetItem
+    index = None                                  # pending TupleGetItem index into a call's results
+    while depth < 10000:
+        depth += 1
+        if isinstance(expr, Var) and expr in params:
+            return params[expr]
+        if isinstance(expr, Var) and expr in defs:
+            expr = defs[expr]
+            continue
+        if isinstance(expr, TupleGetItem):
+            index = expr.index
+            expr = expr.tuple
+            continue
+        if isinstance(expr, Call) and expr.is_function_call() and program is not None:
+            callee = program.get_function(expr.op.name)
+            inner = return_param_map(callee, program) if callee is not None else None
+            if not inner:
+                return None
+            expr = expr.args[inner[index or 0]]
+            index = None
+            continue
+        if isinstance(expr, Call) and not expr.is_function_call() and expr.op.reuses_input is not None:
+            expr = expr.args[expr.op.reuses_input]
+            continue
+        return None
+    return None
+
+
+def return_param_map(func: Function, program: Optional[Program] = None) -> Optional[tuple]:
+    """For each value the function returns, the index of the parameter it is (None: untraceable)."""
+    finder = _Defs()
+    finder.visit(func.body)
+    if not finder.returns:
+        return ()
+    params = {p: i for i, p in enumerate(func.params)}
+    out = []
+    for v in finder.returns[-1].values:
+        idx = _trace(v, params, finder.defs, program)
+        if idx is None:
+            return None
+        out.append(idx)
+    return tuple(out)
+
+
+def make_call_site(call: Call, callee: Function, program: Program, span) -> CallSite:
+    ret_map = return_param_map(callee, program)
+    n_results = len(callee.return_types)
+    if ret_map is None and n_results:
+        if all(isinstance(t, ScalarType) for t in callee.return_types):
+            raise UnsupportedError(f"kernel '{callee.name}' returns a scalar; a task cannot return values to the "
+                                   "host in the simulator", span)
+        raise UnsupportedError(f"cannot tell which argument kernel '{callee.name}' returns", span,
+                               hint="a kernel returns the Out / InOut tensors it stores to")
+    return CallSite(callee.name, call_directions(call, callee), ret_map, n_results > 1, span)

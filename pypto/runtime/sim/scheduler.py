@@ -1,0 +1,352 @@
+"""One simulated run: the host agent, tasks with dependencies, cores, and the cooperative scheduler.
+
+The host agent runs the Orchestration function. Each kernel call submits a Task whose GM
+arguments carry the call's directions; a task waits for every earlier unfinished task it
+conflicts with (read-after-write, write-after-read, write-after-write on overlapping
+buffers), then runs on a free core of its type (AIV, AIC, or a whole cluster for a Group).
+Agents switch only at blocking points: a kernel with no blocking op runs to completion as
+soon as it is placed. The default policy is deterministic (fixed round-robin order, lowest
+free core); `schedule="random"` picks ready tasks, cores and runnable agents with a seeded
+RNG to expose missing dependencies and races. When agents remain but none can run, the run
+raises DeadlockError naming each blocked agent, its op and its source line.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from typing import Optional
+
+import numpy as np
+
+from pypto.errors import DeadlockError, PyptoError, SimulationError, UnsupportedError
+from pypto.ir.enums import FunctionType, MemorySpace, SplitMode
+from pypto.runtime.sim.blocking import Block
+from pypto.runtime.sim.contexts import CoreContext, HostContext
+
+
+class Task:
+    __slots__ = ("id", "site", "code", "args", "accesses", "deps_left", "dependents", "lanes_left", "cores")
+
+    def __init__(self, tid: int, site, code, args: tuple, accesses: list):
+        self.id = tid
+        self.site = site
+        self.code = code
+        self.args = args
+        self.accesses = accesses        # [(ndarray, writes: bool)]
+        self.deps_left = 0
+        self.dependents: list = []
+        self.lanes_left = 0
+        self.cores: list = []
+
+    @property
+    def name(self) -> str:
+        return f"task #{self.id} ({self.code.name})"
+
+
+class Agent:
+    __slots__ = ("name", "gen", "block", "task", "core", "code")
+
+    def __init__(self, name: str, gen, task: Optional[Task], core, code):
+        self.name = name
+        self.gen = gen
+        self.block: Optional[Block] = None
+        self.task = task
+        self.core = core
+        self.code = code
+
+
+def _conflict(a: list, b: list) -> bool:
+    for x, wx in a:
+        for y, wy in b:
+            if (wx or wy) and (x is y or np.may_share_memory(x, y)):
+                return True
+    return False
+
+
+def _is_dual_lane(func) -> bool:
+    split = func.attrs.get("split")
+    return bool(func.attrs.get("dual_aiv_dispatch")) or (split is not None and split not in (SplitMode.NONE, 0))
+
+
+class Run:
+    def __init__(self, program, machine, *, schedule: str = "deterministic", seed: Optional[int] = None,
+                 window: int = 64):
+        self.program = program
+        self.machine = machine
+        self.epoch = machine.new_run()
+        self.random = random.Random(seed if seed is not None else 0) if schedule == "random" else None
+        self.window = window
+        self.agents: list = []
+        self.live: dict = {}             # unfinished tasks by id, in submission order
+        self.ready: list = []
+        self.ids = itertools.count()
+        self.host: Optional[Agent] = None
+
+    # ------------------------------------------------------------------ host side
+    def submit(self, site, args: tuple):
+        code = self.program.functions[site.callee]
+        accesses = [(a, d != "in") for a, d in zip(args, site.directions)
+                    if d is not None and isinstance(a, np.ndarray)]
+        task = Task(next(self.ids), site, code, args, accesses)
+        for other in self.live.values():
+            if _conflict(other.accesses, accesses):
+                other.dependents.append(task)
+                task.deps_left += 1
+        self.live[task.id] = task
+        if task.deps_left == 0:
+            self.ready.append(task)
+        return self._results(site, args)
+
+    @staticmethod
+    def _results(site, args):
+        if not site.ret_map:
+            return None
+        if site.multi:
+            return tuple(args[i] for i in site.ret_map)
+        return args[site.ret_map[0]]
+
+    def window_block(self) -> Optional[Block]:
+        if len(self.live) < self.window:
+            return None
+        return Block(lambda: len(self.live) < self.window, "task submission",
+                     f"{len(self.live)} tasks in flight, window {self.window}")
+
+    def gm_block(self, tensors) -> Optional[Block]:
+        mine = [(t, True) for t in tensors if isinstance(t, np.ndarray)]
+
+        def clear() -> bool:
+            return not any(_conflict(t.accesses, mine) for t in self.live.values())
+        if clear():
+            return None
+        return Block(clear, "host access to a tensor", "waiting for the tasks that use it")
+
+    # ------------------------------------------------------------------ placement
+    def _free(self, cores: list):
+        if not self.random:
+            for c in cores:
+                if not c.busy:
+                    return c
+            return None
+        free = [c for c in cores if not c.busy]
+        return self.random.choice(free) if free else None
+
+    def _free_cluster(self, need_aic: bool):
+        free = [cl for cl in self.machine.clusters
+                if not any(c.busy for c in cl.aiv) and (not need_aic or not cl.aic.busy)]
+        if not free:
+            return None
+        return self.random.choice(free) if self.random else free[0]
+
+    def _kind(self, code) -> str:
+        t = code.func.func_type
+        if t is FunctionType.InCore:       # not split by ExpandMixedKernel: place by the memory it uses
+            spaces = {s.space for s in code.slots}
+            if spaces <= {MemorySpace.Vec}:
+                return "AIV"
+            if not spaces & {MemorySpace.Vec}:
+                return "AIC"
+            raise SimulationError(f"InCore kernel '{code.name}' uses both vector and cube memory; "
+                                  "ExpandMixedKernel must split it", code.func.span)
+        if t in (FunctionType.AIV, FunctionType.AIC, FunctionType.Group):
+            return t.name
+        raise UnsupportedError(f"launching a {t.name} function ('{code.name}') in the simulator", code.func.span)
+
+    def _try_start(self, task: Task) -> bool:
+        kind = self._kind(task.code)
+        if kind == "AIV" and not _is_dual_lane(task.code.func):
+            core = self._free(self.machine.aiv_cores)
+            if core is None:
+                return False
+            self._launch(task, [(core, task.code, task.args, 0, 1)])
+        elif kind == "AIV":
+            cl = self._free_cluster(False)
+            if cl is None:
+                return False
+            self._launch(task, [(c, task.code, task.args, c.lane, 2) for c in cl.aiv])
+        elif kind == "AIC":
+            core = self._free(self.machine.aic_cores)
+            if core is None:
+                return False
+            self._launch(task, [(core, task.code, task.args, 0, 1)])
+        else:
+            cl = self._free_cluster(True)
+            if cl is None:
+                return False
+            self._launch_group(task, cl)
+        return True
+
+    def _reserve(self, task: Task, core) -> None:
+        core.busy = True
+        core.begin_run(self.epoch)
+        task.cores.append(core)
+
+    def _launch(self, task: Task, lanes: list) -> None:
+        for core, *_ in lanes:
+            self._reserve(task, core)
+        task.lanes_left += len(lanes)
+        for core, code, args, lane, nlanes in lanes:
+            ctx = CoreContext(self, core, task, subblock_idx=lane, subblock_num=nlanes)
+            self._start_lane(task, code, ctx, args, f"{core.name} ({task.name}, lane {lane})")
+
+    def _launch_group(self, task: Task, cl) -> None:
+        for core in [cl.aic, *cl.aiv]:
+            self._reserve(task, core)
+        ctx = CoreContext(self, cl.aic, task)
+        task.lanes_left += 1                    # the Group body itself; members add their lanes
+        self._start_lane(task, task.code, ctx, task.args, f"cluster {cl.index} ({task.name})")
+
+    def spawn(self, group_ctx: CoreContext, site, args: tuple):
+        """A member kernel of a running Group, placed on the group's cluster."""
+        task = group_ctx.task
+        code = self.program.functions[site.callee]
+        cl = group_ctx.cluster
+        if code.func.func_type is FunctionType.AIC:
+            lanes = [(cl.aic, 0, 1)]
+        elif _is_dual_lane(code.func):
+            lanes = [(c, c.lane, 2) for c in cl.aiv]
+        else:
+            lanes = [(cl.aiv[0], 0, 1)]
+        task.lanes_left += len(lanes)
+        for core, lane, nlanes in lanes:
+            ctx = CoreContext(self, core, task, subblock_idx=lane, subblock_num=nlanes)
+            self._start_lane(task, code, ctx, args, f"{core.name} ({task.name}: {code.name}, lane {lane})")
+        return self._results(site, args)
+
+    def _start_lane(self, task: Task, code, ctx: CoreContext, args: tuple, name: str) -> None:
+        if code.is_generator:
+            agent = Agent(name, None, task, ctx.core, code)
+            ctx.agent = agent
+            try:
+                agent.gen = code.fn(ctx, *args)
+            except BaseException as e:
+                raise self.located(e, name) from None
+            self.agents.append(agent)
+            return
+        try:
+            code.fn(ctx, *args)
+        except BaseException as e:
+            raise self.located(e, name)
+        self._lane_done(task)
+
+    def _lane_done(self, task: Task) -> None:
+        task.lanes_left -= 1
+        if task.lanes_left:
+            return
+        for core in task.cores:
+            core.busy = False
+        del self.live[task.id]
+        for d in task.dependents:
+            d.deps_left -= 1
+            if d.deps_left == 0:
+                self.ready.append(d)
+
+    def _dispatch(self) -> bool:
+        started = False
+        while self.ready:
+            order = list(self.ready)
+            if self.random:
+                self.random.shuffle(order)
+            progress = False
+            for task in order:
+                if self._try_start_checked(task):
+                    progress = started = True
+                    break                        # starting a task may finish others and change `ready`
+            if not progress:
+                break
+        return started
+
+    def _try_start_checked(self, task: Task) -> bool:
+        # remove first: a non-blocking kernel completes inside _try_start and may append new ready tasks
+        idx = self.ready.index(task)
+        del self.ready[idx]
+        if self._try_start(task):
+            return True
+        self.ready.insert(idx, task)
+        return False
+
+    # ------------------------------------------------------------------ the loop
+    def execute(self, entry_code, args: list):
+        host_ctx = HostContext(self)
+        name = f"host orchestrator ({entry_code.name})"
+        self.host = Agent(name, entry_code.fn(host_ctx, *args), None, None, entry_code)
+        self.agents.append(self.host)
+        result = None
+        while self.agents or self.ready or self.live:
+            self._dispatch()
+            agent = self._pick()
+            if agent is None:
+                if not self.agents and not self.ready and not self.live:
+                    break
+                raise self._deadlock()
+            try:
+                blk = agent.gen.send(None)
+            except StopIteration as stop:
+                self.agents.remove(agent)
+                if agent is self.host:
+                    result = stop.value
+                else:
+                    self._lane_done(agent.task)
+                continue
+            except BaseException as e:
+                raise self.located(e, agent.name)
+            agent.block = blk
+        return result
+
+    def _pick(self) -> Optional[Agent]:
+        runnable = [a for a in self.agents if a.block is None or a.block.ready()]
+        if not runnable:
+            return None
+        if self.random:
+            return self.random.choice(runnable)
+        # round-robin: the first runnable agent after the one stepped last
+        agent = runnable[0]
+        self.agents.remove(agent)
+        self.agents.append(agent)
+        return agent
+
+    # ------------------------------------------------------------------ diagnostics
+    def located(self, exc: BaseException, agent_name: str) -> BaseException:
+        """Name the agent, the op and the user's source line of an exception raised while simulating."""
+        if getattr(exc, "_sim_located", False) or not isinstance(exc, Exception):
+            return exc
+        what, span = "", None
+        tb = exc.__traceback__
+        while tb is not None:
+            code = self.program.by_filename.get(tb.tb_frame.f_code.co_filename)
+            if code is not None:
+                what, span = code.lines.get(tb.tb_lineno, (what, span))
+            tb = tb.tb_next
+        op = f" in {what}" if what else ""
+        if isinstance(exc, PyptoError):
+            exc.message = f"{agent_name}{op}: {exc.message}"
+            exc.span = None
+            exc.with_span(span)
+            exc.args = (exc._one_line(),)
+            out = exc
+        else:
+            msg = str(exc)
+            if isinstance(exc, ValueError) and "read-only" in msg:
+                msg = "a kernel wrote a tensor passed as an In parameter (read-only in the simulator)"
+            out = SimulationError(f"{agent_name}{op}: {type(exc).__name__}: {msg}", span)
+            out.__cause__ = exc
+        out._sim_located = True
+        return out
+
+    def _deadlock(self) -> DeadlockError:
+        lines = []
+        first_span = None
+        for a in self.agents:
+            blk = a.block
+            lines.append(f"  {a.name}: {blk.describe() if blk else 'not runnable'}")
+            if first_span is None and blk is not None and blk.span is not None:
+                first_span = blk.span
+        waiting = [t for t in self.live.values() if t.deps_left]
+        if waiting:
+            lines.append(f"  {len(waiting)} task(s) waiting for dependencies: "
+                         + ", ".join(t.name for t in waiting[:8]) + (" ..." if len(waiting) > 8 else ""))
+        if self.ready:
+            lines.append(f"  {len(self.ready)} ready task(s) with no free core: "
+                         + ", ".join(t.name for t in self.ready[:8]))
+        return DeadlockError("deadlock: no agent can make progress\n" + "\n".join(lines), first_span,
+                             hint="a blocked op waits for data, a slot or a signal that nothing will provide")

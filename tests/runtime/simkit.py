@@ -1,0 +1,156 @@
+"""Hand-built final IR for simulator tests (no parser or passes needed).
+
+`kernel_add(...)` / `program(...)` build an Orchestration function calling AIV kernels whose
+tile vars carry MemRefs bound by `tile.alloc(memory_space=, size=, addr=)`. `OPS` is the
+simulator op table for these tests: the real SIM_OPS where present, small numpy fallbacks
+for the few ops the tests use otherwise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pypto.ir import (AssignStmt, Call, ConstInt, EvalStmt, ForStmt, Function, FunctionType, GlobalVar, IterArg,
+                      MemorySpace, MemRef, Program, PtrType, ReturnStmt, SeqStmts, Span, TensorType, TileType, Var,
+                      YieldStmt, create_op_call)
+from pypto.ir.dtypes import FP32, INDEX
+from pypto.ir.enums import ParamDirection
+from pypto.ir.ops.registry import Kwarg, OpDef, has_op, get_op
+from pypto.runtime.sim.blocking import Block, may_block
+from pypto.runtime.sim.program import default_ops
+
+Vec = MemorySpace.Vec
+
+
+def span(line: int) -> Span:
+    return Span("kernels.py", line, 5, line, 20, text="")
+
+
+def alloc_op():
+    if has_op("tile.alloc"):
+        return get_op("tile.alloc")
+    return OpDef("tile.alloc", kwargs={"memory_space": Kwarg(MemorySpace), "size": Kwarg(int), "addr": Kwarg(int, -1)})
+
+
+def alloc(name: str, size: int, addr: int, space=Vec):
+    ptr = Var(name, PtrType())
+    call = Call(alloc_op(), [], {"memory_space": space, "size": size, "addr": addr}, PtrType())
+    return ptr, AssignStmt(ptr, call)
+
+
+def tile_var(name, shape, base, offset=0, dtype=FP32, space=Vec):
+    n = int(np.prod(shape)) * dtype.get_byte()
+    return Var(name, TileType(shape, dtype, MemRef(base, offset, n), memory_space=space))
+
+
+def tensor(name, shape, dtype=FP32):
+    return Var(name, TensorType(shape, dtype))
+
+
+# ---------------------------------------------------------------- fallback op semantics
+def _load(ctx, out, tensor, offsets, shapes, valid_shapes=None, target_memory=None, **kw):
+    valid = tuple(valid_shapes) if valid_shapes is not None else tuple(shapes)
+    idx = tuple(slice(o, o + v) for o, v in zip(offsets, valid))
+    src = tensor[idx]
+    out.data[tuple(slice(0, s) for s in src.shape)] = src
+    out.valid = src.shape
+    return out
+
+
+def _store(ctx, out, tile, offsets, output_tensor, **kw):
+    idx = tuple(slice(o, o + v) for o, v in zip(offsets, tile.valid))
+    output_tensor[idx] = tile.data[tile.region]
+    return output_tensor
+
+
+def _binary(fn):
+    def op(ctx, out, a, b, **kw):
+        out.data[a.region] = fn(a.data[a.region], b.data[a.region])
+        out.valid = a.valid
+        return out
+    return op
+
+
+class Mailbox:
+    """A one-value pipe for blocking tests: `test.put` sets it, `test.take` blocks until set."""
+    def __init__(self):
+        self.value = None
+
+
+MAILBOX = Mailbox()
+
+
+@may_block
+def _take(ctx, out, **kw):
+    if MAILBOX.value is None:
+        return Block(lambda: MAILBOX.value is not None, "test.take", "mailbox empty")
+    v, MAILBOX.value = MAILBOX.value, None
+    return v
+
+
+def _put(ctx, out, value, **kw):
+    MAILBOX.value = value
+    return None
+
+
+FALLBACK = {"tile.load": _load, "tile.store": _store, "tile.add": _binary(np.add), "tile.mul": _binary(np.multiply),
+            "tile.sub": _binary(np.subtract), "test.take": _take, "test.put": _put}
+OPS = {**FALLBACK, **{k: v for k, v in default_ops().items()}}
+
+TAKE = OpDef("test.take")
+PUT = OpDef("test.put", args=("value",))
+
+
+# ---------------------------------------------------------------- builders
+def load(var, t, offs, shape, line):
+    call = create_op_call("tile.load", [t, list(offs), list(shape), list(shape)], {"target_memory": Vec}, span(line))
+    return AssignStmt(var, call.replace(type=var.type), span(line))
+
+
+def binary(op, var, a, b, line):
+    call = create_op_call(f"tile.{op}", [a, b], span=span(line))
+    return AssignStmt(var, call.replace(type=var.type), span(line))
+
+
+def store(var, tile, offs, out, line):
+    return AssignStmt(var, create_op_call("tile.store", [tile, list(offs), out], span=span(line)), span(line))
+
+
+def kernel_binary(name="add_kernel", op="add", rows=64, cols=128, addrs=(0, None, None), func_type=FunctionType.AIV):
+    """out = a <op> b on one tile; `addrs` places tiles a, b, c (None: packed after the previous one)."""
+    nbytes = rows * cols * 4
+    a, b, out = tensor("a", [rows, cols]), tensor("b", [rows, cols]), tensor("out", [rows, cols])
+    places = []
+    nxt = 0
+    for x in addrs:
+        x = nxt if x is None else x
+        places.append(x)
+        nxt = x + nbytes
+    ptrs, allocs = zip(*[alloc(f"mem{i}", nbytes, p) for i, p in enumerate(places)])
+    ta, tb, tc = (tile_var(n, [rows, cols], p) for n, p in zip(("ta", "tb", "tc"), ptrs))
+    res = tensor("res", [rows, cols])
+    body = SeqStmts([*allocs, load(ta, a, (0, 0), (rows, cols), 10), load(tb, b, (0, 0), (rows, cols), 11),
+                     binary(op, tc, ta, tb, 12), store(res, tc, (0, 0), out, 13), ReturnStmt([res], span(14))])
+    return Function(name, [a, b, out], [out.type], body, func_type,
+                    param_directions=[ParamDirection.In, ParamDirection.In, ParamDirection.Out])
+
+
+def orchestration(calls, params, directions, name="main", ret=None):
+    """`calls` is a list of (callee, [arg vars], result var or None)."""
+    stmts = []
+    for i, (callee, args, res) in enumerate(calls):
+        call = Call(GlobalVar(callee.name), args, type=callee.return_types[0] if callee.return_types else None,
+                    span=span(100 + i))
+        stmts.append(AssignStmt(res, call, span(100 + i)) if res is not None else EvalStmt(call, span(100 + i)))
+    stmts.append(ReturnStmt([ret] if ret is not None else [], span(199)))
+    return Function(name, params, [ret.type] if ret is not None else [], SeqStmts(stmts), FunctionType.Orchestration,
+                    param_directions=directions)
+
+
+def add_program(**kw):
+    k = kernel_binary(**kw)
+    a, b, out = (tensor(n, [kw.get("rows", 64), kw.get("cols", 128)]) for n in ("a", "b", "out"))
+    r = tensor("r", [kw.get("rows", 64), kw.get("cols", 128)])
+    main = orchestration([(k, [a, b, out], r)], [a, b, out],
+                         [ParamDirection.In, ParamDirection.In, ParamDirection.Out], ret=r)
+    return Program([k, main], "AddProg")
