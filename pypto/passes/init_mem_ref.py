@@ -5,7 +5,8 @@ Reference: pass doc 31 (compiler-and-runtime.md §2, dump 32).
 
 A new tile value gets its own allocation `mem = pl.tile.alloc(memory_space=..., size=<bytes>,
 addr=-1)`; values that must live in the same buffer share it: in-place ops (OpDef.reuses_input),
-plain aliases, iter args (their init's buffer) and loop / if return vars (the yield's buffer).
+plain aliases, iter args (their init's buffer), loop / if return vars and the values yielded
+into them (when defined inside the loop / branch) — the reference's semantic aliases.
 
     before:  t: pl.Tile[[64], pl.FP32, pl.Mem.Vec] = pl.tile.load(...)
     after:   mem_vec_0: pl.Ptr = pl.tile.alloc(memory_space=pl.Mem.Vec, size=256, addr=-1)
@@ -36,74 +37,119 @@ def ensure_alloc_op() -> None:
 
 
 class _Planner:
-    """Decides each tile Var's MemRef, walking the function in program order."""
+    """Groups tile Vars that must share a buffer (union-find), then gives each group one allocation."""
 
     def __init__(self, func: Function):
         self.func = func
+        self.parent: dict = {}          # tile Var → representative
+        self.order: dict = {}           # tile Var → definition index (the earlier Var represents a group)
         self.memref: dict = {}
         self.allocs: list = []          # (base Var, space, size)
         self.counts: dict = {}
 
-    def new_alloc(self, var: Var) -> MemRef:
-        t = var.type
-        size = t.nbytes()
-        if size is None:
-            raise UnsupportedError(f"InitMemRef: tile '{var.name_hint}' in {self.func.name} has a dynamic shape, so "
-                                   "its buffer size is unknown", var.span,
-                                   hint="give the tile a static physical shape and a dynamic valid_shape")
-        space = t.memory_space or MemorySpace.Vec
-        k = self.counts.get(space, 0)
-        self.counts[space] = k + 1
-        base = Var(f"mem_{space.name.lower()}_{k}", PtrType(), var.span)
-        self.allocs.append((base, space, size))
-        return MemRef(base, 0, size)
+    # -- groups ----------------------------------------------------------------
+    def find(self, v):
+        while self.parent[v] is not v:
+            self.parent[v] = self.parent[self.parent[v]]
+            v = self.parent[v]
+        return v
 
-    def assign(self, var: Var, ref) -> None:
-        if isinstance(var.type, TileType):
-            if var.type.memref is not None:
-                self.memref[var] = var.type.memref
-            else:
-                self.memref[var] = ref if ref is not None else self.new_alloc(var)
+    def add(self, v) -> None:
+        if isinstance(v, Var) and isinstance(v.type, TileType) and v not in self.parent:
+            self.parent[v] = v
+            self.order[v] = len(self.order)
 
-    def source_ref(self, value):
-        """The MemRef a value must share, if any (alias, in-place op)."""
-        if isinstance(value, Var):
-            return self.memref.get(value)
-        if isinstance(value, Call) and not isinstance(value.op, GlobalVar) and value.op.reuses_input is not None:
-            i = value.op.reuses_input
-            if i < len(value.args) and isinstance(value.args[i], Var) and isinstance(value.type, TileType):
-                src = value.args[i]
-                ref = self.memref.get(src)
-                if ref is not None and src.type.memory_space == value.type.memory_space:
-                    return ref
-        return None
+    def union(self, a, b) -> None:
+        """Same buffer for a and b (only between tiles of one memory space)."""
+        if a not in self.parent or b not in self.parent:
+            return
+        if a.type.memory_space != b.type.memory_space:
+            return
+        ra, rb = self.find(a), self.find(b)
+        if ra is not rb:
+            first, second = (ra, rb) if self.order[ra] < self.order[rb] else (rb, ra)
+            self.parent[second] = first
 
+    # -- walk --------------------------------------------------------------------
     def body(self, stmt) -> None:
         for s in body_list(stmt):
             self.stmt(s)
 
     def stmt(self, s) -> None:
         if isinstance(s, AssignStmt):
-            self.assign(s.var, self.source_ref(s.value))
+            self.add(s.var)
+            src = self.shared_source(s.value)
+            if src is not None:
+                self.union(src, s.var)
         elif isinstance(s, (ForStmt, WhileStmt)):
             for ia in s.iter_args:
-                self.assign(ia, self.memref.get(ia.init_value) if isinstance(ia.init_value, Var) else None)
+                self.add(ia)
+                if isinstance(ia.init_value, Var):
+                    self.union(ia.init_value, ia)
             self.body(s.body)
-            self.bind_returns(s.return_vars, s.body)
+            self.merge(s.return_vars, [s.body], s.iter_args)
         elif isinstance(s, IfStmt):
             self.body(s.then_body)
             if s.else_body is not None:
                 self.body(s.else_body)
-            self.bind_returns(s.return_vars, s.then_body)
+            self.merge(s.return_vars, [b for b in (s.then_body, s.else_body) if b is not None], ())
         elif isinstance(s, ScopeStmt):
             self.body(s.body)
 
-    def bind_returns(self, return_vars, body) -> None:
-        stmts = body_list(body)
-        values = stmts[-1].values if stmts and isinstance(stmts[-1], YieldStmt) else ()
+    def merge(self, return_vars, bodies, carried) -> None:
+        """Loop carries and if results live in one buffer with the values yielded into them
+        (values defined outside the construct keep their own buffer)."""
         for i, rv in enumerate(return_vars):
-            v = values[i] if i < len(values) else None
-            self.assign(rv, self.memref.get(v) if isinstance(v, Var) else None)
+            self.add(rv)
+            if i < len(carried):
+                self.union(carried[i], rv)
+            for b in bodies:
+                stmts = body_list(b)
+                if stmts and isinstance(stmts[-1], YieldStmt) and i < len(stmts[-1].values):
+                    v = stmts[-1].values[i]
+                    if isinstance(v, Var) and v in defined_vars_set(b):
+                        self.union(rv, v)
+
+    def shared_source(self, value):
+        """The tile a value must share its buffer with (alias, in-place op), if any."""
+        if isinstance(value, Var):
+            return value
+        if isinstance(value, Call) and not isinstance(value.op, GlobalVar) and value.op.reuses_input is not None:
+            i = value.op.reuses_input
+            if i < len(value.args) and isinstance(value.args[i], Var):
+                return value.args[i]
+        return None
+
+    # -- allocations ---------------------------------------------------------------
+    def plan(self) -> dict:
+        groups: dict = {}
+        for v in self.parent:
+            groups.setdefault(self.find(v), []).append(v)
+        for root, members in groups.items():
+            fixed = next((m.type.memref for m in members if m.type.memref is not None), None)
+            ref = fixed if fixed is not None else self.new_alloc(root, members)
+            for m in members:
+                self.memref[m] = m.type.memref if m.type.memref is not None else ref
+        return self.memref
+
+    def new_alloc(self, root: Var, members: list) -> MemRef:
+        sizes = [m.type.nbytes() for m in members]
+        if any(sz is None for sz in sizes):
+            bad = members[sizes.index(None)]
+            raise UnsupportedError(f"InitMemRef: tile '{bad.name_hint}' in {self.func.name} has a dynamic shape, so "
+                                   "its buffer size is unknown", bad.span,
+                                   hint="give the tile a static physical shape and a dynamic valid_shape")
+        space = root.type.memory_space or MemorySpace.Vec
+        k = self.counts.get(space, 0)
+        self.counts[space] = k + 1
+        base = Var(f"mem_{space.name.lower()}_{k}", PtrType(), root.span)
+        self.allocs.append((base, space, max(sizes)))
+        return MemRef(base, 0, max(sizes))
+
+
+def defined_vars_set(stmt) -> set:
+    from pypto.passes.analysis import defined_vars
+    return set(defined_vars(stmt))
 
 
 class _Apply(IRMutator):
@@ -138,10 +184,11 @@ class _Apply(IRMutator):
 def _run(func: Function, program: Program) -> Function:
     planner = _Planner(func)
     planner.body(func.body)
-    if not planner.memref:
+    memref = planner.plan()
+    if not memref:
         return func
     ensure_alloc_op()
-    applier = _Apply(planner.memref)
+    applier = _Apply(memref)
     body = applier.mutate(func.body)
     allocs = [AssignStmt(base, create_op_call("tile.alloc", [], {"memory_space": space, "size": size, "addr": -1},
                                               base.span), base.span)

@@ -51,12 +51,12 @@ def tile_op(ctx, name: str, args: list, call: Call, kwargs: dict | None = None) 
 
 
 # 1:1 elementwise / unary / reduction ops: tensor.X(a, b, ...) → tile.X(tile(a), tile(b), ...)
-ONE_TO_ONE = ("add", "sub", "mul", "div", "adds", "subs", "muls", "divs", "maximum", "minimum", "maxs", "mins",
-              "exp", "log", "sqrt", "rsqrt", "recip", "abs", "neg", "relu", "cast", "row_sum", "row_max", "row_min",
-              "col_sum", "col_max", "col_min", "row_expand_add", "row_expand_sub", "row_expand_mul",
-              "row_expand_div", "col_expand_add", "col_expand_sub", "col_expand_mul", "col_expand_div",
-              "transpose", "reshape", "fillpad", "sin", "cos", "sel", "cmp", "cmps", "and_", "or_", "xor",
-              "expands", "full")
+ONE_TO_ONE = ("add", "sub", "mul", "div", "adds", "subs", "muls", "divs", "maximum", "minimum", "maximums",
+              "minimums", "exp", "log", "sqrt", "rsqrt", "recip", "abs", "neg", "relu", "cast", "row_sum", "row_max",
+              "row_min", "col_sum", "col_max", "col_min", "row_expand", "row_expand_add", "row_expand_sub",
+              "row_expand_mul", "row_expand_div", "row_expand_max", "row_expand_min", "col_expand", "col_expand_add",
+              "col_expand_sub", "col_expand_mul", "col_expand_div", "col_expand_max", "col_expand_min",
+              "transpose", "reshape", "fillpad", "sin", "cos", "sel", "cmp", "cmps", "expands", "full")
 
 
 def _one_to_one(call: Call, ctx):
@@ -96,3 +96,26 @@ def _assemble(call: Call, ctx):
         ctx.note_written(target)
         return create_op_call("tile.store", [source, offsets, target], {}, call.span)
     return tile_op(ctx, "tile.assemble", [target, source, offsets], call)
+
+
+@converts("tensor.read", "tensor.write")
+def _element(call: Call, ctx):
+    """Scalar access: on a converted value it is tile.read / tile.write; on GM it stays (it reads GM itself)."""
+    src = ctx.plain(call.args[0])
+    rest = [ctx.plain(a) for a in call.args[1:]]
+    if isinstance(src.type, TileType) or src in ctx.k.param_tiles:
+        src = ctx.tile(src)
+        return tile_op(ctx, "tile." + call.op.short_name, [src] + rest, call)
+    if call.op.name == "tensor.write":
+        ctx.note_written(src)
+    return call.replace(args=tuple([src] + rest))
+
+
+@converts("tensor.dim")
+def _dim(call: Call, ctx):
+    """Kernel shapes are known from the tensor's type: the dim is that shape entry."""
+    t = ctx.plain(call.args[0]).type
+    axis = call.args[1]
+    if isinstance(axis, ConstInt) and isinstance(t, (TensorType, TileType)):
+        return t.shape[axis.value if axis.value >= 0 else len(t.shape) + axis.value]
+    return call.replace(args=tuple(ctx.plain(a) for a in call.args))
