@@ -82,7 +82,8 @@ def test_aliases():
     assert op_name(build_call("store", [A, [0, 0], OUT], {})) == "tile.store"
     assert op_name(build_call("move", [A], {"target_memory": MemorySpace.Mat})) == "tile.move"
     assert op_name(build_call("create_tile", [[16, 16]], {"dtype": FP16})) == "tile.create"
-    assert op_name(build_call("full", [[16, 16]], {"dtype": FP16, "value": 1.0})) == "tile.full"
+    assert op_name(build_call("full", [[16, 16]], {"dtype": FP16, "value": 1.0})) == "tensor.full"   # as the reference
+    assert op_name(build_call("tile.full", [[16, 16]], {"dtype": FP16, "value": 1.0})) == "tile.full"
     for path in ("create_tensor", "tensor.create"):
         c = build_call(path, [[64, 64], FP32], {})
         assert op_name(c) == "tensor.create" and c.kwargs["dtype"] is FP32
@@ -146,3 +147,15 @@ def test_dsl_only_keywords():
         build_call("create_tensor", [[8, 8], FP32], {"manual_dep": True})
     with pytest.raises(TypeCheckError, match="unexpected keyword"):
         build_call("add", [A, B], {"bogus": 1})
+
+
+def test_reference_keyword_spellings():
+    assert op_name(build_call("row_sum", [], {"tile": A, "tmp_tile": B})) == "tile.row_sum"
+    assert op_name(build_call("tensor.row_sum", [], {"input": T})) == "tensor.row_sum"
+    assert op_name(build_call("row_expand_mul", [A], {"row_vec": ir.Var("r", TileType([64, 1], FP32))})) \
+        == "tile.row_expand_mul"
+    assert op_name(build_call("tensor.read", [], {"tensor": T, "indices": [0, 0]})) == "tensor.read"
+    assert op_name(build_call("fillpad", [A], {"pad_value": "max"})) == "tile.fillpad"
+    c = build_call("tile.alloc", [MemorySpace.Vec, 256], {})
+    assert c.kwargs == {"memory_space": MemorySpace.Vec, "size": 256, "addr": -1}
+    assert op_name(build_call("store", [A, [0, 0], OUT], {"shapes": None})) == "tile.store"

@@ -27,12 +27,17 @@ RENAMES = {
     "assemble": {"offsets": "offset"},
     "transpose": {"tmp_tile": "tmp"},
     "cast": {"dtype": "target_type"},
+    "fillpad": {"value": "x"},
 }
+# The reference names an op's first operand after its kind; ours are named after their role.
+FIRST_OPERAND_NAMES = ("tile", "tensor", "input")
+# and its broadcast vectors after their orientation
+VEC_NAMES = ("row_vec", "col_vec")
 
 # Reference keywords we accept only at their default value (the feature is not built).
 DSL_ONLY_DEFAULTS = {
     "manual_dep": False, "init_value": None, "clamp": False, "high_precision": False, "drop_dims": None,
-    "transpose": None, "atomic": AtomicType.None_, "shapes_hint": None,
+    "transpose": None, "atomic": AtomicType.None_, "shapes": None, "flat_layout": None, "pinned": False,
 }
 # slice's pad_value keyword is DSL-only too (fillpad has a real pad_value kwarg)
 _SLICE_ONLY = {"pad_value": None}
@@ -75,6 +80,11 @@ def _drop_dsl_only(op: OpDef, display: str, kwargs: dict, span: Optional[Span]) 
 def bind(op: OpDef, display: str, args: list, kwargs: dict, span: Optional[Span]) -> tuple[list, dict]:
     """Map DSL positional / keyword arguments onto op.args (in order) and op.kwargs (Python values)."""
     renames = {**RENAMES["*"], **RENAMES.get(op.short_name, {})}
+    params0 = [a for a in op.args if not a.startswith("*")]
+    if params0:
+        renames.update({k: params0[0] for k in FIRST_OPERAND_NAMES if k not in op.args})
+    if "vec" in op.args:
+        renames.update({k: "vec" for k in VEC_NAMES})
     kwargs = {renames.get(k, k) if renames.get(k, k) in op.args or renames.get(k, k) in op.kwargs else k: v
               for k, v in kwargs.items()}
     _drop_dsl_only(op, display, kwargs, span)

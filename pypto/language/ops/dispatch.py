@@ -28,7 +28,7 @@ from pypto.language.ops.scalar import SCALAR_ONLY_PATHS, build_scalar, is_scalar
 # DSL names that always mean one op, whatever the operands.
 ALIASES = {
     "load": "tile.load", "store": "tile.store", "move": "tile.move", "create_tile": "tile.create",
-    "full": "tile.full", "alloc": "tile.alloc", "create_tensor": "tensor.create", "tensor.create_tensor": "tensor.create",
+    "full": "tensor.full", "alloc": "tile.alloc", "create_tensor": "tensor.create", "tensor.create_tensor": "tensor.create",
     "tile.create_tile": "tile.create", "dim": "tensor.dim",
 }
 # Name of the scalar-rhs form where it is not simply "<op>s".
