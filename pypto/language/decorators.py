@@ -1,0 +1,103 @@
+"""`@pl.program`, `@pl.function`, `@pl.inline`: decorators that parse source into IR.
+
+They never execute the body. `@pl.program` turns the class object into an `ir.Program`;
+`@pl.function` at module level returns an `ir.Function` (inside a program class it only
+marks the method — the class decorator parses everything, signatures first).
+Names the body uses are looked up in the caller's locals and globals at decoration time,
+so constants defined next to the kernel work.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+from pypto.ir.enums import FunctionType, Level, Role
+
+
+def _caller(depth: int):
+    frame = sys._getframe(depth + 1)
+    namespace = dict(frame.f_globals)
+    namespace.update(frame.f_locals)
+    return namespace, (frame.f_code.co_filename, frame.f_lineno)
+
+
+def program(cls=None, *, strict_ssa: bool = False):
+    """`@pl.program` / `@pl.program(strict_ssa=True)`: the class becomes an `ir.Program`."""
+    def apply(c, depth):
+        from pypto.language.parser import parse_program_class
+        namespace, location = _caller(depth + 1)
+        return parse_program_class(c, strict_ssa=strict_ssa, _namespace=namespace, _location=location)
+    if cls is None:
+        return lambda c: apply(c, 1)
+    return apply(cls, 1)
+
+
+class ProgramMethod:
+    """A `@pl.function` method waiting for its `@pl.program` class to be parsed."""
+
+    def __init__(self, pyfunc, options: dict):
+        self.pyfunc = pyfunc
+        self.options = options
+        self.__name__ = pyfunc.__name__
+        self.__doc__ = pyfunc.__doc__
+
+    def __call__(self, *args, **kwargs):
+        from pypto.language.scopes import KernelOnlyError
+        raise KernelOnlyError(f"'{self.__name__}' is a @pl.function method: decorate its class with @pl.program")
+
+
+def function(fn=None, *, type: FunctionType = FunctionType.Opaque, level: Optional[Level] = None,  # noqa: A002
+             role: Optional[Role] = None, attrs: Optional[dict] = None, strict_ssa: bool = False,
+             auto_scope: bool = True, external_source=None):
+    """`@pl.function(type=pl.FunctionType.InCore, ...)`: parse a function into an `ir.Function`."""
+    options = dict(type=type, level=level, role=role, attrs=attrs, strict_ssa=strict_ssa)
+
+    def apply(f, depth):
+        code = getattr(f, "__code__", None)
+        if code is not None and code.co_argcount and code.co_varnames[0] == "self":
+            return ProgramMethod(f, options)
+        from pypto.language.parser import parse_function
+        namespace, location = _caller(depth + 1)
+        return parse_function(f, func_type=type, level=level, role=role, attrs=attrs, strict_ssa=strict_ssa,
+                              _namespace=namespace, _location=location)
+    if fn is None:
+        return lambda f: apply(f, 1)
+    return apply(fn, 1)
+
+
+class InlineFunction:
+    """`@pl.inline`: a helper whose body is expanded at every call site inside a kernel."""
+
+    def __init__(self, pyfunc=None, namespace: Optional[dict] = None, *, _node=None, _source=None):
+        self.pyfunc = pyfunc
+        self.namespace = namespace or {}
+        self._node, self._source = _node, _source
+        self.__name__ = pyfunc.__name__ if pyfunc is not None else _node.name
+
+    @classmethod
+    def from_ast(cls, node, source, namespace: dict) -> "InlineFunction":
+        return cls(None, namespace, _node=node, _source=source)
+
+    def resolve(self):
+        """(FunctionDef node, SourceFile, namespace) of the helper."""
+        if self._node is None:
+            import ast
+            from pypto.language.parser import _closure_of
+            from pypto.language.parser.source import locate_definition
+            self._node, self._source = locate_definition(self.pyfunc, ast.FunctionDef)
+            ns = dict(self.pyfunc.__globals__)
+            ns.update(self.namespace)
+            ns.update(_closure_of(self.pyfunc))
+            self.namespace = ns
+        return self._node, self._source, self.namespace
+
+    def __call__(self, *args, **kwargs):
+        from pypto.language.scopes import KernelOnlyError
+        raise KernelOnlyError(f"'{self.__name__}' is a @pl.inline helper: call it from inside a kernel body")
+
+
+def inline(fn):
+    """`@pl.inline`: expand this helper's body wherever a kernel calls it."""
+    namespace, _ = _caller(1)
+    return InlineFunction(fn, namespace)

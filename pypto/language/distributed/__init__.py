@@ -1,0 +1,24 @@
+"""`import pypto.language.distributed as pld`: the distributed namespace (minimal for now).
+
+Only the `pld.DistributedTensor[[shape], dtype]` annotation exists, so printed programs that
+use distributed tensor types parse back; the communication ops are not built yet.
+"""
+
+from __future__ import annotations
+
+from pypto.language.typing import tensor_type
+
+
+class DistributedTensor:
+    """`pld.DistributedTensor[[shape], dtype]`: a per-rank slice of a communication window."""
+
+    def __class_getitem__(cls, item):
+        return tensor_type(item, distributed=True)
+
+
+def __getattr__(name: str):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from pypto.errors import UnsupportedError
+    raise UnsupportedError(f"pld.{name} is not supported yet: the distributed op namespace is not built",
+                           hint="only pld.DistributedTensor annotations are available")

@@ -1,0 +1,207 @@
+"""Calls: DSL ops (`pl.add(...)`, `pl.tile.load(...)`), scalar helpers (`pl.min`, `pl.cast`,
+`pl.scalar_<op>`), program functions (`self.f(...)`, module-level `ir.Function`s called by
+name), `@pl.inline` templates, and compile-time constructors (`pl.MemRef`, `pl.TileView`,
+`pl.dynamic`, `pl.const`, `pl.split`, builtins such as `len` / `min` on Python values).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import enum
+
+from pypto.errors import PyptoError
+from pypto.ir.expr import BINARY_OPS, Call, Expr, GlobalVar, UnaryExpr, BinaryExpr
+from pypto.ir.function import Function
+from pypto.ir.types import ScalarType, TupleType, UnknownType
+from pypto.language import scopes, typing as pl_typing
+from pypto.language.parser.diagnostics import (InvalidOperationError, ParserSyntaxError, ParserTypeError,
+                                               did_you_mean)
+from pypto.language.parser.dispatch import eval_expr, expression
+from pypto.language.parser.op_bridge import build_call
+from pypto.language.parser.values import (MethodRef, describe_value, is_scalar_expr, to_expr, to_op_arg)
+
+_CONSTEXPR_CALLS = {pl_typing.TileView, pl_typing.TensorView, pl_typing.MemRef, pl_typing.dynamic,
+                    pl_typing.const, scopes.split}
+_PY_BUILTINS = {builtins.len, builtins.min, builtins.max, builtins.abs, builtins.int, builtins.float,
+                builtins.bool, builtins.tuple, builtins.list, builtins.sum, builtins.round, builtins.isinstance,
+                builtins.str, builtins.divmod, builtins.zip, builtins.enumerate, builtins.any, builtins.all}
+_STATEMENT_ONLY = {scopes.range: "the iterator of a for loop", scopes.parallel: "the iterator of a for loop",
+                   scopes.unroll: "the iterator of a for loop", scopes.pipeline: "the iterator of a for loop",
+                   scopes.while_: "the iterator of a for loop", scopes.split_aiv: "the iterator of a for loop",
+                   scopes.at: "a with statement", scopes.cluster: "a with statement",
+                   scopes.spmd: "a with statement", scopes.cond: "the first statement of a pl.while_ body",
+                   scopes.yield_: "a statement (x = pl.yield_(...))", scopes.func_attr: "a statement"}
+
+
+def eval_call_parts(ctx, node: ast.Call):
+    """Evaluate positional and keyword arguments (Python values stay Python)."""
+    args = []
+    for a in node.args:
+        if isinstance(a, ast.Starred):
+            inner = eval_expr(ctx, a.value)
+            if not isinstance(inner, (list, tuple)):
+                raise ParserTypeError(f"cannot unpack {describe_value(inner)} with *", ctx.span(a))
+            args.extend(inner)
+        else:
+            args.append(eval_expr(ctx, a))
+    kwargs = {}
+    for kw in node.keywords:
+        if kw.arg is None:
+            kwargs.update(eval_expr(ctx, kw.value))
+        else:
+            kwargs[kw.arg] = eval_expr(ctx, kw.value)
+    return args, kwargs
+
+
+@expression(ast.Call)
+def parse_call(ctx, node: ast.Call):
+    callee = eval_expr(ctx, node.func)
+    span = ctx.span(node)
+    if _member(callee, _STATEMENT_ONLY):
+        raise InvalidOperationError(f"pl.{callee.__name__}(...) can only be used as {_STATEMENT_ONLY[callee]}", span)
+    if callee is builtins.range:
+        raise ParserSyntaxError("Python's range() cannot be used in a kernel", span,
+                                hint="use pl.range(...) (or pl.parallel / pl.unroll / pl.pipeline)")
+    if callee is builtins.print:
+        raise InvalidOperationError("print() does nothing inside a kernel", span,
+                                    hint="use pl.static_print(...) to print at parse time")
+    if callee is scopes.static_print or callee is scopes.static_assert:
+        return static_check(ctx, node, callee)
+    if isinstance(callee, scopes.DslOp):
+        args, kwargs = eval_call_parts(ctx, node)
+        return op_call(ctx, node, callee.path, args, kwargs)
+    if isinstance(callee, MethodRef):
+        args, kwargs = eval_call_parts(ctx, node)
+        return function_call(ctx, node, callee.name, args, kwargs)
+    if isinstance(callee, Function):
+        args, kwargs = eval_call_parts(ctx, node)
+        ctx.env.auto_added.setdefault(callee.name, callee)
+        return function_call(ctx, node, callee.name, args, kwargs, callee=callee)
+    from pypto.language.decorators import InlineFunction
+    if isinstance(callee, InlineFunction):
+        args, kwargs = eval_call_parts(ctx, node)
+        from pypto.language.parser.inline import expand_inline
+        return expand_inline(ctx, node, callee, args, kwargs)
+    if _member(callee, _CONSTEXPR_CALLS) or _member(callee, _PY_BUILTINS) or (isinstance(callee, type) and issubclass(callee, enum.Enum)):
+        args, kwargs = eval_call_parts(ctx, node)
+        if _member(callee, _PY_BUILTINS) and any(isinstance(a, Expr) for a in args):
+            raise InvalidOperationError(f"{callee.__name__}() works on compile-time values only here", span,
+                                        hint="use the DSL op (e.g. pl.min / pl.max / pl.cast) on runtime values")
+        try:
+            return callee(*args, **kwargs)
+        except PyptoError:
+            raise
+        except (TypeError, ValueError) as e:
+            raise ParserTypeError(f"invalid call of {getattr(callee, '__name__', callee)}: {e}", span) from None
+    raise InvalidOperationError(f"cannot call {describe_value(callee)} inside a kernel", span,
+                                hint="kernels call DSL ops (pl.*), program functions (self.f) and @pl.inline helpers")
+
+
+def _member(value, collection) -> bool:
+    try:
+        return value in collection
+    except TypeError:  # unhashable compile-time values (lists, dicts)
+        return False
+
+
+def static_check(ctx, node, callee):
+    args, kwargs = eval_call_parts(ctx, node)
+    if callee is scopes.static_print:
+        print(f"[pl.static_print {ctx.span(node)}]", *[a if not isinstance(a, Expr) else repr(a) for a in args])
+        return None
+    if not args:
+        raise ParserSyntaxError("pl.static_assert needs a condition", ctx.span(node))
+    cond = args[0]
+    if isinstance(cond, Expr):
+        raise ParserTypeError("pl.static_assert needs a compile-time condition", ctx.span(node))
+    if not cond:
+        msg = args[1] if len(args) > 1 else kwargs.get("msg", "static assertion failed")
+        raise InvalidOperationError(f"pl.static_assert failed: {msg}", ctx.span(node))
+    return None
+
+
+def op_call(ctx, node, path: str, args: list, kwargs: dict):
+    span = ctx.span(node)
+    attrs = kwargs.pop("attrs", None)
+    scalar = _scalar_form(path, args, kwargs, span)
+    if scalar is not None:
+        return scalar
+    call = build_call(path, [to_op_arg(a, span) for a in args], kwargs, span)
+    if attrs:
+        if not isinstance(call, Call):
+            raise InvalidOperationError(f"pl.{path} does not produce a call that can carry attrs", span)
+        call = call.replace(attrs=dict(attrs))
+    return call
+
+
+def _scalar_form(path: str, args: list, kwargs: dict, span):
+    """Scalar helpers print as pl.min / pl.max / pl.cast / pl.abs / pl.scalar_<op> and read back here."""
+    def scalarish(v):
+        return is_scalar_expr(v) or (isinstance(v, (int, float)) and not isinstance(v, enum.Enum))
+    if path.startswith("scalar_") and path[7:] in BINARY_OPS:
+        return BinaryExpr(path[7:], to_expr(args[0], span), to_expr(args[1], span), dtype=kwargs.get("dtype"), span=span)
+    if path in ("min", "max", "xor_") and len(args) == 2 and all(scalarish(a) for a in args):
+        if not any(isinstance(a, Expr) for a in args) and path != "xor_":
+            return builtins.min(args) if path == "min" else builtins.max(args)
+        op = "xor" if path == "xor_" else path
+        return BinaryExpr(op, to_expr(args[0], span), to_expr(args[1], span), dtype=kwargs.get("dtype"), span=span)
+    if path == "cast" and args and scalarish(args[0]):
+        dtype = args[1] if len(args) > 1 else kwargs.get("target_type", kwargs.get("dtype"))
+        return UnaryExpr("cast", to_expr(args[0], span), dtype, span=span)
+    if path == "abs" and len(args) == 1 and scalarish(args[0]):
+        return UnaryExpr("abs", to_expr(args[0], span), span=span)
+    return None
+
+
+def function_call(ctx, node, name: str, args: list, kwargs: dict, callee: Function | None = None):
+    span = ctx.span(node)
+    sig = ctx.env.signatures.get(name)
+    if callee is not None:
+        param_names = [p.name_hint for p in callee.params]
+        param_types = [p.type for p in callee.params]
+        return_types = list(callee.return_types)
+    elif sig is not None:
+        param_names, param_types = sig.param_names, sig.param_types
+        return_types = sig.return_types
+        if return_types is None:
+            return_types = ctx.env.resolve_return(name)
+    else:
+        raise InvalidOperationError(f"the program has no function '{name}'", span)
+    values = list(args)
+    for key, v in kwargs.items():
+        if key not in param_names:
+            raise ParserTypeError(f"{name}() got an unexpected keyword argument '{key}'", span,
+                                  hint=f"parameters: {', '.join(param_names)}")
+        idx = param_names.index(key)
+        while len(values) <= idx:
+            values.append(None)
+        values[idx] = v
+    if len(values) != len(param_types) or any(v is None for v in values):
+        raise ParserTypeError(f"{name}() takes {len(param_types)} argument(s) ({', '.join(param_names)}), "
+                              f"got {len([v for v in values if v is not None])}", span)
+    exprs = []
+    for pname, ptype, v in zip(param_names, param_types, values):
+        e = to_expr(v, span, "argument")
+        _check_arg_type(name, pname, ptype, e, span)
+        exprs.append(e)
+    if len(return_types) == 1:
+        rtype = return_types[0]
+    elif return_types:
+        rtype = TupleType(return_types)
+    else:
+        rtype = UnknownType()
+    return Call(GlobalVar(name, span), exprs, type=rtype, span=span)
+
+
+def _check_arg_type(fname, pname, ptype, e: Expr, span) -> None:
+    from pypto.ir.ops.common import describe
+    at = e.type
+    if isinstance(ptype, ScalarType):
+        if not isinstance(at, ScalarType):
+            raise ParserTypeError(f"{fname}(): argument '{pname}' expects {describe(ptype)}, got {describe(at)}", span)
+        return
+    if type(at) is not type(ptype) and not (isinstance(at, type(ptype)) or isinstance(ptype, type(at))):
+        raise ParserTypeError(f"{fname}(): argument '{pname}' expects {describe(ptype)}, got {describe(at)}", span)
+    if hasattr(ptype, "dtype") and hasattr(at, "dtype") and ptype.dtype is not at.dtype:
+        raise ParserTypeError(f"{fname}(): argument '{pname}' expects dtype {ptype.dtype.name}, got {at.dtype.name}", span)

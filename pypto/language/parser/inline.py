@@ -1,0 +1,41 @@
+"""`@pl.inline` expansion: the helper's body is parsed at each call site, in its own name
+table, emitting its statements into the caller's current block; its `return` value becomes
+the call's value (several values → a tuple the caller unpacks).
+"""
+
+from __future__ import annotations
+
+from pypto.language.parser.context import FunctionContext, ModuleEnv
+from pypto.language.parser.diagnostics import ParserTypeError
+from pypto.language.parser.dispatch import parse_body
+
+
+def expand_inline(ctx, node, inline_fn, args: list, kwargs: dict):
+    fdef, source, namespace = inline_fn.resolve()
+    span = ctx.span(node)
+    env = ModuleEnv(source=source, globals=namespace, signatures=ctx.env.signatures,
+                    resolve_return=ctx.env.resolve_return, auto_added=ctx.env.auto_added, in_program=ctx.env.in_program)
+    child = FunctionContext(env, strict_ssa=ctx.strict_ssa, func_name=fdef.name)
+    child.blocks = ctx.blocks
+    child.control_depth = ctx.control_depth
+    child.inline_result = []
+    names = [a.arg for a in fdef.args.args]
+    if names and names[0] == "self":
+        names = names[1:]
+    values = dict(zip(names, args))
+    if len(args) > len(names):
+        raise ParserTypeError(f"{fdef.name}() takes {len(names)} argument(s), got {len(args)}", span)
+    for key, v in kwargs.items():
+        if key not in names or key in values:
+            raise ParserTypeError(f"{fdef.name}() got an unexpected or repeated argument '{key}'", span)
+        values[key] = v
+    missing = [n for n in names if n not in values]
+    if missing:
+        raise ParserTypeError(f"{fdef.name}() is missing argument '{missing[0]}'", span)
+    for name in names:
+        child.bind(name, values[name], span)
+    parse_body(child, fdef.body)
+    if not child.inline_result:
+        return None
+    result = child.inline_result[-1]
+    return result[0] if len(result) == 1 else tuple(result)

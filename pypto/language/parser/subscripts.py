@@ -1,0 +1,167 @@
+"""Subscripts: annotation subscripts (`pl.Tensor[...]`, `pl.Out[...]`, `tuple[...]`), tuple items
+(`t[0]` → TupleGetItem), and the tensor / tile sugar:
+
+    A[0:16, :]          → pl.slice(A, [16, N], [0, 0])
+    A[i, j]             → pl.read(A, [i, j])
+    dst[i:i+16, :] = s  → dst = pl.assemble(dst, s, [i, 0])
+    out[:] = expr       → out = pl.assemble(out, expr, [0, ...])
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+
+from pypto.ir.equality import structural_equal
+from pypto.ir.expr import BinaryExpr, ConstInt, Expr, TupleGetItem
+from pypto.ir.stmt import AssignStmt, EvalStmt
+from pypto.ir.types import TensorType, TileType, TupleType, Type
+from pypto.language import typing as pl_typing
+from pypto.language.parser.diagnostics import (InvalidOperationError, ParserSyntaxError, ParserTypeError,
+                                               SSAViolationError)
+from pypto.language.parser.dispatch import eval_expr, expression
+from pypto.language.parser.op_bridge import build_call
+from pypto.language.parser.values import Directed, MultiReturn, describe_value, is_shaped_expr, to_expr
+
+_TYPE_BUILDERS = {pl_typing.Tensor: pl_typing.tensor_type, pl_typing.Tile: pl_typing.tile_type,
+                  pl_typing.Scalar: pl_typing.scalar_type, pl_typing.Tuple: pl_typing.tuple_type}
+
+
+def _index_nodes(node: ast.Subscript) -> list:
+    sl = node.slice
+    return list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
+
+
+@expression(ast.Subscript)
+def parse_subscript(ctx, node: ast.Subscript):
+    base = eval_expr(ctx, node.value)
+    span = ctx.span(node)
+    builder = _type_builder(base)
+    if builder is not None:
+        items = [eval_expr(ctx, n) for n in _index_nodes(node)]
+        return builder(tuple(items) if len(items) > 1 else items[0])
+    if base in (pl_typing.Out, pl_typing.InOut):
+        inner = eval_expr(ctx, node.slice)
+        if not isinstance(inner, Type):
+            raise ParserTypeError(f"pl.{base.__name__}[...] needs a type such as pl.Tensor[[64], pl.FP32]", span)
+        return Directed(base.direction, inner)
+    if base is builtins.tuple:
+        return MultiReturn(tuple(eval_expr(ctx, n) for n in _index_nodes(node)))
+    if isinstance(base, Expr):
+        if isinstance(base.type, TupleType):
+            idx = eval_expr(ctx, node.slice)
+            if not isinstance(idx, int):
+                raise ParserTypeError("a tuple value is indexed by a constant integer", span)
+            if not 0 <= idx < len(base.type.types):
+                raise ParserTypeError(f"tuple index {idx} out of range for a {len(base.type.types)}-tuple", span)
+            return TupleGetItem(base, idx, span)
+        if is_shaped_expr(base):
+            return _read_or_slice(ctx, node, base)
+        raise ParserTypeError(f"cannot subscript {describe_value(base)}", span)
+    if isinstance(node.slice, ast.Slice) or isinstance(base, (list, tuple, dict, str)):
+        key = _python_key(ctx, node.slice)
+        try:
+            return base[key]
+        except (IndexError, KeyError, TypeError) as e:
+            raise ParserTypeError(f"invalid subscript of {describe_value(base)}: {e}", span) from None
+    raise ParserTypeError(f"cannot subscript {describe_value(base)}", span)
+
+
+def _type_builder(base):
+    if base is getattr(_distributed(), "DistributedTensor", None):
+        return lambda item: pl_typing.tensor_type(item, distributed=True)
+    try:
+        return _TYPE_BUILDERS.get(base)
+    except TypeError:
+        return None
+
+
+def _distributed():
+    from pypto.language import distributed
+    return distributed
+
+
+def _python_key(ctx, sl):
+    if isinstance(sl, ast.Slice):
+        parts = [eval_expr(ctx, p) if p is not None else None for p in (sl.lower, sl.upper, sl.step)]
+        return slice(*parts)
+    return eval_expr(ctx, sl)
+
+
+def _dims(ctx, node, base: Expr):
+    """Per dim: (offset, size, is_slice) from the subscript of a tensor / tile."""
+    shape = base.type.shape
+    idx_nodes = _index_nodes(node)
+    if len(idx_nodes) > len(shape):
+        raise ParserTypeError(f"{len(idx_nodes)} indices for a rank-{len(shape)} value", ctx.span(node))
+    out = []
+    for d, dim in enumerate(shape):
+        if d >= len(idx_nodes):
+            out.append((0, _py_dim(dim), True))
+            continue
+        n = idx_nodes[d]
+        if isinstance(n, ast.Slice):
+            if n.step is not None:
+                raise InvalidOperationError("strided slices are not supported", ctx.span(n))
+            lo = eval_expr(ctx, n.lower) if n.lower is not None else 0
+            hi = eval_expr(ctx, n.upper) if n.upper is not None else _py_dim(dim)
+            out.append((lo, _extent(lo, hi, ctx.span(n)), True))
+        else:
+            out.append((eval_expr(ctx, n), 1, False))
+    return out
+
+
+def _py_dim(dim):
+    return dim.value if isinstance(dim, ConstInt) else dim
+
+
+def _extent(lo, hi, span):
+    """hi - lo, folded when static and recognizing hi = lo + c (the common `x[i:i+16]`)."""
+    if not isinstance(lo, Expr) and not isinstance(hi, Expr):
+        return hi - lo
+    if isinstance(hi, BinaryExpr) and hi.op == "add" and isinstance(hi.rhs, ConstInt) and isinstance(lo, Expr) \
+            and structural_equal(hi.lhs, lo):
+        return hi.rhs.value
+    if lo == 0 and not isinstance(lo, Expr):
+        return hi
+    return BinaryExpr("sub", to_expr(hi, span), to_expr(lo, span), span=span)
+
+
+def _read_or_slice(ctx, node, base: Expr):
+    span = ctx.span(node)
+    dims = _dims(ctx, node, base)
+    if len(_index_nodes(node)) == len(dims) and not any(is_slice for _, _, is_slice in dims):
+        return build_call("read", [base, to_expr([o for o, _, _ in dims], span)], {}, span)
+    shape = [s for _, s, _ in dims]
+    offsets = [o for o, _, _ in dims]
+    return build_call("slice", [base, to_expr(shape, span), to_expr(offsets, span)], {}, span)
+
+
+def assign_subscript(ctx, target: ast.Subscript, value, span) -> None:
+    """`dst[...] = value`: assemble (regions) or write (single elements), rebinding `dst`."""
+    if not isinstance(target.value, ast.Name):
+        raise ParserSyntaxError("subscript assignment needs a plain name on the left (dst[...] = value)", span)
+    name = target.value.id
+    base = ctx.lookup(name, target.value)
+    if not is_shaped_expr(base):
+        raise ParserTypeError(f"cannot assign into {describe_value(base)} '{name}'", span,
+                              hint="subscript assignment writes into tensors and tiles")
+    if ctx.strict_ssa:
+        raise SSAViolationError(f"SSA violation: subscript assignment rebinds '{name}'", span,
+                                hint="with strict_ssa=True write dst = pl.assemble(dst, src, offsets)",
+                                previous_span=ctx.def_spans.get(name))
+    dims = _dims(ctx, target, base)
+    offsets = [o for o, _, _ in dims]
+    element = not any(is_slice for _, _, is_slice in dims) and not is_shaped_expr(value)
+    if element:
+        result = build_call("write", [base, to_expr(offsets, span), to_expr(value, span)], {}, span)
+    else:
+        if not is_shaped_expr(value):
+            raise ParserTypeError(f"the value stored into '{name}[...]' must be a tensor or tile, "
+                                  f"got {describe_value(value)}", span)
+        result = build_call("assemble", [base, value, to_expr(offsets, span)], {}, span)
+    if isinstance(result.type, (TensorType, TileType)):
+        var = ctx.assign_var(name, result.type, span)
+        ctx.emit(AssignStmt(var, result, span))
+    else:
+        ctx.emit(EvalStmt(result, span))

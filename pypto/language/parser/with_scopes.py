@@ -1,0 +1,98 @@
+"""Block scopes written as `with`: `pl.at(level=..., ...)`, `pl.cluster()`, `pl.spmd(n)`.
+
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="k"):   → InCoreScopeStmt (outlined later)
+    with pl.at(level=pl.Level.HOST, role=pl.Role.SubWorker): → HierarchyScopeStmt
+    with pl.cluster():                                       → ClusterScopeStmt
+    with pl.spmd(4, sync_start=True):                        → SpmdScopeStmt
+
+A scope's body is straight-line code of the enclosing function: names assigned inside stay
+visible after it.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from pypto.ir.enums import Level, Role, SplitMode
+from pypto.ir.stmt import ClusterScopeStmt, HierarchyScopeStmt, InCoreScopeStmt, SpmdScopeStmt
+from pypto.language import scopes
+from pypto.language.parser.calls import eval_call_parts
+from pypto.language.parser.diagnostics import ParserSyntaxError, ParserTypeError, UnsupportedFeatureError
+from pypto.language.parser.dispatch import eval_expr, parse_body, statement
+from pypto.language.parser.values import describe_value, to_expr
+
+_AT_KWARGS = {"level", "role", "optimizations", "name_hint"}
+_AT_UNBUILT = {"deps", "no_dep_args", "dumps", "allow_early_resolve", "windowize"}
+
+
+@statement(ast.With)
+def parse_with(ctx, node: ast.With):
+    span = ctx.span(node)
+    if len(node.items) != 1:
+        raise UnsupportedFeatureError("a with statement opens exactly one pl scope", span)
+    item = node.items[0]
+    call = item.context_expr
+    callee = eval_expr(ctx, call.func) if isinstance(call, ast.Call) else None
+    if callee not in (scopes.at, scopes.cluster, scopes.spmd):
+        raise ParserSyntaxError("a kernel with statement opens pl.at(...), pl.cluster(...) or pl.spmd(...)", span)
+    if item.optional_vars is not None:
+        raise UnsupportedFeatureError(f"`with pl.{callee.__name__}(...) as name` (task ids) is not supported yet", span)
+    args, kwargs = eval_call_parts(ctx, call)
+    ctx.push_block()
+    parse_body(ctx, node.body)
+    body = ctx.pop_block(span)
+    if callee is scopes.at:
+        ctx.emit(_at_scope(body, args, kwargs, span))
+    elif callee is scopes.cluster:
+        if args or set(kwargs) - {"name_hint"}:
+            raise ParserSyntaxError("pl.cluster takes only name_hint=", span)
+        ctx.emit(ClusterScopeStmt(body, kwargs.get("name_hint", ""), span))
+    else:
+        ctx.emit(_spmd_scope(body, args, kwargs, span))
+
+
+def _at_scope(body, args, kwargs, span):
+    names = ["level", "role"]
+    if len(args) > 2:
+        raise ParserSyntaxError("pl.at takes (level, role) positionally; other options are keywords", span)
+    for name, value in zip(names, args):
+        kwargs.setdefault(name, value)
+    unbuilt = set(kwargs) & _AT_UNBUILT
+    if unbuilt:
+        raise UnsupportedFeatureError(f"pl.at(..., {sorted(unbuilt)[0]}=...) is not supported yet", span)
+    unknown = set(kwargs) - _AT_KWARGS
+    if unknown:
+        raise ParserSyntaxError(f"pl.at() got an unexpected keyword argument '{sorted(unknown)[0]}'", span,
+                                hint="accepted: level, role, optimizations, name_hint")
+    level = kwargs.get("level")
+    if not isinstance(level, Level):
+        raise ParserTypeError(f"pl.at needs level=pl.Level.X, got {describe_value(level)}", span)
+    role = kwargs.get("role")
+    if role is not None and not isinstance(role, Role):
+        raise ParserTypeError(f"pl.at role must be pl.Role.X, got {describe_value(role)}", span)
+    name_hint = kwargs.get("name_hint", "")
+    split = SplitMode.NONE
+    for opt in kwargs.get("optimizations") or []:
+        if isinstance(opt, scopes.SplitOption):
+            split = opt.mode
+        else:
+            raise UnsupportedFeatureError(f"pl.at optimization {describe_value(opt)} is not supported yet", span,
+                                          hint="supported: pl.split(mode)")
+    if level is Level.CORE_GROUP and role is None:
+        return InCoreScopeStmt(body, name_hint, split, span)
+    if split is not SplitMode.NONE:
+        raise ParserSyntaxError("optimizations=[pl.split(...)] applies to pl.at(level=pl.Level.CORE_GROUP)", span)
+    return HierarchyScopeStmt(body, level, role, name_hint, span)
+
+
+def _spmd_scope(body, args, kwargs, span):
+    if "deps" in kwargs:
+        raise UnsupportedFeatureError("pl.spmd() does not accept 'deps=' here", span)
+    unknown = set(kwargs) - {"core_num", "sync_start", "name_hint"}
+    if unknown:
+        raise UnsupportedFeatureError(f"pl.spmd(..., {sorted(unknown)[0]}=...) is not supported yet", span)
+    core_num = args[0] if args else kwargs.get("core_num")
+    if core_num is None:
+        raise ParserSyntaxError("pl.spmd needs the core count: pl.spmd(4)", span)
+    return SpmdScopeStmt(body, to_expr(core_num, span), bool(kwargs.get("sync_start", False)),
+                         kwargs.get("name_hint", ""), span)

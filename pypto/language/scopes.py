@@ -1,0 +1,108 @@
+"""DSL constructs that only mean something inside a decorated kernel: loop iterators
+(`pl.range`, `pl.parallel`, `pl.unroll`, `pl.pipeline`, `pl.while_`), block scopes (`pl.at`,
+`pl.cluster`, `pl.spmd`, `pl.split_aiv`), `pl.yield_` / `pl.cond`, and the op stubs behind
+every `pl.<op>` name.
+
+The parser recognizes these objects by identity and translates them; calling one from plain
+Python raises an error that says so, instead of silently doing something else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from pypto.errors import PyptoError
+from pypto.ir.enums import SplitMode
+
+
+class KernelOnlyError(PyptoError, RuntimeError):
+    """A DSL construct was called from plain Python, outside a decorated kernel."""
+
+
+def _kernel_only(name: str):
+    def stub(*args, **kwargs):
+        raise KernelOnlyError(f"pl.{name} is a DSL construct: it is only usable inside a @pl.function, "
+                              f"@pl.program or @pl.jit kernel body",
+                              hint="the decorator parses the body into IR; it is never executed as Python")
+    stub.__name__ = name
+    stub.__qualname__ = name
+    stub.__doc__ = f"`pl.{name}`: only meaningful inside a decorated kernel (the parser translates it)."
+    return stub
+
+
+range = _kernel_only("range")          # noqa: A001 - the DSL spells it pl.range
+parallel = _kernel_only("parallel")
+unroll = _kernel_only("unroll")
+pipeline = _kernel_only("pipeline")
+while_ = _kernel_only("while_")
+cond = _kernel_only("cond")
+yield_ = _kernel_only("yield_")
+at = _kernel_only("at")
+cluster = _kernel_only("cluster")
+spmd = _kernel_only("spmd")
+split_aiv = _kernel_only("split_aiv")
+func_attr = _kernel_only("func_attr")
+static_print = _kernel_only("static_print")
+static_assert = _kernel_only("static_assert")
+
+LOOP_KINDS = {"range": range, "parallel": parallel, "unroll": unroll, "pipeline": pipeline}
+
+
+@dataclass(frozen=True)
+class SplitOption:
+    """`pl.split(mode)` inside `pl.at(..., optimizations=[...])`."""
+    mode: SplitMode
+    slot_num: Optional[int] = None
+
+
+def split(mode: SplitMode, *, slot_num: Optional[int] = None) -> SplitOption:
+    """`pl.split(pl.SplitMode.UP_DOWN)`: ask the compiler to split a core-group scope across the AIV lanes."""
+    if isinstance(mode, str):
+        mode = SplitMode[mode]
+    elif isinstance(mode, int) and not isinstance(mode, SplitMode):
+        mode = SplitMode(mode)
+    return SplitOption(mode, slot_num)
+
+
+class DslOp:
+    """The object behind `pl.add`, `pl.tile.load`, ...: the parser turns calls into IR op calls."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def __call__(self, *args, **kwargs):
+        raise KernelOnlyError(f"pl.{self.path} is a DSL op: it is only usable inside a @pl.function, "
+                              f"@pl.program or @pl.jit kernel body",
+                              hint="run kernels through ir.compile / pypto.runtime.run, or call a @pl.jit function")
+
+    def __repr__(self) -> str:
+        return f"<DSL op pl.{self.path}>"
+
+
+class OpNamespace:
+    """`pl.tile`, `pl.tensor`, `pl.system`: attribute access yields the DslOp of that family."""
+
+    def __init__(self, prefix: str, is_op, names):
+        self._prefix = prefix
+        self._is_op = is_op
+        self._names = names
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        path = f"{self._prefix}.{name}"
+        if self._is_op(path):
+            return DslOp(path)
+        from pypto.language.parser.diagnostics import did_you_mean
+        hint = did_you_mean(path, self._names())
+        raise AttributeError(f"pl.{self._prefix} has no op '{name}'" + (f" ({hint})" if hint else ""))
+
+    def __dir__(self):
+        n = len(self._prefix) + 1
+        return sorted(p[n:] for p in self._names() if p.startswith(self._prefix + "."))
+
+    def __repr__(self) -> str:
+        return f"<DSL op namespace pl.{self._prefix}>"
