@@ -159,3 +159,10 @@ def test_reference_keyword_spellings():
     c = build_call("tile.alloc", [MemorySpace.Vec, 256], {})
     assert c.kwargs == {"memory_space": MemorySpace.Vec, "size": 256, "addr": -1}
     assert op_name(build_call("store", [A, [0, 0], OUT], {"shapes": None})) == "tile.store"
+
+
+def test_system_and_identity_ops():
+    c = build_call("system.bar_v", [], {})
+    assert op_name(c) == "system.bar_v" and is_dsl_op("system.fence")
+    idx = build_call("tile.get_block_idx", [], {})
+    assert op_name(idx) == "tile.get_block_idx" and idx.type.dtype is INDEX

@@ -32,7 +32,7 @@ def rand(shape, dtype=np.float32, lo=-4, hi=4):
 
 
 def test_every_registered_op_has_semantics_or_is_lowered():
-    missing = [n for n in all_ops() if (n.startswith("tile.") or n.startswith("tensor."))
+    missing = [n for n in all_ops() if n.split(".")[0] in ("tile", "tensor", "system")
                and n not in SIM_OPS and n not in LOWERED_BEFORE_SIM]
     assert not missing
 
@@ -265,3 +265,12 @@ def test_tensor_ops():
     assert (run("tensor.full", None, (2, 3), dtype=INT32, value=7) == 7).all()
     with pytest.raises(SimulationError, match="outside"):
         run("tensor.read", None, g, (4, 0))
+
+
+def test_system_ops_and_core_identity():
+    class Ctx:
+        block_idx, block_num, subblock_idx = 3, 8, 1
+    assert SIM_OPS["tile.get_block_idx"](Ctx(), None) == 3
+    assert SIM_OPS["tile.get_block_num"](Ctx(), None) == 8
+    assert SIM_OPS["tile.get_subblock_idx"](Ctx(), None) == 1
+    assert SIM_OPS["system.bar_all"](Ctx(), None) is None
