@@ -1,0 +1,254 @@
+"""`@pl.jit`: compile a Python function for the shapes and dtypes it is called with, cache, run.
+
+    @pl.jit
+    def tile_add(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            pl.store(pl.add(pl.load(a, [0, 0], [64, 128]), pl.load(b, [0, 0], [64, 128])), [0, 0], c)
+        return c
+
+    tile_add(a, b, c, config=RunConfig())       # compiles once per (shapes, dtypes, scalars, options)
+    compiled = tile_add.compile(a, b, c)        # the CompiledProgram, without running
+    lowered = tile_add.lower(a, b, c)           # the post-pass ir.Program
+
+Bare `pl.Tensor` parameters take the shape and dtype of the argument; scalar arguments are
+specialization constants (one compiled artifact per value); dims annotated with a
+`pl.dynamic` symbol stay symbolic and drop out of the cache key. Sub-kernels written with
+`@pl.jit.incore` / `@pl.jit.inline` / `@pl.jit.opaque` are called by bare name: they are found
+in the entry's globals, parsed with it, and assembled into one program. The cache lives in
+memory, keyed by the sources of the entry and its sub-kernels, the argument specs and the
+compile options.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+from typing import Any, Optional
+
+import numpy as np
+
+from pypto.errors import UnsupportedError
+from pypto.ir.enums import FunctionType
+from pypto.ir.expr import ConstInt
+from pypto.ir.types import TensorType
+
+
+def _is_torch(x) -> bool:
+    import sys
+    t = sys.modules.get("torch")
+    return t is not None and isinstance(x, t.Tensor)
+
+
+def _array_spec(x) -> Optional[tuple]:
+    """(shape, numpy dtype) of a host array argument, None for anything else."""
+    if isinstance(x, np.ndarray):
+        return x.shape, x.dtype
+    if _is_torch(x):
+        from pypto.runtime.sim.host_args import torch_as_numpy
+        arr = torch_as_numpy(x)
+        return arr.shape, arr.dtype
+    return None
+
+
+class JITFunction:
+    """A jit-compiled function (an entry, or a sub-kernel found by its entries)."""
+
+    def __init__(self, pyfunc, *, func_type: FunctionType = FunctionType.Orchestration, level=None,
+                 auto_scope: bool = True):
+        functools.update_wrapper(self, pyfunc)
+        self.pyfunc = pyfunc
+        self.func_type = func_type
+        self.level = level
+        self.auto_scope = auto_scope
+        self.param_names = list(inspect.signature(pyfunc).parameters)
+        self._cache: dict = {}
+        self._deps: Optional[list] = None
+        self._source_hash: Optional[str] = None
+        self._annotations: Optional[dict] = None
+
+    # ------------------------------------------------------------------ discovery
+    def deps(self) -> list:
+        """Sub-kernels this function calls by bare name (transitively), found once in its globals."""
+        if self._deps is None:
+            found: dict = {}
+
+            def visit(fn: "JITFunction"):
+                code = fn.pyfunc.__code__
+                names = set(code.co_names) | set(code.co_freevars)
+                scope = dict(fn.pyfunc.__globals__)
+                if fn.pyfunc.__closure__:
+                    scope.update(zip(code.co_freevars, (c.cell_contents for c in fn.pyfunc.__closure__)))
+                for name in sorted(names):
+                    obj = scope.get(name)
+                    if isinstance(obj, JITFunction) and obj.func_type is not FunctionType.Orchestration \
+                            and name not in found:
+                        found[name] = obj
+                        visit(obj)
+            visit(self)
+            self._deps = list(found.items())
+        return self._deps
+
+    def source_hash(self) -> str:
+        if self._source_hash is None:
+            h = hashlib.sha256()
+            for fn in [self] + [d for _, d in self.deps()]:
+                try:
+                    h.update(inspect.getsource(fn.pyfunc).encode())
+                except (OSError, TypeError):
+                    h.update(fn.pyfunc.__code__.co_code)
+                h.update(fn.func_type.name.encode())
+            self._source_hash = h.hexdigest()
+        return self._source_hash
+
+    def annotations(self) -> dict:
+        if self._annotations is None:
+            try:
+                self._annotations = inspect.get_annotations(self.pyfunc, eval_str=True)
+            except Exception:
+                self._annotations = dict(getattr(self.pyfunc, "__annotations__", {}))
+        return self._annotations
+
+    # ------------------------------------------------------------------ specialization
+    def _bind(self, args: tuple) -> list:
+        if len(args) != len(self.param_names):
+            raise TypeError(f"{self.__name__}() takes {len(self.param_names)} arguments "
+                            f"({', '.join(self.param_names)}), got {len(args)}")
+        return list(args)
+
+    def _key(self, args: list, config) -> tuple:
+        parts = []
+        ann = self.annotations()
+        for name, x in zip(self.param_names, args):
+            spec = _array_spec(x)
+            if spec is None:
+                parts.append((type(x).__name__, x))
+                continue
+            shape, dtype = spec
+            t = ann.get(name)
+            if isinstance(t, TensorType):          # declared dims: symbolic ones drop out of the key
+                shape = tuple(n if isinstance(d, ConstInt) else None for d, n in zip(t.shape, shape))
+            parts.append((shape, dtype.str))
+        return (self.source_hash(), tuple(parts), config.compile_key())
+
+    def _overrides(self, args: list) -> dict:
+        from pypto.ir.dtypes import DataType
+        ann = self.annotations()
+        out: dict = {}
+        for name, x in zip(self.param_names, args):
+            spec = _array_spec(x)
+            if spec is None:
+                if isinstance(x, (bool, int, float, np.integer, np.floating, np.bool_)):
+                    out[name] = x.item() if isinstance(x, np.generic) else x
+                    continue
+                raise TypeError(f"{self.__name__}(): argument '{name}' must be an array (numpy / torch CPU) or a "
+                                f"Python scalar, got {type(x).__name__}")
+            if isinstance(ann.get(name), TensorType):
+                continue                            # fully annotated: the parser reads it (and checks calls)
+            shape, dtype = spec
+            try:
+                dt = DataType.from_numpy(dtype)
+            except Exception as e:
+                raise TypeError(f"{self.__name__}(): argument '{name}' has unsupported dtype {dtype}") from e
+            out[name] = TensorType(list(shape), dt)
+        return out
+
+    def _parse(self, args: list):
+        from pypto.ir.function import Program
+        from pypto.language.parser import parse_function
+        extra: dict = {}
+        functions: list = []
+        for name, dep in reversed(self.deps()):     # callees first, so callers see them
+            fn = parse_function(dep.pyfunc, func_type=dep.func_type, level=dep.level, role=None, attrs=None,
+                                overrides=None, extra_globals=dict(extra))
+            extra[name] = fn
+            functions.append(fn)
+        entry = parse_function(self.pyfunc, func_type=self.func_type, level=self.level, role=None, attrs=None,
+                               overrides=self._overrides(args), extra_globals=extra)
+        seen = {f.name for f in functions}
+        return Program([f for f in functions if f.name != entry.name] + [entry], self.__name__) \
+            if entry.name not in seen else Program(functions, self.__name__)
+
+    def _tensor_args(self, args: list) -> list:
+        return [x for x in args if _array_spec(x) is not None]
+
+    # ------------------------------------------------------------------ public API
+    def compile(self, *args, config=None):
+        """The CompiledProgram for these argument shapes / dtypes / scalar values (cached)."""
+        if self.func_type is not FunctionType.Orchestration:
+            raise TypeError(f"'{self.__name__}' is a @pl.jit.{self.func_type.name.lower()} sub-kernel; call it from "
+                            "a @pl.jit entry function")
+        from pypto.runtime.config import RunConfig
+        config = config or _default_config()
+        args = self._bind(args)
+        key = self._key(args, config)
+        compiled = self._cache.get(key)
+        if compiled is None:
+            from pypto.runtime.compile import compile_with_config
+            compiled = compile_with_config(self._parse(args), config)
+            self._cache[key] = compiled
+        return compiled
+
+    def lower(self, *args, config=None):
+        """The post-pass ir.Program for these arguments (not cached, no artifacts)."""
+        from pypto.runtime.compile import lower
+        config = config or _default_config()
+        return lower(self._parse(self._bind(args)), platform=config.platform, strategy=config.strategy)
+
+    def __call__(self, *args, config=None, **kwargs):
+        if kwargs:
+            raise TypeError(f"{self.__name__}() got an unexpected keyword argument '{next(iter(kwargs))}'"
+                            " (compile options go in config=RunConfig(...))")
+        compiled = self.compile(*args, config=config)
+        return compiled(*self._tensor_args(args), config=config)
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    def __repr__(self) -> str:
+        return f"<pl.jit {self.func_type.name} function {self.__name__}>"
+
+
+_DEFAULT = None
+
+
+def _default_config():
+    global _DEFAULT
+    if _DEFAULT is None:
+        from pypto.runtime.config import RunConfig
+        _DEFAULT = RunConfig()
+    return _DEFAULT
+
+
+class _JitDecorator:
+    """`pl.jit` and its variants: `@pl.jit`, `@pl.jit(auto_scope=False)`, `@pl.jit.incore`, ..."""
+
+    def __call__(self, fn=None, *, auto_scope: bool = True):
+        if fn is None:
+            return lambda f: JITFunction(f, auto_scope=auto_scope)
+        return JITFunction(fn, auto_scope=auto_scope)
+
+    def incore(self, fn=None, *, level=None):
+        from pypto.ir.enums import Level
+        func_type = {None: FunctionType.InCore, Level.AIC: FunctionType.AIC, Level.AIV: FunctionType.AIV}.get(level)
+        if func_type is None:
+            raise UnsupportedError(f"@pl.jit.incore(level={level!r}): only AIC / AIV levels are accepted")
+        make = functools.partial(JITFunction, func_type=func_type)
+        return make(fn) if fn is not None else make
+
+    def inline(self, fn=None, *, auto_scope: bool = True):
+        make = functools.partial(JITFunction, func_type=FunctionType.Inline, auto_scope=auto_scope)
+        return make(fn) if fn is not None else make
+
+    def opaque(self, fn=None):
+        make = functools.partial(JITFunction, func_type=FunctionType.Opaque)
+        return make(fn) if fn is not None else make
+
+    def host(self, fn=None, **_options):
+        raise UnsupportedError("@pl.jit.host (distributed host orchestration) is not supported yet")
+
+    def extern(self, fn=None, **_options):
+        raise UnsupportedError("@pl.jit.extern (hand-written C++ kernels) cannot run on the simulator")
+
+
+jit = _JitDecorator()
