@@ -84,11 +84,15 @@ class _Inliner(IRMutator):
     def _stmt(self, x: Stmt) -> list:
         if isinstance(x, AssignStmt) and self._inline_target(x.value) is not None:
             callee = self.expand(x.value.op.name)
-            return _inline_call(x, self.mutate(x.value), callee, x.var)
+            return _inline_call(x, self._args(x.value), callee, x.var)
         if isinstance(x, EvalStmt) and self._inline_target(x.expr) is not None:
             callee = self.expand(x.expr.op.name)
-            return _inline_call(x, self.mutate(x.expr), callee, None)
+            return _inline_call(x, self._args(x.expr), callee, None)
         return [self.mutate(x)]
+
+    def _args(self, c: Call) -> Call:
+        args = tuple(self.mutate(a) for a in c.args)
+        return c.replace(args=args) if any(a is not b for a, b in zip(args, c.args)) else c
 
     def mutate_call(self, c: Call):
         if self._inline_target(c) is not None:

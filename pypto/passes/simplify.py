@@ -74,13 +74,13 @@ def fold_binary(e: BinaryExpr):
                     return folded
         return e
     if e.dtype.is_int():  # identities that keep the other operand's value and dtype
-        if e.op in ("add", "sub") and b == 0 and e.rhs.type == e.lhs.type:
+        if e.op in ("add", "sub") and b == 0 and e.rhs.type.dtype is e.lhs.type.dtype:
             return e.lhs
-        if e.op == "add" and a == 0 and e.lhs.type == e.rhs.type:
+        if e.op == "add" and a == 0 and e.lhs.type.dtype is e.rhs.type.dtype:
             return e.rhs
-        if e.op in ("mul", "floordiv") and b == 1 and e.rhs.type == e.lhs.type:
+        if e.op in ("mul", "floordiv") and b == 1 and e.rhs.type.dtype is e.lhs.type.dtype:
             return e.lhs
-        if e.op == "mul" and a == 1 and e.lhs.type == e.rhs.type:
+        if e.op == "mul" and a == 1 and e.lhs.type.dtype is e.rhs.type.dtype:
             return e.rhs
     return e
 
@@ -172,7 +172,7 @@ class _Simplifier(IRMutator):
     def mutate_assign_stmt(self, s: AssignStmt):
         value = self.mutate(s.value)
         if isinstance(s.var.type, ScalarType) and isinstance(value, (ConstInt, ConstFloat, ConstBool)) \
-                and value.type == s.var.type:
+                and value.type.dtype is s.var.type.dtype:
             self.consts[s.var] = value
             return s.replace(value=value)
         var = s.var if isinstance(s.var, (ConstInt, ConstFloat, ConstBool)) else self.mutate_var(s.var)

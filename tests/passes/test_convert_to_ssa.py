@@ -1,0 +1,103 @@
+"""ConvertToSSA: parser-style non-SSA IR → SSA with if-phis and loop iter_args."""
+
+import pytest
+
+from pypto import ir
+from pypto.errors import UnsupportedError
+from pypto.ir import (AssignStmt, BinaryExpr, ConstInt, ForStmt, FunctionType as FT, IfStmt, IterArg, Program,
+                      ReturnStmt, SeqStmts, Var, WhileStmt, YieldStmt)
+from pypto.pypto_core import passes
+from pass_irb import IDX, func
+
+C = ConstInt
+
+
+def add(a, b):
+    return BinaryExpr("add", a, b)
+
+
+def prog(params, stmts):
+    return Program([func("f", params, [IDX], stmts)], "P")
+
+
+def test_loop_reassignment_becomes_iter_arg():
+    # x = 0; for i in range(4): x = x + i; return x
+    x, i = Var("x", IDX), Var("i", IDX)
+    before = prog([], [AssignStmt(x, C(0)), ForStmt(i, C(0), C(4), C(1), body=SeqStmts([AssignStmt(x, add(x, i))])),
+                       ReturnStmt([x])])
+    x0, i2, x2, rv = Var("x", IDX), Var("i", IDX), Var("x", IDX), Var("x", IDX)
+    ia = IterArg("x", IDX, x0)
+    expected = prog([], [AssignStmt(x0, C(0)),
+                         ForStmt(i2, C(0), C(4), C(1), [ia], SeqStmts([AssignStmt(x2, add(ia, i2)), YieldStmt([x2])]),
+                                 [rv]),
+                         ReturnStmt([rv])])
+    ir.assert_structural_equal(passes.convert_to_ssa()(before), expected)
+
+
+def test_if_assignment_builds_phi_with_else_yield():
+    # x = n; if x < 3: x = 1;  return x
+    n, x = Var("n", IDX), Var("x", IDX)
+    before = prog([n], [AssignStmt(x, n), IfStmt(BinaryExpr("lt", x, C(3)), SeqStmts([AssignStmt(x, C(1))])),
+                        ReturnStmt([x])])
+    n2, x0, x1, rv = Var("n", IDX), Var("x", IDX), Var("x", IDX), Var("x", IDX)
+    expected = prog([n2], [AssignStmt(x0, n2),
+                           IfStmt(BinaryExpr("lt", x0, C(3)), SeqStmts([AssignStmt(x1, C(1)), YieldStmt([x1])]),
+                                  SeqStmts([YieldStmt([x0])]), [rv]),
+                           ReturnStmt([rv])])
+    ir.assert_structural_equal(passes.convert_to_ssa()(before), expected)
+
+
+def test_value_dead_after_if_gets_no_phi():
+    n, x = Var("n", IDX), Var("x", IDX)
+    before = prog([n], [AssignStmt(x, n), IfStmt(BinaryExpr("lt", x, C(3)), SeqStmts([AssignStmt(x, C(1))])),
+                        ReturnStmt([n])])
+    after = passes.convert_to_ssa()(before)
+    assert after["f"].body.stmts[1].return_vars == ()
+
+
+def test_while_carries_condition_variable():
+    # x = 0; while x < 10: x = x + 3; return x
+    x = Var("x", IDX)
+    before = prog([], [AssignStmt(x, C(0)),
+                       WhileStmt(BinaryExpr("lt", x, C(10)), body=SeqStmts([AssignStmt(x, add(x, C(3)))])),
+                       ReturnStmt([x])])
+    x0, x1, rv = Var("x", IDX), Var("x", IDX), Var("x", IDX)
+    ia = IterArg("x", IDX, x0)
+    expected = prog([], [AssignStmt(x0, C(0)),
+                         WhileStmt(BinaryExpr("lt", ia, C(10)), [ia],
+                                   SeqStmts([AssignStmt(x1, add(ia, C(3))), YieldStmt([x1])]), [rv]),
+                         ReturnStmt([rv])])
+    ir.assert_structural_equal(passes.convert_to_ssa()(before), expected)
+
+
+def test_ssa_input_is_unchanged():
+    x0, x2, rv, i = Var("x", IDX), Var("x", IDX), Var("x", IDX), Var("i", IDX)
+    ia = IterArg("x", IDX, x0)
+    p = prog([], [AssignStmt(x0, C(0)),
+                  ForStmt(i, C(0), C(4), C(1), [ia], SeqStmts([AssignStmt(x2, add(ia, i)), YieldStmt([x2])]), [rv]),
+                  ReturnStmt([rv])])
+    ir.assert_structural_equal(passes.convert_to_ssa()(p), p)
+
+
+def test_loop_local_temporary_is_not_carried():
+    # for i in range(4): t = i + 1   (t never read after) → no iter_args
+    t, i = Var("t", IDX), Var("i", IDX)
+    p = prog([], [AssignStmt(t, C(0)), ForStmt(i, C(0), C(4), C(1), body=SeqStmts([AssignStmt(t, add(i, C(1)))])),
+                  ReturnStmt([C(0)])])
+    loop = passes.convert_to_ssa()(p)["f"].body.stmts[1]
+    assert loop.iter_args == () and loop.return_vars == ()
+
+
+def test_name_first_assigned_in_loop_and_read_after_is_rejected():
+    t, i = Var("t", IDX), Var("i", IDX)
+    p = prog([], [ForStmt(i, C(0), C(4), C(1), body=SeqStmts([AssignStmt(t, i)])), ReturnStmt([t])])
+    with pytest.raises(UnsupportedError, match="'t' is first assigned inside a loop"):
+        passes.convert_to_ssa()(p)
+
+
+def test_result_verifies_as_ssa():
+    x, i = Var("x", IDX), Var("i", IDX)
+    p = prog([], [AssignStmt(x, C(0)), AssignStmt(x, add(x, C(1))),
+                  ForStmt(i, C(0), C(4), C(1), body=SeqStmts([AssignStmt(x, add(x, i))])), ReturnStmt([x])])
+    assert ir.verifier.verify_property("SSAForm", p)
+    assert not ir.verifier.verify_property("SSAForm", passes.convert_to_ssa()(p))
