@@ -166,3 +166,30 @@ def test_system_and_identity_ops():
     assert op_name(c) == "system.bar_v" and is_dsl_op("system.fence")
     idx = build_call("tile.get_block_idx", [], {})
     assert op_name(idx) == "tile.get_block_idx" and idx.type.dtype is INDEX
+
+
+def test_op_calls_print_and_parse_back():
+    import pypto.language as pl
+
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[128, 64], pl.FP32],
+              out: pl.Out[pl.Tensor[[128, 64], pl.FP32]]) -> pl.Tensor[[128, 64], pl.FP32]:
+            t = pl.load(a, [0, 0], [64, 64])
+            u = pl.load(a, [64, 0], [64, 64], valid_shapes=[64, 40])
+            tmp = pl.create_tile([64, 64], dtype=pl.FP32)
+            s = pl.maximum(pl.mul(pl.add(t, u), 2.0), 0.0)
+            e = pl.exp(s)
+            m = pl.row_expand_div(e, pl.row_sum(e, tmp))
+            c = pl.cast(pl.cast(m, pl.FP16, mode="rint"), pl.FP32)
+            mk = pl.cmp(c, t, cmp_type=pl.CmpType.GT)
+            v = pl.slice(pl.fillpad(u), [32, 64], [0, 0])
+            y = pl.expands(t, pl.tile.read(v, [0, 1]))
+            w = pl.reshape(pl.reshape(pl.transpose(y, 0, 1), [32, 128]), [64, 64])
+            out = pl.store(w, [0, 0], out)
+            return out
+
+    text = P.as_python()
+    assert "pl.tile.cmp(" in text and "mode=pl.CastMode.rint" in text and "valid_shape=[64, 8]" in text
+    ir.assert_structural_equal(P, pl.parse(text))
