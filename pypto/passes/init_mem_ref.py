@@ -5,8 +5,8 @@ Reference: pass doc 31 (compiler-and-runtime.md §2, dump 32).
 
 A new tile value gets its own allocation `mem = pl.tile.alloc(memory_space=..., size=<bytes>,
 addr=-1)`; values that must live in the same buffer share it: in-place ops (OpDef.reuses_input),
-plain aliases, iter args (their init's buffer), loop / if return vars and the values yielded
-into them (when defined inside the loop / branch) — the reference's semantic aliases.
+plain aliases, iter args (their init's buffer), loop return vars (the iter arg's) and if
+return vars (the then-branch's yielded value's).
 
     before:  t: pl.Tile[[64], pl.FP32, pl.Mem.Vec] = pl.tile.load(...)
     after:   mem_vec_0: pl.Ptr = pl.tile.alloc(memory_space=pl.Mem.Vec, size=256, addr=-1)
@@ -97,18 +97,18 @@ class _Planner:
             self.body(s.body)
 
     def merge(self, return_vars, bodies, carried) -> None:
-        """Loop carries and if results live in one buffer with the values yielded into them
-        (values defined outside the construct keep their own buffer)."""
+        """A loop result names its iter arg's buffer, an if result the then-branch's yielded value's
+        (the types the text form gives them). Only names join a group here, never an op's
+        destination: an op result merged with the iter arg's buffer would overwrite the init value
+        while it may still be live."""
+        stmts = body_list(bodies[0]) if bodies else []
+        values = stmts[-1].values if stmts and isinstance(stmts[-1], YieldStmt) else ()
         for i, rv in enumerate(return_vars):
             self.add(rv)
             if i < len(carried):
                 self.union(carried[i], rv)
-            for b in bodies:
-                stmts = body_list(b)
-                if stmts and isinstance(stmts[-1], YieldStmt) and i < len(stmts[-1].values):
-                    v = stmts[-1].values[i]
-                    if isinstance(v, Var) and v in defined_vars_set(b):
-                        self.union(rv, v)
+            elif i < len(values) and isinstance(values[i], Var):
+                self.union(values[i], rv)
 
     def shared_source(self, value):
         """The tile a value must share its buffer with (alias, in-place op), if any."""
@@ -145,11 +145,6 @@ class _Planner:
         base = Var(f"mem_{space.name.lower()}_{k}", PtrType(), root.span)
         self.allocs.append((base, space, max(sizes)))
         return MemRef(base, 0, max(sizes))
-
-
-def defined_vars_set(stmt) -> set:
-    from pypto.passes.analysis import defined_vars
-    return set(defined_vars(stmt))
 
 
 class _Apply(IRMutator):
