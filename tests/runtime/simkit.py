@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pypto.ir import (AssignStmt, Call, ConstInt, EvalStmt, ForStmt, Function, FunctionType, GlobalVar, IterArg,
+from pypto.ir import (AssignStmt, Call, ConstInt, EvalStmt, ForStmt, Function, FunctionType, GlobalVar, IterArg, ScalarType,
                       MemorySpace, MemRef, Program, PtrType, ReturnStmt, SeqStmts, Span, TensorType, TileType, Var,
                       YieldStmt, create_op_call)
 from pypto.ir.dtypes import FP32, INDEX
@@ -154,3 +154,47 @@ def add_program(**kw):
     main = orchestration([(k, [a, b, out], r)], [a, b, out],
                          [ParamDirection.In, ParamDirection.In, ParamDirection.Out], ret=r)
     return Program([k, main], "AddProg")
+
+
+def blocked_kernel(rows=256, cols=128, block=64, name="blocked", alternate=False):
+    """out[i*block:(i+1)*block] = a + b (or a - b on odd blocks when `alternate`), a loop over row blocks.
+
+    The output tensor is carried through the loop (iter_arg / yield / return_var) as ConvertToSSA
+    leaves it, and an INDEX counter is carried beside it.
+    """
+    from pypto.ir import BinaryExpr, IfStmt
+    nbytes = block * cols * 4
+    a, b, out = tensor("a", [rows, cols]), tensor("b", [rows, cols]), tensor("out", [rows, cols])
+    ptrs, allocs = zip(*[alloc(f"mem{i}", nbytes, i * nbytes) for i in range(3)])
+    ta, tb, tc = (tile_var(n, [block, cols], p) for n, p in zip(("ta", "tb", "tc"), ptrs))
+    i = Var("i", ScalarType(INDEX))
+    o_it = IterArg("o", out.type, out)
+    n_it = IterArg("n", ScalarType(INDEX), ConstInt(0, INDEX))
+    off = Var("off", ScalarType(INDEX))
+    st = tensor("st", [rows, cols])
+    n2 = Var("n2", ScalarType(INDEX))
+    body = [AssignStmt(off, BinaryExpr("mul", i, ConstInt(block, INDEX)), span(20)),
+            load(ta, a, (off, 0), (block, cols), 21), load(tb, b, (off, 0), (block, cols), 22)]
+    if alternate:
+        tc_then, tc_else = (tile_var(n, [block, cols], ptrs[2]) for n in ("tc_add", "tc_sub"))
+        cond = BinaryExpr("eq", BinaryExpr("floormod", i, ConstInt(2, INDEX)), ConstInt(0, INDEX))
+        body.append(IfStmt(cond, SeqStmts([binary("add", tc_then, ta, tb, 23), YieldStmt([tc_then])]),
+                           SeqStmts([binary("sub", tc_else, ta, tb, 24), YieldStmt([tc_else])]), [tc], span(23)))
+    else:
+        body.append(binary("add", tc, ta, tb, 23))
+    body += [store(st, tc, (off, 0), o_it, 25),
+             AssignStmt(n2, BinaryExpr("add", n_it, ConstInt(1, INDEX)), span(26)), YieldStmt([st, n2])]
+    o_rv, n_rv = tensor("o_rv", [rows, cols]), Var("n_rv", ScalarType(INDEX))
+    loop = ForStmt(i, ConstInt(0, INDEX), ConstInt(rows // block, INDEX), ConstInt(1, INDEX), [o_it, n_it],
+                   SeqStmts(body), [o_rv, n_rv], span=span(19))
+    fbody = SeqStmts([*allocs, loop, ReturnStmt([o_rv], span(27))])
+    return Function(name, [a, b, out], [out.type], fbody, FunctionType.AIV,
+                    param_directions=[ParamDirection.In, ParamDirection.In, ParamDirection.Out])
+
+
+def single_kernel_program(kernel, rows, cols):
+    a, b, out = (tensor(n, [rows, cols]) for n in ("a", "b", "out"))
+    r = tensor("r", [rows, cols])
+    main = orchestration([(kernel, [a, b, out], r)], [a, b, out],
+                         [ParamDirection.In, ParamDirection.In, ParamDirection.Out], ret=r)
+    return Program([kernel, main], "Prog")

@@ -264,8 +264,7 @@ class _Generator:
             if len(targets) != len(s.values):
                 raise SimulationError(f"yield of {len(s.values)} value(s) where {len(targets)} are carried", s.span)
             if targets:
-                self.emit(ind, f"{', '.join(targets)}, = {''.join(self.expr(v) + ', ' for v in s.values)}",
-                          "yield", s.span)
+                self.emit(ind, self.parallel_assign(targets, [self.expr(v) for v in s.values]), "yield", s.span)
         elif isinstance(s, ReturnStmt):
             vals = [self.expr(v) for v in s.values]
             text = "return" if not vals else f"return {vals[0]}" if len(vals) == 1 else f"return ({', '.join(vals)})"
@@ -280,15 +279,19 @@ class _Generator:
         else:
             raise UnsupportedError(f"the simulator cannot run a {type(s).__name__}", s.span)
 
+    @staticmethod
+    def parallel_assign(targets: list, values: list) -> str:
+        return f"{', '.join(targets)} = {', '.join(values)}"
+
     def carry_init(self, iter_args, ind: int) -> None:
         if iter_args:
-            names = ", ".join(self.namer.name(a) for a in iter_args)
-            self.emit(ind, f"{names}, = {''.join(self.expr(a.init_value) + ', ' for a in iter_args)}")
+            self.emit(ind, self.parallel_assign([self.namer.name(a) for a in iter_args],
+                                                [self.expr(a.init_value) for a in iter_args]))
 
     def carry_out(self, return_vars, iter_args, ind: int) -> None:
         if return_vars:
-            self.emit(ind, f"{', '.join(self.namer.name(v) for v in return_vars)}, = "
-                           f"{''.join(self.namer.name(a) + ', ' for a in iter_args)}")
+            self.emit(ind, self.parallel_assign([self.namer.name(v) for v in return_vars],
+                                                [self.namer.name(a) for a in iter_args]))
 
     def assign(self, target: Optional[str], var: Optional[Var], value: Expr, ind: int, span) -> None:
         lhs = f"{target} = " if target else ""
@@ -383,7 +386,7 @@ class _Generator:
         prologue = []
         if self.slots:
             names = ", ".join(f"_sim_s{i}" for i in range(len(self.slots)))
-            prologue.append(f"    {names}, = _sim_ctx.views(_sim_F)")
+            prologue.append(f"    {names}{',' if len(self.slots) == 1 else ''} = _sim_ctx.views(_sim_F)")
         body_lines = prologue + self.out
         shift = len(head) + len(prologue)
         lines = {ln + shift: info for ln, info in self.lines.items()}

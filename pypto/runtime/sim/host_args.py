@@ -157,6 +157,21 @@ class HostArgs:
         self.writebacks.append((arr, buf))
         return buf
 
+    def _check_shape(self, p: Var, arr: np.ndarray) -> None:
+        shape = p.type.shape
+        if len(shape) != arr.ndim:
+            raise TypeCheckError(f"parameter '{p.name_hint}' expects a {len(shape)}-d tensor, got shape {arr.shape}")
+        for i, (dim, n) in enumerate(zip(shape, arr.shape)):
+            if isinstance(dim, ConstInt):
+                if dim.value != n:
+                    want = tuple(x.value if isinstance(x, ConstInt) else x.name_hint for x in shape)
+                    raise TypeCheckError(f"parameter '{p.name_hint}' expects shape {want}, got {arr.shape}")
+            else:
+                bound = self.dims.setdefault(dim, n)
+                if bound != n:
+                    raise TypeCheckError(f"dynamic dim '{getattr(dim, 'name_hint', dim)}' is {bound} elsewhere but "
+                                         f"{n} in parameter '{p.name_hint}' (axis {i})")
+
     def write_back(self) -> None:
         for user, buf in self.writebacks:
             np.copyto(user, buf)
