@@ -45,6 +45,7 @@ tile = OpNamespace("tile", _is_op, _op_names)
 tensor = OpNamespace("tensor", _is_op, _op_names)
 system = OpNamespace("system", _is_op, _op_names)
 array = OpNamespace("array", _is_op, _op_names)
+xor_ = DslOp("xor_")   # scalar xor as the printer spells it
 
 
 def parse(text: str, filename: str = "<string>", *, globals: dict | None = None):
@@ -86,3 +87,10 @@ def __getattr__(name: str):
     from pypto.language.parser.diagnostics import did_you_mean
     hint = did_you_mean(name, [n for n in globals() if not n.startswith("_")] + _op_names())
     raise AttributeError(f"module 'pypto.language' has no attribute '{name}'" + (f" ({hint})" if hint else ""))
+
+
+try:  # `pl.jit` is the runtime engineer's module; bind the decorator (not the submodule) when present
+    from pypto.language.jit import jit  # noqa: E402
+except ModuleNotFoundError as _e:
+    if _e.name != "pypto.language.jit":
+        raise

@@ -136,21 +136,9 @@ def op_call(ctx, node, path: str, args: list, kwargs: dict):
 
 
 def _scalar_form(path: str, args: list, kwargs: dict, span):
-    """Scalar helpers print as pl.min / pl.max / pl.cast / pl.abs / pl.scalar_<op> and read back here."""
-    def scalarish(v):
-        return is_scalar_expr(v) or (isinstance(v, (int, float)) and not isinstance(v, enum.Enum))
-    if path.startswith("scalar_") and path[7:] in BINARY_OPS:
-        return BinaryExpr(path[7:], to_expr(args[0], span), to_expr(args[1], span), dtype=kwargs.get("dtype"), span=span)
-    if path in ("min", "max", "xor_") and len(args) == 2 and all(scalarish(a) for a in args):
-        if not any(isinstance(a, Expr) for a in args) and path != "xor_":
-            return builtins.min(args) if path == "min" else builtins.max(args)
-        op = "xor" if path == "xor_" else path
-        return BinaryExpr(op, to_expr(args[0], span), to_expr(args[1], span), dtype=kwargs.get("dtype"), span=span)
-    if path == "cast" and args and scalarish(args[0]):
-        dtype = args[1] if len(args) > 1 else kwargs.get("target_type", kwargs.get("dtype"))
-        return UnaryExpr("cast", to_expr(args[0], span), dtype, span=span)
-    if path == "abs" and len(args) == 1 and scalarish(args[0]):
-        return UnaryExpr("abs", to_expr(args[0], span), span=span)
+    """`pl.xor_(a, b)` on scalars (the printer's spelling of a scalar xor; the op layer has no such op)."""
+    if path == "xor_" and len(args) == 2 and all(is_scalar_expr(a) or isinstance(a, int) for a in args):
+        return BinaryExpr("xor", to_expr(args[0], span), to_expr(args[1], span), dtype=kwargs.get("dtype"), span=span)
     return None
 
 

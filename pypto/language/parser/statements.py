@@ -163,8 +163,8 @@ def parse_aug_assign(ctx, node: ast.AugAssign):
 @statement(ast.Expr)
 def parse_expr_stmt(ctx, node: ast.Expr):
     span = ctx.span(node)
-    if isinstance(node.value, ast.Constant):  # docstrings and stray literals
-        return
+    if isinstance(node.value, ast.Constant) and not isinstance(node.value.value, (int, float)):
+        return  # docstrings
     callee = _callee_of(ctx, node.value)
     if callee is scopes.yield_:
         return parse_yield(ctx, node.value, None)

@@ -42,7 +42,7 @@ def parse_subscript(ctx, node: ast.Subscript):
         return builder(tuple(items) if len(items) > 1 else items[0])
     if base in (pl_typing.Out, pl_typing.InOut):
         inner = eval_expr(ctx, node.slice)
-        if not isinstance(inner, Type):
+        if not isinstance(inner, Type) and inner not in (pl_typing.Tensor, pl_typing.Tile):
             raise ParserTypeError(f"pl.{base.__name__}[...] needs a type such as pl.Tensor[[64], pl.FP32]", span)
         return Directed(base.direction, inner)
     if base is builtins.tuple:
