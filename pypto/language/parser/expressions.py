@@ -115,6 +115,13 @@ def parse_attribute(ctx, node: ast.Attribute):
         return getattr(base, name)
     except AttributeError:
         pass
+    from pypto.language.scopes import OpNamespace
+    if isinstance(base, OpNamespace):
+        from pypto.language.parser.op_bridge import dsl_op_paths
+        prefix = base._prefix
+        names = [p.split(".", 1)[1] for p in dsl_op_paths() if p.startswith(prefix + ".")]
+        raise InvalidOperationError(f"Unknown op 'pl.{prefix}.{name}'", ctx.span(node),
+                                    hint=did_you_mean(name, names) or f"see dir(pl.{prefix}) for the {prefix} ops")
     owner = getattr(base, "__name__", None) or type(base).__name__
     if owner in ("pypto.language", "pypto.language.distributed"):
         short = "pl" if owner == "pypto.language" else "pld"
