@@ -97,3 +97,22 @@ def test_dynamic_dims_accepted():
     b = ir.Var("b", TensorType([m, 64], FP32))
     c = create_op_call("tensor.add", [a, b])
     assert c.type.shape[0] is m
+
+
+def test_matmul_with_transpose_flags():
+    a, b = tensor((64, 32), FP16, "a"), tensor((128, 32), FP16, "b")
+    c = create_op_call("tensor.matmul", [a, b], {"b_trans": True})
+    assert dims(c.type.shape) == [64, 128] and c.type.dtype is FP16 and get_op("tensor.matmul").self_loading
+    assert create_op_call("tensor.matmul", [a, b], {"b_trans": True, "out_dtype": FP32}).type.dtype is FP32
+    with pytest.raises(TypeCheckError, match="inner dimensions"):
+        create_op_call("tensor.matmul", [a, b])
+    acc = tensor((64, 128), FP32, "acc")
+    assert create_op_call("tensor.matmul_acc", [acc, a, b], {"b_trans": True}).type.dtype is FP32
+
+
+def test_bitwise_and_trig():
+    i = tensor(dtype=INT32)
+    assert create_op_call("tensor.ands", [i, 1]).type.dtype is INT32
+    assert create_op_call("tensor.not_", [i]).type.dtype is INT32
+    with pytest.raises(TypeCheckError, match="floating-point"):
+        create_op_call("tensor.sin", [i])

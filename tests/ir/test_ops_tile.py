@@ -5,7 +5,7 @@ import pytest
 
 from pypto import ir
 from pypto.errors import TypeCheckError
-from pypto.ir.dtypes import BF16, FP16, FP32, INDEX, INT32, UINT8
+from pypto.ir.dtypes import BF16, FP16, FP32, INDEX, INT32, UINT8, DataType
 from pypto.ir.enums import CastMode, CmpType, MemorySpace, PadValue, TileLayout
 from pypto.ir.ops import all_ops, create_op_call, get_op
 from pypto.ir.ops.common import packed_mask_shape
@@ -201,3 +201,52 @@ def test_vector_ops_declare_affinity_memory_and_effects():
         op = get_op(name)
         assert op.affinity == VECTOR and op.output_memory == "inherit", name
         assert op.effects.get(0) == READ and op.input_memory[0] == (Vec,), name
+
+
+@pytest.mark.parametrize("op", ["and_", "or_", "shl", "shr"])
+def test_bitwise_ops_are_integer_only(op):
+    assert create_op_call(f"tile.{op}", [tile(dtype=INT32), tile(dtype=INT32, name="b")]).type.dtype is INT32
+    with pytest.raises(TypeCheckError, match="integer dtype"):
+        create_op_call(f"tile.{op}", [tile(), tile(name="b")])
+
+
+def test_ops_with_scratch_tiles():
+    i = tile(dtype=INT32)
+    assert create_op_call("tile.xor", [i, i, i]).type.dtype is INT32
+    assert create_op_call("tile.xors", [i, 3, i]).type.dtype is INT32
+    assert create_op_call("tile.rem", [tile(), tile(), tile()]).type.dtype is FP32
+    with pytest.raises(TypeCheckError, match="positional"):
+        create_op_call("tile.rem", [tile(), tile()])
+    assert create_op_call("tile.lrelu", [tile(), 0.1]).type.dtype is FP32
+    assert dims(create_op_call("tile.row_prod", [tile(), tile()]).type.shape) == [64, 1]
+
+
+def test_sel_checks_the_packed_mask():
+    mask = create_op_call("tile.cmp", [tile(), tile(name="b")])
+    m = ir.Var("m", mask.type)
+    assert dims(create_op_call("tile.sel", [m, tile(), tile(name="b"), tile(name="tmp")]).type.shape) == [64, 64]
+    assert create_op_call("tile.sels", [m, tile(), tile(name="tmp"), 0.0]).type.dtype is FP32
+    with pytest.raises(TypeCheckError, match="packed UINT8 mask"):
+        create_op_call("tile.sel", [tile(dtype=UINT8), tile(), tile(name="b"), tile(name="tmp")])
+
+
+def test_matmul_family():
+    lhs = tile((64, 32), FP16, space=MemorySpace.Left, name="l")
+    rhs = tile((32, 128), FP16, space=MemorySpace.Right, name="r")
+    c = create_op_call("tile.matmul", [lhs, rhs])
+    assert dims(c.type.shape) == [64, 128] and c.type.dtype is FP32 and c.type.memory_space is MemorySpace.Acc
+    assert get_op("tile.matmul").affinity == "cube"
+    acc = ir.Var("acc", c.type)
+    assert create_op_call("tile.matmul_acc", [acc, lhs, rhs]).type.dtype is FP32
+    assert get_op("tile.matmul_acc").reuses_input == 0
+    bias = tile((1, 128), FP32, space=MemorySpace.Bias, name="bias")
+    assert create_op_call("tile.matmul_bias", [lhs, rhs, bias]).type.memory_space is MemorySpace.Acc
+    with pytest.raises(TypeCheckError, match="must be in Left"):
+        create_op_call("tile.matmul", [tile((64, 32), FP16), rhs])
+    with pytest.raises(TypeCheckError, match="inner dimensions"):
+        create_op_call("tile.matmul", [lhs, tile((64, 128), FP16, space=MemorySpace.Right)])
+    with pytest.raises(TypeCheckError, match="must be FP32"):
+        create_op_call("tile.matmul_acc", [tile((64, 128), FP16, space=MemorySpace.Acc), lhs, rhs])
+    i8 = create_op_call("tile.matmul", [tile((16, 32), DataType.INT8, space=MemorySpace.Left),
+                                        tile((32, 16), DataType.INT8, space=MemorySpace.Right)])
+    assert i8.type.dtype is INT32

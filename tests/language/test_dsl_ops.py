@@ -193,3 +193,21 @@ def test_op_calls_print_and_parse_back():
     text = P.as_python()
     assert "pl.tile.cmp(" in text and "mode=pl.CastMode.rint" in text and "valid_shape=[64, 8]" in text
     ir.assert_structural_equal(P, pl.parse(text))
+
+
+def test_bitwise_and_matmul_dispatch():
+    I32 = ir.Var("i32", TileType([64, 64], INT32, memory_space=MemorySpace.Vec))
+    assert op_name(build_call("and_", [I32, I32], {})) == "tile.and_"
+    assert op_name(build_call("and_", [I32, 3], {})) == "tile.ands"
+    assert op_name(build_call("xor", [I32, 3, I32], {})) == "tile.xors"
+    L = ir.Var("l", TileType([64, 32], FP16, memory_space=MemorySpace.Left))
+    R = ir.Var("r", TileType([32, 64], FP16, memory_space=MemorySpace.Right))
+    assert op_name(build_call("matmul", [L, R], {"out_dtype": FP32, "a_trans": False})) == "tile.matmul"
+    with pytest.raises(TypeCheckError, match="out_dtype"):
+        build_call("matmul", [L, R], {"out_dtype": FP16})
+    with pytest.raises(UnsupportedError, match="a_trans"):
+        build_call("matmul", [L, R], {"a_trans": True})
+    TA = ir.Var("ta", TensorType([64, 32], FP16))
+    TB = ir.Var("tb", TensorType([64, 32], FP16))
+    c = build_call("matmul", [TA, TB], {"b_trans": True, "out_dtype": FP32})
+    assert op_name(c) == "tensor.matmul" and c.type.dtype is FP32

@@ -274,3 +274,78 @@ def test_system_ops_and_core_identity():
     assert SIM_OPS["tile.get_block_num"](Ctx(), None) == 8
     assert SIM_OPS["tile.get_subblock_idx"](Ctx(), None) == 1
     assert SIM_OPS["system.bar_all"](Ctx(), None) is None
+
+
+INT_BINARY = {"and_": (np.bitwise_and, "ands"), "or_": (np.bitwise_or, "ors"), "xor": (np.bitwise_xor, "xors"),
+              "shl": (np.left_shift, "shls"), "shr": (np.right_shift, "shrs")}
+
+
+@pytest.mark.parametrize("name", list(INT_BINARY))
+def test_bitwise(name):
+    fn, s_name = INT_BINARY[name]
+    a = RNG.integers(-1000, 1000, size=(4, 16)).astype(np.int32)
+    b = RNG.integers(0, 8, size=(4, 16)).astype(np.int32)
+    out = blank((4, 16), np.int32)
+    run(f"tile.{name}", out, tv(a), tv(b), tv(b))          # trailing scratch tile is accepted where needed
+    assert (out.data == fn(a, b)).all()
+    run(f"tile.{s_name}", out, tv(a), 3)
+    assert (out.data == fn(a, np.int32(3))).all()
+    run("tile.not_", out, tv(a))
+    assert (out.data == ~a).all()
+
+
+def test_rem_fmod_trig_prelu():
+    a = np.array([[7.0, -7.0, 7.5, -7.5]], np.float32)
+    b = np.array([[2.0, 2.0, -2.0, -2.0]], np.float32)
+    out = blank((1, 4))
+    run("tile.rem", out, tv(a), tv(b), blank((1, 4)))
+    assert out.data.tolist() == [[1.0, 1.0, -0.5, -1.5]]        # sign of the divisor
+    run("tile.fmod", out, tv(a), tv(b))
+    assert out.data.tolist() == [[1.0, -1.0, 1.5, -1.5]]        # sign of the dividend
+    run("tile.rems", out, tv(a), 2.0, blank((1, 4)))
+    assert out.data.tolist() == [[1.0, 1.0, 1.5, 0.5]]
+    run("tile.sin", out, tv(a))
+    np.testing.assert_allclose(out.data, np.sin(a), rtol=1e-6)
+    run("tile.lrelu", out, tv(a), 0.5)
+    assert out.data.tolist() == [[7.0, -3.5, 7.5, -3.75]]
+    run("tile.prelu", out, tv(a), tv(np.full((1, 4), 0.25, np.float32)), blank((1, 4)))
+    assert out.data.tolist() == [[7.0, -1.75, 7.5, -1.875]]
+    x = rand((4, 8), lo=0.5, hi=1.5)
+    out = blank((4, 1))
+    run("tile.row_prod", out, tv(x), blank((4, 8)))
+    np.testing.assert_allclose(out.data[:, 0], x.prod(axis=1), rtol=1e-5)
+
+
+def test_sel_and_sels_follow_the_packed_mask():
+    a, b = rand((4, 40)), rand((4, 40))
+    mask = blank((4, 32), np.uint8)
+    run("tile.cmp", mask, tv(a), tv(b), cmp_type=CmpType.GT)
+    out = blank((4, 40))
+    run("tile.sel", out, mask, tv(a), tv(b), blank((4, 40)))
+    assert (out.data == np.maximum(a, b)).all()
+    run("tile.sels", out, mask, tv(a), blank((4, 40)), -1.0)
+    assert (out.data == np.where(a > b, a, -1.0)).all()
+
+
+def test_matmul_family_accumulates_in_fp32():
+    a = rand((16, 32)).astype(np.float16)
+    b = rand((32, 8)).astype(np.float16)
+    ref = a.astype(np.float32) @ b.astype(np.float32)
+    acc = blank((16, 8))
+    run("tile.matmul", acc, tv(a), tv(b))
+    np.testing.assert_allclose(acc.data, ref, rtol=1e-5)
+    run("tile.matmul_acc", acc, acc, tv(a), tv(b))
+    np.testing.assert_allclose(acc.data, 2 * ref, rtol=1e-5)
+    run("tile.matmul_acc", acc, acc, tv(a), tv(b), True)         # init_cond true restarts the sum
+    np.testing.assert_allclose(acc.data, ref, rtol=1e-5)
+    bias = np.arange(8, dtype=np.float32).reshape(1, 8)
+    run("tile.matmul_bias", acc, tv(a), tv(b), tv(bias))
+    np.testing.assert_allclose(acc.data, ref + bias, rtol=1e-5)
+    part = blank((16, 8))
+    run("tile.matmul", part, tv(a, (10, 20)), tv(b, (32, 6)))    # valid M, K and N only
+    assert part.valid == (10, 6)
+    np.testing.assert_allclose(part.data[:10, :6], a[:10, :20].astype(np.float32) @ b[:20, :6].astype(np.float32),
+                               rtol=1e-5)
+    i8 = blank((2, 2), np.int32)
+    run("tile.matmul", i8, tv(np.full((2, 64), 127, np.int8)), tv(np.full((64, 2), 127, np.int8)))
+    assert (i8.data == 127 * 127 * 64).all()

@@ -178,30 +178,56 @@ MASK_DTYPE = UINT8
 
 
 # ---------------------------------------------------------------------------- rule factories
-def binary_rule(name: str):
+def expect_int(op: str, arg: str, t: ShapedType) -> None:
+    if not t.dtype.is_int():
+        raise TypeCheckError(f"{op}: argument '{arg}' must have an integer dtype, got {t.dtype.name}",
+                             hint="bitwise ops work on integers; pl.cast first")
+
+
+def _check_dtype_kind(name: str, t: ShapedType, kind: Optional[str]) -> None:
+    if kind == "float":
+        expect_float(name, "lhs", t)
+    elif kind == "int":
+        expect_int(name, "lhs", t)
+
+
+def _check_scratch(name: str, args, first: int) -> None:
+    """Trailing scratch-tile arguments some hardware ops need (their contents are clobbered)."""
+    for k in range(first, len(args)):
+        expect_shaped(name, "tmp", args[k])
+
+
+def binary_rule(name: str, kind: Optional[str] = None):
+    """lhs op rhs, both of one shape and dtype; kind = "float" / "int" restricts the dtype."""
     def deduce(args, kw):
         a = expect_shaped(name, "lhs", args[0])
         b = expect_shaped(name, "rhs", args[1])
         same_dtype(name, a.dtype, b.dtype, "arguments 'lhs' and 'rhs'")
         same_shape(name, a.shape, b.shape)
+        _check_dtype_kind(name, a, kind)
+        _check_scratch(name, args, 2)
         return result_like(a)
     return deduce
 
 
-def scalar_binary_rule(name: str):
+def scalar_binary_rule(name: str, kind: Optional[str] = None):
     def deduce(args, kw):
         a = expect_shaped(name, "lhs", args[0])
         s = expect_scalar(name, "rhs", args[1])
         scalar_fits(name, a, s)
+        _check_dtype_kind(name, a, kind)
+        _check_scratch(name, args, 2)
         return result_like(a)
     return deduce
 
 
-def unary_rule(name: str, float_only: bool = False):
+def unary_rule(name: str, float_only: bool = False, kind: Optional[str] = None):
     def deduce(args, kw):
         a = expect_shaped(name, "x", args[0])
-        if float_only:
+        if float_only or kind == "float":
             expect_float(name, "x", a)
+        elif kind == "int":
+            expect_int(name, "x", a)
         return result_like(a)
     return deduce
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from pypto.ir.dtypes import INDEX, DataType
 from pypto.ir.enums import CastMode, CmpType, PadValue, TensorLayout
-from pypto.ir.ops.common import (assemble_rule, binary_rule, cast_rule, cmp_rule, cmps_rule, expand_rule, expands_rule,
+from pypto.errors import TypeCheckError
+from pypto.ir.ops.common import (dims_equal, fmt_shape, same_dtype, assemble_rule, binary_rule, cast_rule, cmp_rule, cmps_rule, expand_rule, expands_rule,
                                  expect_axis, expect_tensor, expect_tuple, fillpad_rule, read_rule, reduce_rule,
                                  reshape_rule, scalar_binary_rule, slice_rule, transpose_rule, unary_rule, write_rule)
-from pypto.ir.ops.registry import READ, READWRITE, SHARED, VECTOR, Kwarg, OpDef, register_op
-from pypto.ir.ops.tile import BINARY, EXPAND_KINDS, UNARY_ANY, UNARY_FLOAT
+from pypto.ir.ops.registry import CUBE, READ, READWRITE, SHARED, VECTOR, Kwarg, OpDef, register_op
+from pypto.ir.ops.tile import BINARY, EXPAND_KINDS, TRIG, UNARY_ANY, UNARY_FLOAT, accumulator_dtype
 from pypto.ir.types import ScalarType, TensorType, TensorView
 
 
@@ -50,6 +51,14 @@ for _n in UNARY_FLOAT:
     _compute(f"tensor.{_n}", ("x",), unary_rule(f"tensor.{_n}", float_only=True))
 for _n in UNARY_ANY:
     _compute(f"tensor.{_n}", ("x",), unary_rule(f"tensor.{_n}"))
+for _n in TRIG:
+    _compute(f"tensor.{_n}", ("x",), unary_rule(f"tensor.{_n}", float_only=True))
+for _n in ("and_", "or_", "xor", "shl", "shr"):
+    _compute(f"tensor.{_n}", ("lhs", "rhs"), binary_rule(f"tensor.{_n}", kind="int"))
+    _compute(f"tensor.{_n.rstrip('_')}s", ("lhs", "rhs"), scalar_binary_rule(f"tensor.{_n.rstrip('_')}s", kind="int"))
+_compute("tensor.not_", ("x",), unary_rule("tensor.not_", kind="int"))
+_compute("tensor.fmod", ("lhs", "rhs"), binary_rule("tensor.fmod"))
+_compute("tensor.fmods", ("lhs", "rhs"), scalar_binary_rule("tensor.fmods"))
 _compute("tensor.cast", ("x",), cast_rule("tensor.cast"),
          kwargs={"target_type": Kwarg(DataType), "mode": Kwarg(CastMode, CastMode.round)})
 _compute("tensor.cmp", ("lhs", "rhs"), cmp_rule("tensor.cmp"), kwargs={"cmp_type": Kwarg(CmpType, CmpType.EQ)})
@@ -57,9 +66,9 @@ _compute("tensor.cmps", ("lhs", "rhs"), cmps_rule("tensor.cmps"), kwargs={"cmp_t
 
 # ---------------------------------------------------------------------------- reductions and broadcasts
 # At tensor level the scratch tile is the lowering's business, so row_* take only x.
-for _n in ("row_sum", "row_max", "row_min"):
+for _n in ("row_sum", "row_max", "row_min", "row_prod"):
     _compute(f"tensor.{_n}", ("x",), reduce_rule(f"tensor.{_n}", axis=1))
-for _n in ("col_sum", "col_max", "col_min"):
+for _n in ("col_sum", "col_max", "col_min", "col_prod"):
     _compute(f"tensor.{_n}", ("x",), reduce_rule(f"tensor.{_n}", axis=0))
 for _axis, _prefix in ((1, "row_expand"), (0, "col_expand")):
     _compute(f"tensor.{_prefix}", ("target", "vec"), expand_rule(f"tensor.{_prefix}", _axis))
@@ -91,3 +100,47 @@ def _dim_type(args, kw):
 
 
 register_op(OpDef("tensor.dim", args=("t", "axis"), deduce=_dim_type, description="the extent of one axis"))
+
+
+# ---------------------------------------------------------------------------- matmul
+def _operands(name: str, args, kw) -> tuple:
+    """(M, N) of lhs × rhs with the a_trans / b_trans flags applied; checks K agrees."""
+    a = expect_tensor(name, "lhs", args[0])
+    b = expect_tensor(name, "rhs", args[1])
+    if a.rank != 2 or b.rank != 2:
+        raise TypeCheckError(f"{name}: lhs and rhs must be 2-D tensors")
+    same_dtype(name, a.dtype, b.dtype, "arguments 'lhs' and 'rhs'")
+    m, k1 = (a.shape[1], a.shape[0]) if kw.get("a_trans") else (a.shape[0], a.shape[1])
+    k2, n = (b.shape[1], b.shape[0]) if kw.get("b_trans") else (b.shape[0], b.shape[1])
+    if not dims_equal((k1,), (k2,)):
+        raise TypeCheckError(f"{name}: inner dimensions differ: lhs {fmt_shape(a.shape)} × rhs {fmt_shape(b.shape)}",
+                             hint="lhs is [M, K] and rhs [K, N]; a_trans / b_trans say an operand is stored transposed")
+    return a, (m, n)
+
+
+def _matmul_type(args, kw):
+    a, shape = _operands("tensor.matmul", args, kw)
+    return TensorType(shape, kw["out_dtype"] or a.dtype)
+
+
+def _matmul_acc_type(args, kw):
+    acc = expect_tensor("tensor.matmul_acc", "acc", args[0])
+    a, shape = _operands("tensor.matmul_acc", args[1:], kw)
+    want = accumulator_dtype(a.dtype)
+    if acc.dtype is not want:
+        raise TypeCheckError(f"tensor.matmul_acc: argument 'acc' must be {want.name} (the accumulator of "
+                             f"{a.dtype.name} inputs), got {acc.dtype.name}")
+    if not dims_equal(acc.shape, shape):
+        raise TypeCheckError(f"tensor.matmul_acc: acc {fmt_shape(acc.shape)} does not match the product "
+                             f"{fmt_shape(shape)}")
+    return TensorType(acc.shape, acc.dtype)
+
+
+_TRANS = {"a_trans": Kwarg(bool, False), "b_trans": Kwarg(bool, False)}
+# matmul reads its GM operands itself: the lowering loads them into Mat / Left / Right tiles.
+register_op(OpDef("tensor.matmul", args=("lhs", "rhs"), deduce=_matmul_type, affinity=CUBE, self_loading=True,
+                  kwargs={"out_dtype": Kwarg(DataType, None), **_TRANS, "c_matrix_nz": Kwarg(bool, False)},
+                  effects={0: READ, 1: READ}, description="lhs [M,K] × rhs [K,N] → [M,N]"))
+register_op(OpDef("tensor.matmul_acc", args=("acc", "lhs", "rhs"), deduce=_matmul_acc_type, affinity=CUBE,
+                  self_loading=True, kwargs=dict(_TRANS), effects={0: READWRITE, 1: READ, 2: READ}, reuses_input=0,
+                  description="acc + lhs × rhs"))

@@ -9,13 +9,14 @@ names, arguments, kwargs with defaults, affinity, memory spec and effects.
 from __future__ import annotations
 
 from pypto.errors import TypeCheckError
-from pypto.ir.dtypes import DataType
+from pypto.ir.dtypes import FP32, INT32, DataType
 from pypto.ir.enums import CastMode, CmpType, MemorySpace, PadValue, TileLayout
-from pypto.ir.ops.common import (assemble_rule, binary_rule, cast_rule, cmp_rule, cmps_rule, expand_rule, expands_rule,
-                                 expect_tensor, expect_tile, expect_tuple, fillpad_rule, read_rule, reduce_rule,
-                                 reshape_rule, same_dtype, scalar_binary_rule, slice_rule, transpose_rule, unary_rule,
-                                 write_rule)
-from pypto.ir.ops.registry import READ, READWRITE, SHARED, VECTOR, WRITE, Kwarg, OpDef, register_op
+from pypto.ir.ops.common import (MASK_DTYPE, assemble_rule, binary_rule, cast_rule, cmp_rule, cmps_rule, dims_equal,
+                                 expand_rule, expands_rule, expect_scalar, expect_tensor, expect_tile, expect_tuple,
+                                 fillpad_rule, fmt_shape, packed_mask_shape, read_rule, reduce_rule, reshape_rule,
+                                 same_dtype, same_shape, scalar_binary_rule, scalar_fits, slice_rule, transpose_rule,
+                                 unary_rule, write_rule)
+from pypto.ir.ops.registry import CUBE, READ, READWRITE, SHARED, VECTOR, WRITE, Kwarg, OpDef, register_op
 from pypto.ir.types import PtrType, TileType, TileView
 
 VEC = (MemorySpace.Vec,)
@@ -118,6 +119,8 @@ register_op(OpDef("tile.alloc", kwargs={"memory_space": Kwarg(MemorySpace), "siz
 BINARY = ("add", "sub", "mul", "div", "maximum", "minimum")
 UNARY_FLOAT = ("exp", "log", "sqrt", "rsqrt", "recip")
 UNARY_ANY = ("neg", "abs", "relu")
+TRIG = ("sin", "cos")
+BITWISE = ("and_", "or_", "xor", "shl", "shr", "not_", "ands", "ors", "xors", "shls", "shrs")
 
 for _n in BINARY:
     _vector(f"tile.{_n}", ("lhs", "rhs"), binary_rule(f"tile.{_n}"), n_tiles=2)
@@ -126,6 +129,23 @@ for _n in UNARY_FLOAT:
     _vector(f"tile.{_n}", ("x",), unary_rule(f"tile.{_n}", float_only=True))
 for _n in UNARY_ANY:
     _vector(f"tile.{_n}", ("x",), unary_rule(f"tile.{_n}"))
+for _n in TRIG:
+    _vector(f"tile.{_n}", ("x",), unary_rule(f"tile.{_n}", float_only=True))
+
+# Bitwise ops (integers only). The vector unit's xor and rem need a scratch tile; fmod does not.
+for _n in ("and_", "or_", "shl", "shr"):
+    _vector(f"tile.{_n}", ("lhs", "rhs"), binary_rule(f"tile.{_n}", kind="int"), n_tiles=2)
+for _n in ("ands", "ors", "shls", "shrs"):
+    _vector(f"tile.{_n}", ("lhs", "rhs"), scalar_binary_rule(f"tile.{_n}", kind="int"))
+_vector("tile.xor", ("lhs", "rhs", "tmp"), binary_rule("tile.xor", kind="int"), n_tiles=2)
+_vector("tile.xors", ("lhs", "rhs", "tmp"), scalar_binary_rule("tile.xors", kind="int"))
+_vector("tile.not_", ("x",), unary_rule("tile.not_", kind="int"))
+_vector("tile.rem", ("lhs", "rhs", "tmp"), binary_rule("tile.rem"), n_tiles=2)
+_vector("tile.rems", ("lhs", "rhs", "tmp"), scalar_binary_rule("tile.rems"))
+_vector("tile.fmod", ("lhs", "rhs"), binary_rule("tile.fmod"), n_tiles=2)
+_vector("tile.fmods", ("lhs", "rhs"), scalar_binary_rule("tile.fmods"))
+_vector("tile.lrelu", ("x", "slope"), scalar_binary_rule("tile.lrelu", kind="float"))
+_vector("tile.prelu", ("x", "slope", "tmp"), binary_rule("tile.prelu", kind="float"), n_tiles=2)
 
 _vector("tile.cast", ("x",), cast_rule("tile.cast"),
         kwargs={"target_type": Kwarg(DataType), "mode": Kwarg(CastMode, CastMode.round)})
@@ -135,10 +155,10 @@ _vector("tile.cmps", ("lhs", "rhs"), cmps_rule("tile.cmps"), kwargs={"cmp_type":
 
 # ---------------------------------------------------------------------------- reductions and broadcasts
 # The hardware row reductions need a scratch tile (the reference requires it); col_sum may take one.
-for _n in ("row_sum", "row_max", "row_min"):
+for _n in ("row_sum", "row_max", "row_min", "row_prod"):
     _vector(f"tile.{_n}", ("x", "tmp"), reduce_rule(f"tile.{_n}", axis=1), n_tiles=2)
 _vector("tile.col_sum", ("x", "tmp"), reduce_rule("tile.col_sum", axis=0), n_tiles=2, min_args=1)
-for _n in ("col_max", "col_min"):
+for _n in ("col_max", "col_min", "col_prod"):
     _vector(f"tile.{_n}", ("x",), reduce_rule(f"tile.{_n}", axis=0))
 
 EXPAND_KINDS = ("add", "sub", "mul", "div", "max", "min")
@@ -164,3 +184,104 @@ register_op(OpDef("tile.read", args=("src", "indices"), deduce=read_rule("tile.r
 register_op(OpDef("tile.write", args=("dst", "indices", "value"), deduce=write_rule("tile.write"),
                   output_memory="inherit", effects={0: READWRITE}, reuses_input=0,
                   description="set one element of a tile (in place); the result is the updated tile"))
+
+
+# ---------------------------------------------------------------------------- select by mask
+def _check_mask(name: str, mask_arg, t: TileType) -> None:
+    """The mask is the packed predicate cmp / cmps produce for an operand of t's shape."""
+    m = expect_tile(name, "mask", mask_arg)
+    want, _ = packed_mask_shape(name, t.shape, t.valid_shape)
+    if m.dtype is not MASK_DTYPE or not dims_equal(m.shape, want):
+        raise TypeCheckError(f"{name}: argument 'mask' must be the packed {MASK_DTYPE.name} mask {fmt_shape(want)} "
+                             f"of a {fmt_shape(t.shape)} comparison, got {fmt_shape(m.shape)} {m.dtype.name}",
+                             hint="build masks with pl.cmp / pl.cmps on operands of the same shape")
+
+
+def _sel_type(args, kw):
+    a = expect_tile("tile.sel", "lhs", args[1])
+    b = expect_tile("tile.sel", "rhs", args[2])
+    same_dtype("tile.sel", a.dtype, b.dtype, "arguments 'lhs' and 'rhs'")
+    same_shape("tile.sel", a.shape, b.shape)
+    _check_mask("tile.sel", args[0], a)
+    expect_tile("tile.sel", "tmp", args[3])
+    return TileType(a.shape, a.dtype, tile_view=a.tile_view, memory_space=a.memory_space)
+
+
+def _sels_type(args, kw):
+    a = expect_tile("tile.sels", "src", args[1])
+    _check_mask("tile.sels", args[0], a)
+    expect_tile("tile.sels", "tmp", args[2])
+    scalar_fits("tile.sels", a, expect_scalar("tile.sels", "scalar", args[3]), "scalar")
+    return TileType(a.shape, a.dtype, tile_view=a.tile_view, memory_space=a.memory_space)
+
+
+# sel: where the mask bit is set take lhs, else rhs. sels: src where set, else the scalar.
+_vector("tile.sel", ("mask", "lhs", "rhs", "tmp"), _sel_type, n_tiles=3, effects={0: READ, 1: READ, 2: READ,
+                                                                                     3: READWRITE})
+_vector("tile.sels", ("mask", "src", "tmp", "scalar"), _sels_type, n_tiles=2, effects={0: READ, 1: READ,
+                                                                                       2: READWRITE})
+
+
+# ---------------------------------------------------------------------------- cube (matrix) ops
+def accumulator_dtype(lhs: DataType) -> DataType:
+    """The cube unit accumulates float inputs in FP32 and integer inputs in INT32."""
+    return FP32 if lhs.is_float() else INT32
+
+
+def _product(name: str, lhs_arg, rhs_arg) -> tuple:
+    a = expect_tile(name, "lhs", lhs_arg)
+    b = expect_tile(name, "rhs", rhs_arg)
+    if a.rank != 2 or b.rank != 2:
+        raise TypeCheckError(f"{name}: lhs and rhs must be 2-D tiles")
+    same_dtype(name, a.dtype, b.dtype, "arguments 'lhs' and 'rhs'")
+    if not dims_equal((a.shape[1],), (b.shape[0],)):
+        raise TypeCheckError(f"{name}: inner dimensions differ: lhs {fmt_shape(a.shape)} × rhs {fmt_shape(b.shape)}",
+                             hint="lhs is [M, K] and rhs is [K, N]")
+    for arg, t, space in (("lhs", a, MemorySpace.Left), ("rhs", b, MemorySpace.Right)):
+        if t.memory_space is not None and t.memory_space is not space:
+            raise TypeCheckError(f"{name}: argument '{arg}' must be in {space.name}, got {t.memory_space.name}",
+                                 hint=f"pl.move(x, target_memory=pl.Mem.{space.name}) first")
+    return (a.shape[0], b.shape[1]), (a.valid_shape[0], b.valid_shape[1]), accumulator_dtype(a.dtype)
+
+
+def _acc_tile(shape, valid, dtype) -> TileType:
+    return TileType(shape, dtype, memory_space=MemorySpace.Acc).with_valid_shape(valid)
+
+
+def _matmul_type(args, kw):
+    return _acc_tile(*_product("tile.matmul", args[0], args[1]))
+
+
+def _matmul_acc_type(args, kw):
+    acc = expect_tile("tile.matmul_acc", "acc", args[0])
+    shape, valid, dtype = _product("tile.matmul_acc", args[1], args[2])
+    if acc.dtype is not dtype:
+        raise TypeCheckError(f"tile.matmul_acc: argument 'acc' must be {dtype.name} (the accumulator of "
+                             f"{args[1].type.dtype.name} inputs), got {acc.dtype.name}")
+    same_shape("tile.matmul_acc", acc.shape, shape, "acc and the product")
+    if len(args) > 3:
+        expect_scalar("tile.matmul_acc", "init_cond", args[3])
+    return _acc_tile(acc.shape, acc.valid_shape, dtype)
+
+
+def _matmul_bias_type(args, kw):
+    shape, valid, dtype = _product("tile.matmul_bias", args[0], args[1])
+    bias = expect_tile("tile.matmul_bias", "bias", args[2])
+    if not dims_equal(bias.shape, (1, shape[1])):
+        raise TypeCheckError(f"tile.matmul_bias: argument 'bias' must be [1, N] = {fmt_shape((1, shape[1]))}, "
+                             f"got {fmt_shape(bias.shape)}")
+    return _acc_tile(shape, valid, dtype)
+
+
+_CUBE_IN = {1: (MemorySpace.Left,), 2: (MemorySpace.Right,)}
+register_op(OpDef("tile.matmul", args=("lhs", "rhs"), deduce=_matmul_type, affinity=CUBE,
+                  output_memory=MemorySpace.Acc, input_memory={0: (MemorySpace.Left,), 1: (MemorySpace.Right,)},
+                  effects={0: READ, 1: READ}, description="Left [M,K] × Right [K,N] → Acc [M,N]"))
+register_op(OpDef("tile.matmul_acc", args=("acc", "lhs", "rhs", "init_cond"), min_args=3, deduce=_matmul_acc_type,
+                  affinity=CUBE, output_memory=MemorySpace.Acc, input_memory={0: (MemorySpace.Acc,), **_CUBE_IN},
+                  effects={0: READWRITE, 1: READ, 2: READ}, reuses_input=0,
+                  description="acc += lhs × rhs (in place); with init_cond true, acc = lhs × rhs"))
+register_op(OpDef("tile.matmul_bias", args=("lhs", "rhs", "bias"), deduce=_matmul_bias_type, affinity=CUBE,
+                  output_memory=MemorySpace.Acc,
+                  input_memory={0: (MemorySpace.Left,), 1: (MemorySpace.Right,), 2: (MemorySpace.Bias,)},
+                  effects={0: READ, 1: READ, 2: READ}, description="lhs × rhs + bias (bias [1,N] broadcast)"))

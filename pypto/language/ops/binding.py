@@ -38,6 +38,7 @@ VEC_NAMES = ("row_vec", "col_vec")
 DSL_ONLY_DEFAULTS = {
     "manual_dep": False, "init_value": None, "clamp": False, "high_precision": False, "drop_dims": None,
     "transpose": None, "atomic": AtomicType.None_, "shapes": None, "flat_layout": None, "pinned": False,
+    "a_trans": False, "b_trans": False, "c_matrix_nz": False, "init_cond": None,
 }
 # slice's pad_value keyword is DSL-only too (fillpad has a real pad_value kwarg)
 _SLICE_ONLY = {"pad_value": None}

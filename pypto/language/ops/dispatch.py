@@ -32,7 +32,7 @@ ALIASES = {
     "tile.create_tile": "tile.create", "dim": "tensor.dim",
 }
 # Name of the scalar-rhs form where it is not simply "<op>s".
-SCALAR_FORM = {"cmp": "cmps"}
+SCALAR_FORM = {"cmp": "cmps", "and_": "ands", "or_": "ors", "xor": "xors"}
 # Ops whose operands commute, so a scalar lhs can move to the rhs (2 * t == t * 2).
 COMMUTATIVE = {"add", "mul", "maximum", "minimum", "max", "min"}
 # pl.max / pl.min on tiles or tensors are the elementwise maximum / minimum.
@@ -131,8 +131,14 @@ def _rhs_is_shaped(name: str) -> bool:
 
 def _call(name: str, display: str, args: list, kwargs: dict, span: Optional[Span]) -> Expr:
     op = get_op(name)
+    out_dtype = kwargs.pop("out_dtype", None) if name.startswith("tile.matmul") else None
     ordered, ir_kwargs = bind(op, display, args, kwargs, span)
-    return create_op_call(name, ordered, ir_kwargs, span)
+    call = create_op_call(name, ordered, ir_kwargs, span)
+    if out_dtype is not None and out_dtype is not call.type.dtype:
+        # the cube unit's accumulator dtype is fixed; convert afterwards instead
+        raise TypeCheckError(f"{display}: out_dtype={out_dtype!r} but a tile matmul of these operands produces "
+                             f"{call.type.dtype!r}", span, hint="leave out_dtype unset and pl.cast the result")
+    return call
 
 
 def _build_const(args: list, kwargs: dict, span: Optional[Span]) -> Expr:

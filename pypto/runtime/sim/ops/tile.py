@@ -13,7 +13,7 @@ import numpy as np
 from pypto.errors import SimulationError
 from pypto.ir.enums import CastMode, CmpType, PadValue
 from pypto.runtime.sim.ops.cast import cast_array
-from pypto.runtime.sim.ops.numeric import (compute_dtype, fill_outside, pad_scalar, scalar_as, widen, write_valid)
+from pypto.runtime.sim.ops.numeric import fill_outside, is_float, pad_scalar, scalar_as, widen, write_valid
 
 
 def _window(shape: tuple, offsets: tuple, extents: tuple, what: str) -> tuple:
@@ -69,7 +69,7 @@ def alloc(ctx, out, memory_space=None, size=0, addr=-1, **kwargs):
 
 # ---------------------------------------------------------------------------- elementwise
 def _binary(fn):
-    def op(ctx, out, lhs, rhs, **kwargs):
+    def op(ctx, out, lhs, rhs, *scratch, **kwargs):
         a = widen(lhs.view())
         b = widen(rhs.data[lhs.region])
         with np.errstate(all="ignore"):
@@ -78,7 +78,7 @@ def _binary(fn):
 
 
 def _scalar(fn):
-    def op(ctx, out, lhs, rhs, **kwargs):
+    def op(ctx, out, lhs, rhs, *scratch, **kwargs):
         a = widen(lhs.view())
         with np.errstate(all="ignore"):
             return write_valid(out, fn(a, scalar_as(rhs, lhs.data.dtype)))
@@ -101,11 +101,19 @@ def _div(a, b):
 
 
 BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": _div, "maximum": np.maximum,
-          "minimum": np.minimum}
+          "minimum": np.minimum,
+          "and_": np.bitwise_and, "or_": np.bitwise_or, "xor": np.bitwise_xor, "shl": np.left_shift,
+          "shr": np.right_shift,      # arithmetic shift for signed dtypes, logical for unsigned (numpy's choice too)
+          "rem": np.remainder,        # rem: floor remainder, sign of the divisor (Python's %)
+          "fmod": np.fmod,            # fmod: truncated remainder, sign of the dividend (C's fmod)
+          "prelu": lambda x, slope: np.where(x > 0, x, x * slope)}
+# scalar-rhs forms whose name is not "<binary>s"
+SCALAR_NAMES = {"and_": "ands", "or_": "ors", "prelu": "lrelu"}
 UNARY = {
     "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
     "rsqrt": lambda x: 1 / np.sqrt(x), "recip": lambda x: 1 / x,
     "neg": np.negative, "abs": np.abs, "relu": lambda x: np.maximum(x, 0),
+    "sin": np.sin, "cos": np.cos, "not_": np.invert,
 }
 
 
@@ -142,7 +150,7 @@ def _reduce(fn, axis: int):
     return op
 
 
-REDUCE = {"sum": np.sum, "max": np.max, "min": np.min}
+REDUCE = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}
 
 
 def _expand(fn, axis: int):
@@ -211,14 +219,58 @@ def write(ctx, out, dst, indices, value, **kwargs):
     return target
 
 
+# ---------------------------------------------------------------------------- select and matmul
+def _mask_bits(mask, shape: tuple) -> np.ndarray:
+    """Unpack the packed predicate (bit j % 8 of byte j // 8, LSB first) to booleans of `shape`."""
+    bits = np.unpackbits(mask.data[:shape[0]], axis=-1, bitorder="little")
+    return bits[:, :shape[1]].astype(bool)
+
+
+def sel(ctx, out, mask, lhs, rhs, tmp=None, **kwargs):
+    a = lhs.view()
+    return write_valid(out, np.where(_mask_bits(mask, a.shape), a, rhs.data[lhs.region]))
+
+
+def sels(ctx, out, mask, src, tmp=None, scalar=0, **kwargs):
+    a = widen(src.view())
+    return write_valid(out, np.where(_mask_bits(mask, a.shape), a, scalar_as(scalar, src.data.dtype)))
+
+
+def _product(lhs, rhs) -> np.ndarray:
+    """lhs [M, K] × rhs [K, N] over lhs's valid K, accumulated in FP32 (float inputs) or INT32 / INT64
+    (integer inputs), as the cube unit's accumulator does."""
+    a, k = lhs.view(), lhs.valid[1]
+    b = rhs.data[:k, :rhs.valid[1]]
+    acc = np.float32 if is_float(a.dtype) else np.int64
+    return a.astype(acc) @ b.astype(acc)
+
+
+def matmul(ctx, out, lhs, rhs, **kwargs):
+    return write_valid(out, _product(lhs, rhs))
+
+
+def matmul_acc(ctx, out, acc, lhs, rhs, init_cond=None, **kwargs):
+    product = _product(lhs, rhs)
+    if init_cond:                      # a true init_cond starts a fresh accumulation
+        return write_valid(out, product)
+    rows, cols = product.shape
+    return write_valid(out, acc.data[:rows, :cols].astype(product.dtype) + product)
+
+
+def matmul_bias(ctx, out, lhs, rhs, bias, **kwargs):
+    product = _product(lhs, rhs)
+    return write_valid(out, product + bias.data[:1, :product.shape[1]].astype(product.dtype))
+
+
 def table() -> dict:
-    ops = {"tile.load": load, "tile.store": store, "tile.move": move, "tile.create": create, "tile.full": full,
+    ops = {"tile.sel": sel, "tile.sels": sels, "tile.matmul": matmul, "tile.matmul_acc": matmul_acc,
+           "tile.matmul_bias": matmul_bias,"tile.load": load, "tile.store": store, "tile.move": move, "tile.create": create, "tile.full": full,
            "tile.alloc": alloc, "tile.cast": cast, "tile.cmp": cmp, "tile.cmps": cmps, "tile.expands": expands,
            "tile.reshape": reshape, "tile.transpose": transpose, "tile.slice": slice_, "tile.assemble": assemble,
            "tile.fillpad": fillpad, "tile.read": read, "tile.write": write}
     for name, fn in BINARY.items():
         ops[f"tile.{name}"] = _binary(fn)
-        ops[f"tile.{name}s"] = _scalar(fn)
+        ops[f"tile.{SCALAR_NAMES.get(name, name + 's')}"] = _scalar(fn)
     for name, fn in UNARY.items():
         ops[f"tile.{name}"] = _unary(fn)
     for kind, fn in REDUCE.items():
