@@ -126,6 +126,7 @@ def test_unknown_op_suggests():
     with pytest.raises(TypeCheckError, match="unknown op 'pl.ad'") as e:
         build_call("ad", [A, B], {})
     assert "pl.add" in e.value.hint
+    assert is_dsl_op("tile.max") and not is_dsl_op("tile.foo")
     assert not is_dsl_op("foo") and is_dsl_op("add") and is_dsl_op("tile.row_sum") and is_dsl_op("create_tensor")
     assert {"add", "tile.add", "tensor.add", "load", "cast", "min", "const"} <= DSL_OP_PATHS
 
@@ -211,3 +212,11 @@ def test_bitwise_and_matmul_dispatch():
     TB = ir.Var("tb", TensorType([64, 32], FP16))
     c = build_call("matmul", [TA, TB], {"b_trans": True, "out_dtype": FP32})
     assert op_name(c) == "tensor.matmul" and c.type.dtype is FP32
+
+
+def test_explicit_unknown_and_tile_namespace_min_max():
+    with pytest.raises(TypeCheckError, match="unknown op 'pl.tile.ad'") as e:
+        build_call("tile.ad", [A, B], {})
+    assert "pl.tile.add" in e.value.hint
+    assert build_call("tile.max", [I, ConstInt(3)], {}).op == "max"          # the reference's scalar max
+    assert op_name(build_call("tile.min", [A, B], {})) == "tile.minimum"

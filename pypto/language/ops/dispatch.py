@@ -40,19 +40,30 @@ SHAPED_SYNONYMS = {"max": "maximum", "min": "minimum"}
 _FAMILIES = ("tile", "tensor")
 
 
+_UNIFIED_CACHE: dict = {}
+
+
 def _unified_names() -> frozenset:
-    return frozenset(op.short_name for op in all_ops().values() if op.category in _FAMILIES)
+    """Short names of every tile.* / tensor.* op (recomputed only when more ops get registered)."""
+    ops = all_ops()
+    names = _UNIFIED_CACHE.get(len(ops))
+    if names is None:
+        _UNIFIED_CACHE.clear()
+        names = _UNIFIED_CACHE[len(ops)] = frozenset(op.short_name for op in ops.values() if op.category in _FAMILIES)
+    return names
 
 
 def dsl_op_paths() -> frozenset:
     """Every accepted `pl.<path>` op spelling (registered ops may grow, so computed on demand)."""
-    return frozenset(all_ops()) | _unified_names() | frozenset(ALIASES) | SCALAR_ONLY_PATHS | {"cast", "const", "abs"}
+    return (frozenset(all_ops()) | _unified_names() | frozenset(ALIASES) | SCALAR_ONLY_PATHS | {"cast", "const", "abs"}
+            | {f"{fam}.{n}" for fam in _FAMILIES for n in SHAPED_SYNONYMS})
 
 
 def is_dsl_op(path: str) -> bool:
     path = _strip(path)
+    family, _, short = path.rpartition(".")
     return path in ALIASES or path in SCALAR_ONLY_PATHS or path in ("const", "cast") or has_op(path) \
-        or path in _unified_names()
+        or path in _unified_names() or (family in _FAMILIES and short in SHAPED_SYNONYMS)
 
 
 def _strip(path: str) -> str:
@@ -91,13 +102,16 @@ def build_call(path: str, args, kwargs: Optional[dict] = None, span: Optional[Sp
         raise _unknown(path, span)
     first = args[0] if args else next((v for v in kwargs.values() if isinstance(v, Expr)), None)
     kind = _kind(first)
-    if not family:
-        scalar = build_scalar(path, args, kwargs, span)
+    if family and not has_op(path) and short not in SHAPED_SYNONYMS:
+        raise _unknown(path, span)
+    if not family or short in SHAPED_SYNONYMS:
+        # pl.min / pl.tile.max and friends: scalar arithmetic on scalars, elementwise on tiles / tensors
+        scalar = build_scalar(short, args, kwargs, span)
         if scalar is not None:
             return scalar
-        if path in SCALAR_ONLY_PATHS and path not in SHAPED_SYNONYMS:
+        if short in SCALAR_ONLY_PATHS and short not in SHAPED_SYNONYMS:
             raise TypeCheckError(f"{display} takes scalar operands, got {describe(getattr(first, 'type', None))}", span)
-        short = SHAPED_SYNONYMS.get(path, path)
+        short = SHAPED_SYNONYMS.get(short, short)
         if short not in _unified_names():
             raise _unknown(path, span)
     if kind == "scalar" and len(args) >= 2 and short in COMMUTATIVE and _kind(args[1]) in _FAMILIES:
