@@ -68,6 +68,10 @@ def as_type(value) -> Optional[Type]:
     return None
 
 
+def _is_bare(value) -> bool:
+    return isinstance(value, type) and value in BARE_SHAPED
+
+
 def eval_return_annotation(ctx, node: Optional[ast.expr]) -> Optional[list]:
     """The return types, or None when not annotated (inferred from the return statement)."""
     if node is None:
@@ -77,6 +81,8 @@ def eval_return_annotation(ctx, node: Optional[ast.expr]) -> Optional[list]:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         node = ast.parse(node.value, mode="eval").body
     value = eval_expr(ctx, node)
+    if _is_bare(value) or (isinstance(value, MultiReturn) and any(_is_bare(v) for v in value.types)):
+        return None   # `-> pl.Tensor` (jit style): the types come from the return statement
     if isinstance(value, MultiReturn):
         types = []
         for v in value.types:

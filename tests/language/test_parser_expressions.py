@@ -1,0 +1,177 @@
+"""Expressions, assignments, annotations and sugar: what IR each DSL form produces."""
+
+import pytest
+
+import pypto.language as pl
+from pypto import ir
+from pypto.ir.dtypes import FP32, INDEX, INT32
+from pypto.ir.expr import BinaryExpr, Call, ConstFloat, ConstInt, TupleGetItem, UnaryExpr, Var
+from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt
+from pypto.ir.types import ScalarType, TensorType, TileType
+
+TILE = 16
+SCALE = 0.5
+
+
+def stmts(fn):
+    return ir.flatten_to_stmts(fn.body)
+
+
+def assigns(fn):
+    return [s for s in stmts(fn) if isinstance(s, AssignStmt)]
+
+
+def test_pl_namespace_exposes_dtypes_enums_annotations_and_ops():
+    assert pl.FP32 is FP32 and pl.INDEX is INDEX and pl.BF16.name == "BF16"
+    assert pl.Mem is pl.MemorySpace and pl.Mem.Vec.name == "Vec"
+    assert pl.ND is pl.TensorLayout.ND and pl.NZ is pl.TensorLayout.NZ
+    assert pl.Tensor[[64, 32], pl.FP16] == TensorType([64, 32], pl.FP16) or \
+        ir.structural_equal(pl.Tensor[[64, 32], pl.FP16], TensorType([64, 32], pl.FP16))
+    assert isinstance(pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec], TileType)
+    assert pl.Scalar[pl.INT32].dtype is INT32
+    assert isinstance(pl.dynamic("N"), Var)
+    assert pl.tile.add.path == "tile.add" and pl.add.path == "add"
+    assert "load" in dir(pl.tile)
+    for name in ("FunctionType", "Level", "Role", "TileLayout", "PadValue", "SplitMode", "ForKind", "CastMode",
+                 "CmpType", "AtomicType", "ParamDirection", "range", "parallel", "unroll", "pipeline", "while_",
+                 "cond", "yield_", "at", "cluster", "spmd", "split_aiv", "split", "static_print", "static_assert",
+                 "program", "function", "inline", "parse", "parse_program", "loads", "loads_program", "const"):
+        assert hasattr(pl, name), name
+
+
+def test_annotations_set_var_and_call_types_and_ops_dispatch_on_operands():
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(x: pl.Tensor[[64, 64], pl.FP32]) -> pl.Tensor[[64, 64], pl.FP32]:
+        t: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.load(x, [0, 0], [64, 64])
+        u = pl.add(t, t)
+        v = t * 2.0
+        w = x + x
+        return w
+    t, u, v, w = assigns(k)
+    assert t.value.op.name == "tile.load" and t.var.type.memory_space is pl.Mem.Vec
+    assert t.value.type is t.var.type
+    assert u.value.op.name == "tile.add"
+    assert v.value.op.name == "tile.muls" and isinstance(v.value.args[1], ConstFloat)
+    assert w.value.op.name == "tensor.add"
+
+
+def test_scalar_arithmetic_folds_constants_and_builds_binary_exprs():
+    @pl.function
+    def f(n: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
+        a = n * (TILE * 2) + 1
+        b = -n
+        c = pl.min(a, 8)
+        d = pl.cast(a, pl.INT32)
+        e = a // 4 % 3
+        return e
+    a, b, c, d, e = assigns(f)
+    assert isinstance(a.value, BinaryExpr) and a.value.op == "add"
+    assert a.value.lhs.op == "mul" and a.value.lhs.rhs.value == 32     # 16 * 2 folded at parse time
+    assert isinstance(b.value, UnaryExpr) and b.value.op == "neg"
+    assert c.value.op == "min"
+    assert isinstance(d.value, UnaryExpr) and d.value.op == "cast" and d.var.type.dtype is INT32
+    assert e.value.op == "floormod" and e.value.lhs.op == "floordiv"
+
+
+def test_compile_time_values_stay_python_and_fold():
+    @pl.function
+    def f(x: pl.Tensor[[64, 64], pl.FP32]) -> pl.Tensor[[64, 64], pl.FP32]:
+        rows = TILE * 2
+        M, N = x.shape
+        t = pl.load(x, [0, 0], [rows, N // 2])
+        s = pl.mul(t, SCALE)
+        return x
+    t, s = assigns(f)
+    assert t.var.type.shape[0].value == 32 and t.var.type.shape[1].value == 32
+    assert s.value.args[1].value == 0.5
+
+
+def test_subscript_sugar_slice_read_and_assemble():
+    @pl.function(type=pl.FunctionType.Opaque)
+    def f(a: pl.Tensor[[64, 64], pl.FP32], o: pl.Tensor[[64, 64], pl.FP32], i: pl.Scalar[pl.INDEX]) \
+            -> pl.Tensor[[64, 64], pl.FP32]:
+        part = a[0:16, :]
+        moving = a[i:i + 16, 0:32]
+        elem = a[1, 2]
+        o[16:32, :] = part
+        o[:] = a
+        return o
+    part, moving, elem, asm1, asm2 = assigns(f)
+    assert part.value.op.name == "tensor.slice"
+    assert [d.value for d in part.var.type.shape] == [16, 64]
+    assert [d.value for d in moving.var.type.shape] == [16, 32]
+    assert elem.value.op.name == "tensor.read" and isinstance(elem.var.type, ScalarType)
+    assert asm1.value.op.name == "tensor.assemble" and asm1.var is f.params[1]
+    assert [e.value for e in asm1.value.args[2].elements] == [16, 0]
+    assert [e.value for e in asm2.value.args[2].elements] == [0, 0]
+
+
+def test_plain_rebinding_reuses_one_var_and_a_new_type_makes_a_new_var():
+    @pl.function(type=pl.FunctionType.InCore)
+    def f(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:
+        y = pl.add(x, x)
+        y = pl.add(y, x)
+        y = pl.load(x, [0], [16])
+        return x
+    a, b, c = assigns(f)
+    assert a.var is b.var
+    assert c.var is not a.var and isinstance(c.var.type, TileType)
+
+
+def test_tuple_unpacking_of_a_multi_result_call_uses_tuple_get_item():
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.InCore)
+        def two(self, x: pl.Tensor[[16], pl.FP32]) -> tuple[pl.Tensor[[16], pl.FP32], pl.Tensor[[16], pl.FP32]]:
+            return x, x
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:
+            a, b = self.two(x)
+            return b
+    holder, a, b = assigns(P.functions["main"])
+    assert isinstance(holder.value, Call) and holder.value.op.name == "two"
+    assert isinstance(a.value, TupleGetItem) and a.value.index == 0 and b.value.index == 1
+    assert a.value.tuple is holder.var
+
+
+def test_expression_statements_become_eval_stmts_and_docstrings_vanish():
+    @pl.function(type=pl.FunctionType.InCore)
+    def f(x: pl.Tensor[[16], pl.FP32], o: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:
+        """A docstring."""
+        t = pl.load(x, [0], [16])
+        pl.store(t, [0], o)
+        return o
+    kinds = [type(s) for s in stmts(f)]
+    assert kinds == [AssignStmt, EvalStmt, ReturnStmt]
+
+
+def test_call_attrs_and_const_dtypes():
+    text = ("@pl.function\ndef f(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n"
+            "    y: pl.Tensor[[16], pl.FP32] = pl.tensor.add(x, x, attrs={'tag': 1})\n"
+            "    c: pl.Scalar[pl.INT32] = pl.const(3, pl.INT32)\n    return y\n")
+    f = pl.parse(text)
+    y, c = assigns(f)
+    assert y.value.attrs == {"tag": 1}
+    assert isinstance(c.value, ConstInt) and c.value.dtype is INT32
+
+
+def test_overloaded_annotations_literal_scalars_take_the_annotated_dtype():
+    @pl.function
+    def f() -> pl.Scalar[pl.INT32]:
+        a: pl.Scalar[pl.INT32] = 5
+        b: pl.Scalar[pl.FP32] = 2
+        return a
+    a, b = assigns(f)
+    assert a.value.dtype is INT32 and b.value.dtype is FP32
+
+
+def test_spans_point_into_this_file():
+    @pl.function(type=pl.FunctionType.InCore)
+    def f(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:
+        y = pl.add(x, x)
+        return y
+    s = assigns(f)[0]
+    assert s.span.filename == __file__
+    assert s.span.text.strip() == "y = pl.add(x, x)"
+    assert s.value.span.column == s.span.text.index("pl.add") + 1
