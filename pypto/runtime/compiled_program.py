@@ -55,6 +55,7 @@ class CompiledProgram:
         self.has_return = bool(f.return_types)
         self._n_inputs = sum(1 for d in f.param_directions if d is not ParamDirection.Out)
         self._plans = None
+        self._pool: dict = {}                    # private Out / InOut buffers, reused across in-place calls
 
     # ------------------------------------------------------------------ simulator
     @property
@@ -78,16 +79,16 @@ class CompiledProgram:
         require_simulator(self.platform)
         require_simulator(config.platform)
         n_params = len(self.param_names)
-        if len(args) == n_params:
+        if len(args) == self._n_inputs and self.has_return:
+            return_style = True                  # (also when every parameter is an input)
+        elif len(args) == n_params:
             return_style = False
-        elif len(args) == self._n_inputs and self.has_return:
-            return_style = True
         else:
             raise TypeCheckError(f"'{self.entry}' takes {n_params} arguments ({', '.join(self.param_names)}) in "
                                  f"place, or its {self._n_inputs} inputs in return style; got {len(args)}")
         if self._plans is None:
             self._plans = plan_params(self.function)
-        host = HostArgs(self._plans, args, return_style=return_style, strict=config.sim_strict)
+        host = HostArgs(self._plans, args, return_style=return_style, strict=config.sim_strict, pool=self._pool)
         value = self.sim.run(self.entry, host.sim_args, schedule=config.sim_schedule, seed=config.sim_seed,
                              window=config.sim_task_window)
         host.write_back()

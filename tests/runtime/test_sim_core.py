@@ -56,7 +56,7 @@ def test_generated_source_is_readable_python():
     sim = SimProgram(K.single_kernel_program(K.blocked_kernel(), 256, 128), "a2a3sim", ops=K.OPS)
     src = sim.functions["blocked"].source
     assert "for i in range(0, 4, 1):" in src
-    assert "_op_tile_load(" in src and "kernels.py:21" in src
+    assert "tile_load" in src and "kernels.py:21" in src
     assert not sim.functions["blocked"].is_generator          # no blocking op: runs straight through
     assert sim.functions["main"].is_generator
 
@@ -243,3 +243,16 @@ def test_arguments_are_checked():
         c(a[:32], b, out)
     with pytest.raises(TypeError, match="3 arguments"):
         c(a)
+
+
+def test_fast_paths_match_the_general_ops_bit_for_bit():
+    prog = K.single_kernel_program(K.blocked_kernel(alternate=True), 256, 128)
+    a, b, _ = arrays(256, 128)
+    fast, slow = np.zeros_like(a), np.zeros_like(a)
+    sim_fast = SimProgram(prog, "a2a3sim", ops=K.OPS)
+    sim_slow = SimProgram(prog, "a2a3sim", ops=K.OPS, fast_paths=False)
+    assert "_fp_load_2d" in sim_fast.functions["blocked"].source
+    assert "_fp_" not in sim_slow.functions["blocked"].source
+    sim_fast.run("main", [a, b, fast])
+    sim_slow.run("main", [a, b, slow])
+    np.testing.assert_array_equal(fast, slow)

@@ -33,6 +33,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.stmt import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, ScopeStmt,
                            SeqStmts, Stmt, WhileStmt, YieldStmt)
 from pypto.ir.types import TensorType, TileType, static_dims
+from pypto.runtime.sim import fastpath
 from pypto.runtime.sim.blocking import Block, is_blocking_op
 from pypto.runtime.sim.layout import TileSlot, find_allocs, static_placement, tile_valid
 from pypto.runtime.sim.returns import CallSite, make_call_site
@@ -104,7 +105,9 @@ class _Namer:
 
 
 class _Generator:
-    def __init__(self, func: Function, program: Program, ops: dict, needs_yield, filename: str):
+    def __init__(self, func: Function, program: Program, ops: dict, needs_yield, filename: str,
+                 fast_paths: bool = True):
+        self.fast_paths = fast_paths
         self.func = func
         self.program = program
         self.ops = ops
@@ -319,7 +322,11 @@ class _Generator:
             if tensors:
                 self.wait_loop(ind, f"_sim_ctx.gm_wait(({''.join(t + ', ' for t in tensors)}))", name, where)
         fn, _ = self.op_fn(value)
-        call = self.op_expr(value, self.out_for(var, value), var.type if var is not None else None)
+        out = self.out_for(var, value)
+        if not self.is_host and self.fast_paths and not is_blocking_op(fn) and self.fast_call(lhs, var, value, out,
+                                                                                                ind, where):
+            return
+        call = self.op_expr(value, out, var.type if var is not None else None)
         if is_blocking_op(fn):
             if not self.generator:
                 raise SimulationError(f"blocking op '{name}' in a function that cannot yield", where)
@@ -333,6 +340,46 @@ class _Generator:
                 self.emit(ind, f"{target} = _sim_r")
         else:
             self.emit(ind, f"{lhs}{call}", name, where)
+
+    def fast_call(self, lhs: str, var: Optional[Var], call: Call, out: str, ind: int, where) -> bool:
+        """Emit a fastpath helper call when the op qualifies (see fastpath.py); False otherwise."""
+        target_type = var.type if var is not None else call.type
+        plan = fastpath.plan(call, target_type)
+        if plan is None or (out == "None" and call.op.name != "tile.store"):
+            return False
+        helper, static = plan
+        name = call.op.name
+        self.g["_fp_" + helper.__name__ if name in ("tile.load", "tile.store") else "_fp_" + name.replace(".", "_")] \
+            = helper
+        hname = "_fp_" + helper.__name__ if name in ("tile.load", "tile.store") else "_fp_" + name.replace(".", "_")
+        _fn, slow = self.op_fn(call)
+        kw = self.const(dict(call.kwargs), "kw") if call.kwargs else "_sim_nokw"
+        self.g["_sim_nokw"] = {}
+        if name in ("tile.load", "tile.store"):
+            offs = []
+            for k, e in enumerate(call.args[1].elements):
+                text = self.expr(e)
+                if not (text.isidentifier() or text.lstrip("-").isdigit()):
+                    tmp = f"_sim_o{k}"
+                    self.emit(ind, f"{tmp} = {text}", name, where)
+                    text = tmp
+                offs.append(text)
+            arg_texts = [self.expr(a) for a in call.args]
+            arg_texts[1] = self.tuple_text(offs)
+            slow_args = self.tuple_text(["_sim_ctx", out, *arg_texts])
+            if name == "tile.load":
+                r, c, full = static
+                text = (f"{hname}({out}, {arg_texts[0]}, {offs[0]}, {offs[1]}, {r}, {c}, {full!r}, {slow}, "
+                        f"{slow_args}, {kw})")
+            else:
+                (full,) = static
+                text = f"{hname}({arg_texts[0]}, {offs[0]}, {offs[1]}, {arg_texts[2]}, {full!r}, {slow}, {slow_args}, {kw})"
+        else:
+            (full,) = static
+            a, b = (self.expr(x) for x in call.args)
+            text = f"{hname}({out}, {a}, {b}, {full!r}, {slow}, (_sim_ctx, {out}, {a}, {b}), {kw})"
+        self.emit(ind, f"{lhs}{text}", name, where)
+        return True
 
     def wait_loop(self, ind: int, probe: str, what: str, span) -> None:
         sp = self.const(span, "sim_span")
@@ -406,6 +453,7 @@ class _Generator:
         return fc
 
 
-def generate_function(func: Function, program: Program, ops: dict, needs_yield, filename: str) -> FunctionCode:
+def generate_function(func: Function, program: Program, ops: dict, needs_yield, filename: str, *,
+                      fast_paths: bool = True) -> FunctionCode:
     """Turn one final-IR function into its simulator FunctionCode."""
-    return _Generator(func, program, ops, needs_yield, filename).run()
+    return _Generator(func, program, ops, needs_yield, filename, fast_paths).run()

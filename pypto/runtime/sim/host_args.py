@@ -20,6 +20,7 @@ from pypto.ir.expr import ConstInt, Var
 from pypto.ir.function import Function
 from pypto.ir.types import ScalarType, TensorType
 from pypto.runtime.sim.contexts import poisoned
+from pypto.runtime.sim.machine import POISON_BYTE
 
 
 def is_torch_tensor(x) -> bool:
@@ -99,7 +100,9 @@ def plan_params(func: Function) -> list:
 class HostArgs:
     """The simulator-side values of one call's arguments, and what to copy back afterwards."""
 
-    def __init__(self, plans: list, args: list, *, return_style: bool, strict: bool = True):
+    def __init__(self, plans: list, args: list, *, return_style: bool, strict: bool = True,
+                 pool: Optional[dict] = None):
+        self.pool = pool if pool is not None else {}
         self.sim_args: list = []
         self.writebacks: list = []         # (user numpy view, private buffer)
         self.outputs: list = []            # return style: the freshly allocated Out buffers
@@ -153,7 +156,13 @@ class HostArgs:
             view = arr.view()
             view.flags.writeable = False
             return view
-        buf = poisoned(arr.shape, want) if d is ParamDirection.Out else np.array(arr, copy=True)
+        buf = self.pool.get(plan.name)              # private buffers are reused across calls (warm pages)
+        if buf is None or buf.shape != arr.shape:
+            buf = self.pool[plan.name] = np.empty(arr.shape, want)
+        if d is ParamDirection.Out:
+            buf.view(np.uint8).fill(POISON_BYTE)
+        else:
+            np.copyto(buf, arr)
         self.writebacks.append((arr, buf))
         return buf
 

@@ -1,0 +1,94 @@
+"""Specialized forms of the hottest tile ops, chosen at code-generation time.
+
+The final IR fixes every tile's shape, dtype and placement, so for the common case — a 2-D
+load or store of a whole tile, an FP32 / INT32 elementwise op on whole tiles — the generated
+code can call a tiny helper instead of the general SIM_OPS function. Each helper checks at
+run time that the case really is the simple one (window inside the tensor, operands' valid
+regions are the whole tile) and otherwise calls the general op, which computes the same thing
+or raises its usual error. So the result is bit-identical to SIM_OPS; only the Python overhead
+per op shrinks (the simulator's speed budget: a few microseconds per tile op).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from pypto.ir.dtypes import FP32, INT32
+from pypto.ir.expr import Call, ConstInt, MakeTuple
+from pypto.ir.types import TensorType, TileType, static_dims
+
+_ELEMENTWISE = {"tile.add": np.add, "tile.sub": np.subtract, "tile.mul": np.multiply}
+_FAST_DTYPES = (FP32, INT32)
+
+
+def load_2d(out, tensor, o0, o1, r, c, full, slow, args, kwargs):
+    if 0 <= o0 and 0 <= o1 and o0 + r <= tensor.shape[0] and o1 + c <= tensor.shape[1]:
+        out.data[...] = tensor[o0:o0 + r, o1:o1 + c]
+        out.valid = full
+        return out
+    return slow(*args, **kwargs)
+
+
+def store_2d(tile, o0, o1, tensor, full, slow, args, kwargs):
+    r, c = full
+    if tile.valid == full and 0 <= o0 and 0 <= o1 and o0 + r <= tensor.shape[0] and o1 + c <= tensor.shape[1]:
+        tensor[o0:o0 + r, o1:o1 + c] = tile.data
+        return tensor
+    return slow(*args, **kwargs)
+
+
+def binary(ufunc):
+    def run(out, lhs, rhs, full, slow, args, kwargs):
+        if lhs.valid == full and rhs.valid == full:
+            ufunc(lhs.data, rhs.data, out=out.data)
+            out.valid = full
+            return out
+        return slow(*args, **kwargs)
+    return run
+
+
+_BINARY = {name: binary(fn) for name, fn in _ELEMENTWISE.items()}
+
+
+def _static_tuple(e) -> Optional[tuple]:
+    if isinstance(e, MakeTuple) and all(isinstance(x, ConstInt) for x in e.elements):
+        return tuple(x.value for x in e.elements)
+    return None
+
+
+def plan(call: Call, out_type) -> Optional[tuple]:
+    """(helper, static args) when `call` qualifies for a fast path, else None.
+
+    The generated code calls `helper(<out>, <dynamic operands>, *static, slow, args, kwargs)`.
+    """
+    name = call.op.name
+    if not isinstance(out_type, TileType) and name != "tile.store":
+        return None
+    if name == "tile.load":
+        tensor_t = call.args[0].type
+        shape, valid = _static_tuple(call.args[2]), _static_tuple(call.args[3])
+        phys = static_dims(out_type.shape)
+        if (isinstance(tensor_t, TensorType) and len(tensor_t.shape) == 2 and shape is not None and shape == valid
+                and shape == phys and tensor_t.dtype is out_type.dtype and len(call.args[1].elements) == 2
+                and set(call.kwargs) <= {"target_memory"}):
+            return load_2d, (shape[0], shape[1], shape)
+        return None
+    if name == "tile.store":
+        tile_t = call.args[0].type
+        tensor_t = call.args[2].type
+        phys = static_dims(tile_t.shape) if isinstance(tile_t, TileType) else None
+        if (phys is not None and len(phys) == 2 and isinstance(tensor_t, TensorType) and len(tensor_t.shape) == 2
+                and tensor_t.dtype is tile_t.dtype and isinstance(call.args[1], MakeTuple)
+                and len(call.args[1].elements) == 2 and not call.kwargs):
+            return store_2d, (phys,)
+        return None
+    if name in _BINARY:
+        a, b = call.args[0].type, call.args[1].type
+        phys = static_dims(out_type.shape)
+        if (isinstance(a, TileType) and isinstance(b, TileType) and a.dtype is b.dtype is out_type.dtype
+                and a.dtype in _FAST_DTYPES and static_dims(a.shape) == static_dims(b.shape) == phys
+                and not call.kwargs):
+            return _BINARY[name], (phys,)
+    return None
