@@ -22,7 +22,7 @@ from pypto.ir.expr import IterArg, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import (AssignStmt, BreakStmt, ContinueStmt, ForStmt, IfStmt, ReturnStmt, ScopeStmt, SeqStmts,
                            SplitAivScopeStmt, Stmt, WhileStmt, YieldStmt)
-from pypto.ir.visitor import IRVisitor, substitute
+from pypto.ir.visitor import substitute
 from pypto.passes.analysis import as_seq, body_list, defined_vars, used_vars
 from pypto.passes.manager import function_pass
 from pypto.passes.properties import IRProperty, PassProperties
@@ -43,31 +43,11 @@ def _ends_flow(stmts: list) -> bool:
     return bool(stmts) and isinstance(stmts[-1], (ReturnStmt, BreakStmt, ContinueStmt))
 
 
-def _has_loop_exit(stmt: Stmt) -> bool:
-    """A break / continue that belongs to this loop body (not to a nested loop)."""
-    found = []
-
-    class _V(IRVisitor):
-        def visit_break_stmt(self, s):
-            found.append(s)
-
-        def visit_continue_stmt(self, s):
-            found.append(s)
-
-        def visit_for_stmt(self, s):
-            pass
-
-        def visit_while_stmt(self, s):
-            pass
-
-    _V().visit(stmt)
-    return bool(found)
-
-
 class _SSABuilder:
     def __init__(self, func: Function):
         self.func = func
         self.bound: set = set(func.params)
+        self.loops: list = []     # per enclosing loop: carried name → its IterArg
 
     # -- variables ------------------------------------------------------------
     def define(self, var: Var, env: dict) -> Var:
@@ -126,7 +106,19 @@ class _SSABuilder:
             return [s.replace(**fields)]
         if isinstance(s, SeqStmts):
             return self.seq(list(s.stmts), env, live_after)
+        if isinstance(s, (BreakStmt, ContinueStmt)) and self.loops:
+            self.check_loop_exit(s, env)
         return [self.subst(s, env)]
+
+    def check_loop_exit(self, s, env: dict) -> None:
+        """A break / continue skips the body's yield, so the carried values must still be the iter args."""
+        changed = [v for v, ia in self.loops[-1].items() if env.get(v) is not ia]
+        if changed:
+            kind = "break" if isinstance(s, BreakStmt) else "continue"
+            raise UnsupportedError(f"ConvertToSSA: '{changed[0].name_hint}' is re-assigned before a {kind} in a loop "
+                                   "that carries it", s.span,
+                                   hint=f"move the {kind} before the assignment, or guard the rest of the body "
+                                        "with an if instead")
 
     def if_stmt(self, s: IfStmt, env: dict, live_after: set) -> list:
         cond = self.subst(s.condition, env)
@@ -184,10 +176,6 @@ class _SSABuilder:
             v = escaping[0]
             raise UnsupportedError(f"ConvertToSSA: '{v.name_hint}' is first assigned inside a loop and read after it",
                                    v.span or s.span, hint=f"assign '{v.name_hint}' before the loop")
-        if carried and _has_loop_exit(s.body):
-            raise UnsupportedError("ConvertToSSA: break / continue in a loop that carries values "
-                                   f"({', '.join(v.name_hint for v in carried)})", s.span,
-                                   hint="restructure the loop with an if around the body")
         fields = {}
         if is_for:
             fields = {"start": self.subst(s.start, env), "stop": self.subst(s.stop, env),
@@ -205,7 +193,9 @@ class _SSABuilder:
             fields["condition"] = self.subst(s.condition, body_env)
         # the body's values may be read again by the next iteration
         loop_live = live_after | set(used_vars(s.body)) | (set(used_vars(s.condition)) if not is_for else set())
+        self.loops.append({v: body_env[v] for v in carried})
         new_body = self.seq(body_stmts, body_env, loop_live)
+        self.loops.pop()
         new_body = self._add_yield(new_body, [body_env[v] for v in carried])
         rvs = [self.define(rv, env) for rv in s.return_vars]
         for v in carried:

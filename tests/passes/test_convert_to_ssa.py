@@ -101,3 +101,60 @@ def test_result_verifies_as_ssa():
                   ForStmt(i, C(0), C(4), C(1), body=SeqStmts([AssignStmt(x, add(x, i))])), ReturnStmt([x])])
     assert ir.verifier.verify_property("SSAForm", p)
     assert not ir.verifier.verify_property("SSAForm", passes.convert_to_ssa()(p))
+
+
+# -- parser-produced (non-SSA) programs ---------------------------------------------
+import pypto.language as pl  # noqa: E402
+
+
+def test_parser_while_and_break_become_ssa():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, n: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
+            total: pl.Scalar[pl.INDEX] = 0
+            k: pl.Scalar[pl.INDEX] = 0
+            while k < n:
+                total = total + k
+                k = k + 1
+            for i in pl.range(8):
+                if i == n:
+                    break
+                total = total + i
+            return total
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, n: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
+            total: pl.Scalar[pl.INDEX] = 0
+            k: pl.Scalar[pl.INDEX] = 0
+            for (t1, k1) in pl.while_(init_values=(total, k)):
+                pl.cond(k1 < n)
+                t2: pl.Scalar[pl.INDEX] = t1 + k1
+                k2: pl.Scalar[pl.INDEX] = k1 + 1
+                t_rv, k_rv = pl.yield_(t2, k2)
+            for i, (t3,) in pl.range(8, init_values=(t_rv,)):
+                if i == n:
+                    break
+                t4: pl.Scalar[pl.INDEX] = t3 + i
+                t_rv2 = pl.yield_(t4)
+            return t_rv2
+
+    ir.assert_structural_equal(passes.convert_to_ssa()(Before), Expected)
+
+
+def test_reassignment_before_break_is_rejected():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, n: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
+            total: pl.Scalar[pl.INDEX] = 0
+            for i in pl.range(8):
+                total = total + i
+                if i == n:
+                    break
+            return total
+
+    with pytest.raises(UnsupportedError, match="'total' is re-assigned before a break"):
+        passes.convert_to_ssa()(Before)
