@@ -250,3 +250,14 @@ def test_matmul_family():
     i8 = create_op_call("tile.matmul", [tile((16, 32), DataType.INT8, space=MemorySpace.Left),
                                         tile((32, 16), DataType.INT8, space=MemorySpace.Right)])
     assert i8.type.dtype is INT32
+
+
+def test_concat_and_transpose_view():
+    c = create_op_call("tile.concat", [tile((16, 32)), tile((16, 64), name="b")])
+    assert dims(c.type.shape) == [16, 96]
+    with pytest.raises(TypeCheckError, match="same row count"):
+        create_op_call("tile.concat", [tile((16, 32)), tile((8, 32), name="b")])
+    k = tile((64, 32), FP16, valid=(64, 20), space=Mat, name="k")
+    kt = create_op_call("tile.transpose_view", [k]).type
+    assert dims(kt.shape) == [32, 64] and dims(kt.valid_shape) == [20, 64] and kt.memory_space is Mat
+    assert kt.tile_view.blayout is TileLayout.col_major

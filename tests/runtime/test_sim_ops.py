@@ -349,3 +349,13 @@ def test_matmul_family_accumulates_in_fp32():
     i8 = blank((2, 2), np.int32)
     run("tile.matmul", i8, tv(np.full((2, 64), 127, np.int8)), tv(np.full((64, 2), 127, np.int8)))
     assert (i8.data == 127 * 127 * 64).all()
+
+
+def test_concat_and_transpose_view():
+    a, b = rand((4, 8)), rand((4, 16))
+    out = blank((4, 24))
+    run("tile.concat", out, tv(a), tv(b))
+    assert (out.data == np.concatenate([a, b], axis=1)).all()
+    out = blank((8, 4))
+    run("tile.transpose_view", out, tv(a))
+    assert (out.data == a.T).all()

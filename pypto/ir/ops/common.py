@@ -408,3 +408,19 @@ def expands_rule(name: str):
         scalar_fits(name, a, expect_scalar(name, "scalar", args[1]), "scalar")
         return result_like(a)
     return deduce
+
+
+def concat_rule(name: str):
+    """concat(src0, src1): side by side along the columns; rows and dtype must agree."""
+    def deduce(args, kw):
+        a = expect_shaped(name, "src0", args[0])
+        b = expect_shaped(name, "src1", args[1])
+        same_dtype(name, a.dtype, b.dtype, "arguments 'src0' and 'src1'")
+        if a.rank != 2 or b.rank != 2 or not dims_equal(a.shape[:1], b.shape[:1]):
+            raise TypeCheckError(f"{name}: needs 2-D operands with the same row count, got {fmt_shape(a.shape)} and "
+                                 f"{fmt_shape(b.shape)}")
+        ca, cb = as_int(a.shape[1]), as_int(b.shape[1])
+        cols = ConstInt(ca + cb, INDEX) if ca is not None and cb is not None else \
+            BinaryExpr("add", a.shape[1], b.shape[1])
+        return result_like(a, shape=(a.shape[0], cols), keep_view=False)
+    return deduce

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pypto.ir.dtypes import INDEX, DataType
 from pypto.ir.enums import CastMode, CmpType, PadValue, TensorLayout
 from pypto.errors import TypeCheckError
-from pypto.ir.ops.common import (dims_equal, fmt_shape, same_dtype, assemble_rule, binary_rule, cast_rule, cmp_rule, cmps_rule, expand_rule, expands_rule,
+from pypto.ir.ops.common import (dims_equal, fmt_shape, same_dtype, assemble_rule, concat_rule, binary_rule, cast_rule, cmp_rule, cmps_rule, expand_rule, expands_rule,
                                  expect_axis, expect_tensor, expect_tuple, fillpad_rule, read_rule, reduce_rule,
                                  reshape_rule, scalar_binary_rule, slice_rule, transpose_rule, unary_rule, write_rule)
 from pypto.ir.ops.registry import CUBE, READ, READWRITE, SHARED, VECTOR, Kwarg, OpDef, register_op
@@ -79,6 +79,7 @@ _compute("tensor.expands", ("target", "scalar"), expands_rule("tensor.expands"))
 # ---------------------------------------------------------------------------- shape and view
 _compute("tensor.reshape", ("x", "shape"), reshape_rule("tensor.reshape"))
 _compute("tensor.transpose", ("x", "axis1", "axis2"), transpose_rule("tensor.transpose"))
+_compute("tensor.concat", ("src0", "src1"), concat_rule("tensor.concat"))
 _compute("tensor.fillpad", ("x",), fillpad_rule("tensor.fillpad"), kwargs={"pad_value": Kwarg(PadValue, PadValue.zero)})
 # slice / assemble / read / write address GM themselves (no entry tile.load for their operands).
 register_op(OpDef("tensor.slice", args=("x", "shape", "offset", "valid_shape"), deduce=slice_rule("tensor.slice"),

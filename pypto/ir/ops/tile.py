@@ -11,7 +11,7 @@ from __future__ import annotations
 from pypto.errors import TypeCheckError
 from pypto.ir.dtypes import FP32, INT32, DataType
 from pypto.ir.enums import CastMode, CmpType, MemorySpace, PadValue, TileLayout
-from pypto.ir.ops.common import (MASK_DTYPE, assemble_rule, binary_rule, cast_rule, cmp_rule, cmps_rule, dims_equal,
+from pypto.ir.ops.common import (MASK_DTYPE, assemble_rule, concat_rule, binary_rule, cast_rule, cmp_rule, cmps_rule, dims_equal,
                                  expand_rule, expands_rule, expect_scalar, expect_tensor, expect_tile, expect_tuple,
                                  fillpad_rule, fmt_shape, packed_mask_shape, read_rule, reduce_rule, reshape_rule,
                                  same_dtype, same_shape, scalar_binary_rule, scalar_fits, slice_rule, transpose_rule,
@@ -173,6 +173,27 @@ _vector("tile.reshape", ("x", "shape"), reshape_rule("tile.reshape"))
 _vector("tile.transpose", ("x", "axis1", "axis2", "tmp"), transpose_rule("tile.transpose"), min_args=3,
         effects={0: READ, 3: READWRITE})
 _vector("tile.slice", ("x", "shape", "offset", "valid_shape"), slice_rule("tile.slice"), min_args=3)
+_vector("tile.concat", ("src0", "src1"), concat_rule("tile.concat"), n_tiles=2)
+
+
+def _transpose_view_type(args, kw):
+    """The NZ <-> ZN dual of a (Mat) tile: trailing dims swapped, block / scatter layouts flipped."""
+    t = expect_tile("tile.transpose_view", "x", args[0])
+    if t.rank < 2:
+        raise TypeCheckError(f"tile.transpose_view: argument 'x' must be at least 2-D, got rank {t.rank}")
+    flip = {TileLayout.row_major: TileLayout.col_major, TileLayout.col_major: TileLayout.row_major,
+            TileLayout.none_box: TileLayout.none_box}
+    view = t.tile_view or TileView()
+    shape, valid = list(t.shape), list(t.valid_shape)
+    shape[-2:], valid[-2:] = shape[:-3:-1], valid[:-3:-1]
+    view = view.replace(blayout=flip[view.blayout], slayout=flip[view.slayout], valid_shape=tuple(valid))
+    return TileType(shape, t.dtype, tile_view=view, memory_space=t.memory_space)
+
+
+# On hardware a zero-copy reinterpretation of the same bytes; here the result is its own buffer
+# (the simulator keeps tiles logically row-major, so the transpose is materialised).
+register_op(OpDef("tile.transpose_view", args=("x",), deduce=_transpose_view_type, output_memory="inherit",
+                  effects={0: READ}, description="the transposed (NZ <-> ZN) view of a tile, e.g. K^T for a matmul"))
 register_op(OpDef("tile.assemble", args=("target", "source", "offset"), deduce=assemble_rule("tile.assemble"),
                   output_memory="inherit", effects={0: READWRITE, 1: READ}, reuses_input=0,
                   description="write source into target at offset (in place); the result is the updated target"))

@@ -181,6 +181,16 @@ def transpose(ctx, out, x, axis1, axis2, tmp=None, **kwargs):
     return write_valid(out, np.swapaxes(x.view(), int(axis1), int(axis2)))
 
 
+def concat(ctx, out, src0, src1, **kwargs):
+    rows = min(src0.valid[0], src1.valid[0])
+    return write_valid(out, np.concatenate([src0.view()[:rows], src1.view()[:rows]], axis=1))
+
+
+def transpose_view(ctx, out, x, **kwargs):
+    # a zero-copy layout flip on hardware; tiles are logically row-major here, so it is a transpose
+    return write_valid(out, np.swapaxes(x.view(), -1, -2))
+
+
 def slice_(ctx, out, x, shape, offset, valid_shape=None, **kwargs):
     valid = tuple(valid_shape) if valid_shape is not None else tuple(shape)
     # the window's valid part cannot reach past the source's valid region
@@ -264,7 +274,7 @@ def matmul_bias(ctx, out, lhs, rhs, bias, **kwargs):
 
 def table() -> dict:
     ops = {"tile.sel": sel, "tile.sels": sels, "tile.matmul": matmul, "tile.matmul_acc": matmul_acc,
-           "tile.matmul_bias": matmul_bias,"tile.load": load, "tile.store": store, "tile.move": move, "tile.create": create, "tile.full": full,
+           "tile.matmul_bias": matmul_bias, "tile.concat": concat, "tile.transpose_view": transpose_view,"tile.load": load, "tile.store": store, "tile.move": move, "tile.create": create, "tile.full": full,
            "tile.alloc": alloc, "tile.cast": cast, "tile.cmp": cmp, "tile.cmps": cmps, "tile.expands": expands,
            "tile.reshape": reshape, "tile.transpose": transpose, "tile.slice": slice_, "tile.assemble": assemble,
            "tile.fillpad": fillpad, "tile.read": read, "tile.write": write}
