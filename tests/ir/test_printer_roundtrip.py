@@ -255,3 +255,43 @@ def test_dynamic_dims_print_as_module_level_and_share_one_var():
     again = pl.parse(text)
     k = again.functions["k"]
     assert k.params[0].type.shape[0] is k.params[1].type.shape[0]
+
+
+def test_function_call_attrs_and_special_floats_roundtrip():
+    text = '''
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[16], pl.FP32], o: pl.Out[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]:
+        a: pl.Scalar[pl.FP32] = float("inf")
+        b: pl.Scalar[pl.FP32] = -float("inf")
+        c: pl.Scalar[pl.FP16] = pl.const(0.5, pl.FP16)
+        d: pl.Scalar[pl.BOOL] = True
+        e: pl.Scalar[pl.INT32] = pl.scalar_add(pl.const(1, pl.INT32), pl.const(2, pl.INT32), dtype=pl.INT64)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:
+        o: pl.Tensor[[16], pl.FP32] = pl.tensor.create([16], dtype=pl.FP32, layout=pl.TensorLayout.ND)
+        y: pl.Tensor[[16], pl.FP32] = self.k(x, o, attrs={'arg_directions': [pl.ParamDirection.In, pl.ParamDirection.Out]})
+        return y
+'''
+    prog = pl.parse(text)
+    call = prog.functions["main"].body.stmts[1].value
+    assert call.attrs == {"arg_directions": [pl.ParamDirection.In, pl.ParamDirection.Out]}
+    roundtrip(prog)
+
+
+def test_distributed_tensor_annotations_roundtrip():
+    text = '''
+import pypto.language.distributed as pld
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pld.DistributedTensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:
+        return x
+'''
+    prog = pl.parse(text)
+    assert isinstance(prog.functions["k"].params[0].type, ir.DistributedTensorType)
+    roundtrip(prog)

@@ -144,6 +144,7 @@ def _scalar_form(path: str, args: list, kwargs: dict, span):
 
 def function_call(ctx, node, name: str, args: list, kwargs: dict, callee: Function | None = None):
     span = ctx.span(node)
+    attrs = kwargs.pop("attrs", None)
     sig = ctx.env.signatures.get(name)
     if callee is not None:
         param_names = [p.name_hint for p in callee.params]
@@ -179,7 +180,7 @@ def function_call(ctx, node, name: str, args: list, kwargs: dict, callee: Functi
         rtype = TupleType(return_types)
     else:
         rtype = UnknownType()
-    return Call(GlobalVar(name, span), exprs, type=rtype, span=span)
+    return Call(GlobalVar(name, span), exprs, type=rtype, attrs=attrs, span=span)
 
 
 def _check_arg_type(fname, pname, ptype, e: Expr, span) -> None:
