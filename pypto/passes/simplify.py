@@ -214,6 +214,9 @@ def _run(func: Function, program: Program) -> Function:
     body = simp.mutate(func.body)
     body = _drop_dead_scalars(body, params)
     ret = tuple(simp.type(t) for t in func.return_types)
+    if body is func.body and all(a is b for a, b in zip(params, func.params)) and all(
+            a is b for a, b in zip(ret, func.return_types)):
+        return func
     return func.replace(params=params, body=body, return_types=ret)
 
 

@@ -123,3 +123,51 @@ def test_flatten_hoists_call_out_of_if_condition():
     stmts = after["f"].body.stmts
     assert isinstance(stmts[0], AssignStmt) and stmts[0].value.op.name == "tensor.read"
     assert stmts[1].condition.lhs is stmts[0].var
+
+
+# -- the same passes on parser-produced programs ------------------------------------
+import pypto.language as pl  # noqa: E402
+
+
+def test_dsl_inline_function_is_spliced():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.Inline)
+        def double(self, a: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:
+            t: pl.Tensor[[16], pl.FP32] = pl.add(a, a)
+            return t
+
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:
+            y = self.double(x)
+            return y
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:
+            t: pl.Tensor[[16], pl.FP32] = pl.add(x, x)
+            y: pl.Tensor[[16], pl.FP32] = t
+            return y
+
+    ir.assert_structural_equal(passes.inline_functions()(Before), Expected)
+
+
+def test_dsl_simplify_makes_tile_shapes_static():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[64, 16], pl.FP32]):
+            rows: pl.Scalar[pl.INDEX] = 64
+            half: pl.Scalar[pl.INDEX] = rows // 2
+            u = pl.load(x, [half, 0], [half, 16])
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[64, 16], pl.FP32]):
+            u: pl.Tile[[32, 16], pl.FP32, pl.Mem.Vec] = pl.load(x, [32, 0], [32, 16])
+
+    after = passes.simplify()(Before)
+    ir.assert_structural_equal(after, Expected)
+    assert passes.simplify()(after) is after
