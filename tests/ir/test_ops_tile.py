@@ -130,7 +130,7 @@ def test_col_reductions(op):
 
 
 @pytest.mark.parametrize("prefix,vec_shape", [("row_expand", (64, 1)), ("col_expand", (1, 64))])
-@pytest.mark.parametrize("kind", ["", "_add", "_sub", "_mul", "_div", "_max", "_min"])
+@pytest.mark.parametrize("kind", ["", "_add", "_sub", "_mul", "_div", "_max", "_min", "_expdif"])
 def test_expand_family(prefix, vec_shape, kind):
     c = create_op_call(f"tile.{prefix}{kind}", [tile(), tile(shape=vec_shape, name="v")])
     assert dims(c.type.shape) == [64, 64]
@@ -261,3 +261,8 @@ def test_concat_and_transpose_view():
     kt = create_op_call("tile.transpose_view", [k]).type
     assert dims(kt.shape) == [32, 64] and dims(kt.valid_shape) == [20, 64] and kt.memory_space is Mat
     assert kt.tile_view.blayout is TileLayout.col_major
+
+
+def test_expand_ops_accept_an_optional_scratch_tile():
+    c = create_op_call("tile.row_expand_add", [tile(), tile(shape=(64, 1), name="v"), tile(name="tmp")])
+    assert dims(c.type.shape) == [64, 64]

@@ -169,7 +169,7 @@ def test_reductions_honour_valid_region(kind, fn):
 
 
 EXPAND = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum,
-          "min": np.minimum}
+          "min": np.minimum, "expdif": lambda a, v: np.exp(a - v)}
 
 
 @pytest.mark.parametrize("kind", ["", *EXPAND])

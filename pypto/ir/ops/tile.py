@@ -161,11 +161,13 @@ _vector("tile.col_sum", ("x", "tmp"), reduce_rule("tile.col_sum", axis=0), n_til
 for _n in ("col_max", "col_min", "col_prod"):
     _vector(f"tile.{_n}", ("x",), reduce_rule(f"tile.{_n}", axis=0))
 
-EXPAND_KINDS = ("add", "sub", "mul", "div", "max", "min")
+EXPAND_KINDS = ("add", "sub", "mul", "div", "max", "min", "expdif")     # expdif: exp(target - vec)
 for _axis, _prefix in ((1, "row_expand"), (0, "col_expand")):
     _vector(f"tile.{_prefix}", ("target", "vec"), expand_rule(f"tile.{_prefix}", _axis), n_tiles=2)
     for _k in EXPAND_KINDS:
-        _vector(f"tile.{_prefix}_{_k}", ("target", "vec"), expand_rule(f"tile.{_prefix}_{_k}", _axis), n_tiles=2)
+        # the reference's row_expand_add may take a scratch tile; accept and ignore it
+        _vector(f"tile.{_prefix}_{_k}", ("target", "vec", "tmp"), expand_rule(f"tile.{_prefix}_{_k}", _axis),
+                n_tiles=2, min_args=2)
 _vector("tile.expands", ("target", "scalar"), expands_rule("tile.expands"))
 
 # ---------------------------------------------------------------------------- shape and view

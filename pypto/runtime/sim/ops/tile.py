@@ -155,7 +155,7 @@ REDUCE = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}
 
 def _expand(fn, axis: int):
     """Combine the target with a row vector [M, 1] (axis=1) or a column vector [1, N] (axis=0)."""
-    def op(ctx, out, target, vec, **kwargs):
+    def op(ctx, out, target, vec, *scratch, **kwargs):
         a = widen(target.view())
         v = widen(vec.data[:a.shape[0], :1] if axis == 1 else vec.data[:1, :a.shape[1]])
         with np.errstate(all="ignore"):
@@ -164,7 +164,7 @@ def _expand(fn, axis: int):
 
 
 EXPAND = {"": lambda a, v: np.broadcast_to(v, a.shape), "add": np.add, "sub": np.subtract, "mul": np.multiply,
-          "div": _div, "max": np.maximum, "min": np.minimum}
+          "div": _div, "max": np.maximum, "min": np.minimum, "expdif": lambda a, v: np.exp(a - v)}
 
 
 def expands(ctx, out, target, scalar, **kwargs):
