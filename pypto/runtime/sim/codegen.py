@@ -424,6 +424,13 @@ class _Generator:
                 "pypto.runtime.sim; do not edit).",
                 "# Each line ends with the user's source line it runs.",
                 f"def {fname}(_sim_ctx{''.join(', ' + p for p in params)}):"]
+        bound: set = set()
+        for p, pname in zip(f.params, params):           # symbolic dims take their values from the arguments
+            if isinstance(p.type, TensorType):
+                for k, d in enumerate(p.type.shape):
+                    if isinstance(d, Var) and d not in bound and d not in f.params:
+                        bound.add(d)
+                        self.emit(1, f"{self.namer.name(d)} = {pname}.shape[{k}]")
         self.stmt(f.body, 1)
         if self.generator and not self.has_yield:
             self.emit(1, "if False:")
