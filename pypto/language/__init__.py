@@ -24,6 +24,9 @@ from pypto.language.scopes import (DslOp, KernelOnlyError, OpNamespace, at, clus
 from pypto.language.typing import (InOut, MemRef, Out, Ptr, Scalar, Tensor, TensorView, Tile, TileView, Tuple,
                                    Unknown, const, dynamic)
 
+from pypto.language.parser.diagnostics import install_excepthook as _install_excepthook
+
+_install_excepthook()
 Mem = MemorySpace
 ND, DN, NZ = TensorLayout.ND, TensorLayout.DN, TensorLayout.NZ
 MX_A_ZZ, MX_B_NN = TensorLayout.MX_A_ZZ, TensorLayout.MX_B_NN

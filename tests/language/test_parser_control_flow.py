@@ -180,3 +180,16 @@ def test_constant_rebinding_inside_a_loop_asks_for_an_annotation():
     with pytest.raises(pl.parser.ParserTypeError, match="compile-time constant"):
         pl.parse("@pl.function\ndef f(n: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:\n    k = 0\n"
                  "    for i in pl.range(n):\n        k = k + i\n    return n\n")
+
+
+def test_spmd_for_form_binds_the_block_index():
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def f(x: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+        for b in pl.spmd(4):
+            t = pl.load(x, [b * 16], [16])
+        return x
+    scope = f.body.stmts[0]
+    assert isinstance(scope, SpmdScopeStmt) and scope.core_num.value == 4
+    first, load = ir.flatten_to_stmts(scope.body)
+    assert first.value.op.name == "tile.get_block_idx"
+    assert load.value.args[1].elements[0].lhs is first.var

@@ -60,6 +60,9 @@ def parse_call(ctx, node: ast.Call):
     span = ctx.span(node)
     if _member(callee, _STATEMENT_ONLY):
         raise InvalidOperationError(f"pl.{callee.__name__}(...) can only be used as {_STATEMENT_ONLY[callee]}", span)
+    from pypto.language.parser.expressions import NO_OP
+    if callee is NO_OP:
+        return None
     if callee is builtins.range:
         raise ParserSyntaxError("Python's range() cannot be used in a kernel", span,
                                 hint="use pl.range(...) (or pl.parallel / pl.unroll / pl.pipeline)")

@@ -103,8 +103,6 @@ class FunctionContext:
 
     def bind(self, name: str, value: Any, span: Optional[Span]) -> None:
         """Bind a name to a fresh binding site (params, loop vars, iter args, return vars, constants)."""
-        if self.strict_ssa and isinstance(self.names.get(name), Var):
-            self._ssa_error(name, span)
         self.names[name] = value
         self.def_spans[name] = span
         if isinstance(value, Var):

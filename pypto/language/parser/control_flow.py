@@ -51,8 +51,7 @@ def parse_for(ctx, node: ast.For):
     if callee is scopes.split_aiv:
         return _parse_split_aiv(ctx, node)
     if callee is scopes.spmd:
-        raise UnsupportedFeatureError("the `for i in pl.spmd(n)` form is not supported yet", span,
-                                      hint="write `with pl.spmd(n):` and read the block index with an op")
+        return _parse_spmd_for(ctx, node)
     kind = _LOOP_KINDS.get(callee) if not isinstance(callee, (list, dict)) else None
     if kind is None:
         raise ParserSyntaxError(f"cannot iterate over {describe_value(callee)} in a kernel", ctx.span(node.iter),
@@ -280,3 +279,23 @@ def _parse_split_aiv(ctx, node: ast.For):
     parse_body(ctx, node.body)
     body = ctx.pop_block(span)
     ctx.emit(SplitAivScopeStmt(lane, body, mode, count, kwargs.get("name_hint", ""), span))
+
+
+def _parse_spmd_for(ctx, node: ast.For):
+    """`for i in pl.spmd(n): body` → `with pl.spmd(n): i = pl.tile.get_block_idx(); body`."""
+    from pypto.ir.stmt import AssignStmt
+    from pypto.language.parser.op_bridge import build_call
+    from pypto.language.parser.with_scopes import spmd_scope
+    span = ctx.span(node)
+    if not isinstance(node.target, ast.Name):
+        raise ParserSyntaxError("pl.spmd binds one block index: for i in pl.spmd(n)", span)
+    args, kwargs = eval_call_parts(ctx, node.iter)
+    ctx.push_block()
+    block_idx = build_call("tile.get_block_idx", [], {}, span)
+    idx = Var(node.target.id, block_idx.type, ctx.span(node.target))
+    ctx.bind(idx.name_hint, idx, idx.span)
+    ctx.mark_region_var(idx)
+    ctx.emit(AssignStmt(idx, block_idx, span))
+    parse_body(ctx, node.body)
+    body = ctx.pop_block(span)
+    ctx.emit(spmd_scope(body, args, kwargs, span))

@@ -67,6 +67,23 @@ class ScopeIsolationError(ParserError):
     """A value defined in one scope is used where that scope does not reach."""
 
 
+def install_excepthook() -> None:
+    """Uncaught parser errors print the compiler-style diagnostic instead of a parser traceback
+    (set PTO_BACKTRACE=1 to get the Python traceback as well)."""
+    previous = sys.excepthook
+    if getattr(previous, "_pypto_parser_hook", False):
+        return
+
+    def hook(exc_type, exc, tb):
+        if isinstance(exc, ParserError) and os.environ.get("PTO_BACKTRACE", "") != "1":
+            print(exc.render(), file=sys.stderr)
+            print("(run with PTO_BACKTRACE=1 to see the Python traceback)", file=sys.stderr)
+            return
+        previous(exc_type, exc, tb)
+    hook._pypto_parser_hook = True
+    sys.excepthook = hook
+
+
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:
     close = difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.6)
     if not close:

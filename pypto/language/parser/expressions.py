@@ -35,6 +35,14 @@ _CMPOPS = {
     ast.Lt: ("lt", CmpType.LT, operator.lt), ast.LtE: ("le", CmpType.LE, operator.le),
     ast.Gt: ("gt", CmpType.GT, operator.gt), ast.GtE: ("ge", CmpType.GE, operator.ge),
 }
+class _NoOp:
+    """`a.bind_dynamic(0, M)`: a parse-time declaration for @pl.jit, nothing to emit."""
+
+    def __repr__(self) -> str:
+        return "<no-op>"
+
+
+NO_OP = _NoOp()
 _COMMUTATIVE = {"add", "mul", "maximum", "minimum", "and_", "or_", "xor"}
 
 
@@ -142,6 +150,8 @@ def _expr_attribute(ctx, node, base: Expr, name: str):
             return t.dtype
         if name == "ndim":
             return len(t.shape)
+    if name == "bind_dynamic":
+        return NO_OP
     if name == "dtype" and hasattr(t, "dtype"):
         return t.dtype
     raise InvalidOperationError(f"{describe_value(base)} has no attribute '{name}'", ctx.span(node),

@@ -48,7 +48,7 @@ def parse_with(ctx, node: ast.With):
             raise ParserSyntaxError("pl.cluster takes only name_hint=", span)
         ctx.emit(ClusterScopeStmt(body, kwargs.get("name_hint", ""), span))
     else:
-        ctx.emit(_spmd_scope(body, args, kwargs, span))
+        ctx.emit(spmd_scope(body, args, kwargs, span))
 
 
 def _at_scope(body, args, kwargs, span):
@@ -85,7 +85,7 @@ def _at_scope(body, args, kwargs, span):
     return HierarchyScopeStmt(body, level, role, name_hint, span)
 
 
-def _spmd_scope(body, args, kwargs, span):
+def spmd_scope(body, args, kwargs, span):
     if "deps" in kwargs:
         raise UnsupportedFeatureError("pl.spmd() does not accept 'deps=' here", span)
     unknown = set(kwargs) - {"core_num", "sync_start", "name_hint"}
