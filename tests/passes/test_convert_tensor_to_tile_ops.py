@@ -170,3 +170,28 @@ def test_incore_tile_ops_verifier_flags_leftover_tensor_ops():
     diags = ir.verifier.verify_property("IncoreTileOps", P)
     assert len(diags) == 1 and "tensor.add" in diags[0].message
     assert not ir.verifier.verify_property("IncoreTileOps", passes.convert_tensor_to_tile_ops()(P))
+
+
+def test_matmul_goes_through_mat_to_left_right_and_acc():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[32, 64], pl.FP32], b: pl.Tensor[[32, 64], pl.FP32]) -> pl.Tensor[[32, 32], pl.FP32]:
+            c: pl.Tensor[[32, 32], pl.FP32] = pl.matmul(a, b, b_trans=True)
+            return c
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[32, 64], pl.FP32], b: pl.Tensor[[32, 64], pl.FP32],
+              ret0_out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+            a_mat = pl.load(a, [0, 0], [32, 64], target_memory=pl.Mem.Mat)
+            a_left = pl.move(a_mat, target_memory=pl.Mem.Left)
+            b_mat = pl.load(b, [0, 0], [32, 64], target_memory=pl.Mem.Mat)
+            b_t = pl.tile.transpose_view(b_mat)
+            b_right = pl.move(b_t, target_memory=pl.Mem.Right)
+            c = pl.tile.matmul(a_left, b_right)
+            ret0_store = pl.store(c, [0, 0], ret0_out)
+            return ret0_store
+
+    ir.assert_structural_equal(passes.convert_tensor_to_tile_ops()(Before), Expected)

@@ -135,3 +135,28 @@ def test_capacity_error_names_space_sizes_and_tiles():
     assert "Vec (UB)" in str(err) and "1048576" in str(err) and str(184 * 1024) in str(err)
     assert "'big' 1048576 B at" in err.note and "test_pipeline.py" in err.note
     assert "test_pipeline.py" in err.render()
+
+
+def test_matmul_program_lowers_to_aic_kernel_and_runs():
+    from pypto.runtime import RunConfig, run
+
+    @pl.program
+    class MM:
+        @pl.function
+        def main(self, a: pl.Tensor[[32, 64], pl.FP32], b: pl.Tensor[[32, 64], pl.FP32],
+                 out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+            with pl.at(level=pl.Level.CORE_GROUP):
+                out[:] = pl.matmul(a, b, b_trans=True)
+            return out
+
+    kernel = _lower(MM)["main_incore_0"]
+    assert kernel.func_type is pl.FunctionType.AIC
+    spaces = [c.kwargs["memory_space"] for c in collect(kernel.body, lambda n: isinstance(n, ir.Call)
+                                                        and not n.is_function_call() and n.op.name == "tile.alloc")]
+    assert sorted(s.name for s in set(spaces)) == ["Acc", "Left", "Mat", "Right"]
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((32, 64), dtype=np.float32)
+    b = rng.standard_normal((32, 64), dtype=np.float32)
+    out = np.zeros((32, 32), np.float32)
+    run(MM, a, b, out, config=RunConfig())
+    np.testing.assert_allclose(out, a @ b.T, rtol=1e-4, atol=1e-4)

@@ -90,6 +90,12 @@ class ConversionContext:
     def emit(self, stmt: Stmt) -> None:
         self.pre.append(stmt)
 
+    def bind(self, name: str, value: Expr) -> Var:
+        """Emit `name = value` before the converted statement; return the new Var."""
+        var = Var(name, value.type, value.span)
+        self.pre.append(AssignStmt(var, value, value.span))
+        return var
+
     def note_written(self, tensor: Var) -> None:
         self.k.written.add(tensor)
 

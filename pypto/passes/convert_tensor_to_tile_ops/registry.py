@@ -119,3 +119,35 @@ def _dim(call: Call, ctx):
     if isinstance(axis, ConstInt) and isinstance(t, (TensorType, TileType)):
         return t.shape[axis.value if axis.value >= 0 else len(t.shape) + axis.value]
     return call.replace(args=tuple(ctx.plain(a) for a in call.args))
+
+
+def _cube_operand(ctx, arg, space: MemorySpace, transposed: bool, call: Call):
+    """A matmul operand on its way to the cube: GM → Mat (load), [transpose view], Mat → Left / Right."""
+    v = ctx.plain(arg)
+    if isinstance(v.type, TensorType):
+        shape = list(v.type.shape)
+        v = ctx.bind(f"{getattr(v, 'name_hint', 'operand')}_mat",
+                     create_op_call("tile.load", [v, zeros(len(shape)), shape, shape],
+                                    {"target_memory": MemorySpace.Mat}, call.span))
+    elif v.type.memory_space is not MemorySpace.Mat:
+        raise UnsupportedError(f"ConvertTensorToTileOps: {call.op.name} operand '{getattr(v, 'name_hint', '?')}' "
+                               f"is a {v.type.memory_space.name} tile; the cube reads operands from Mat", call.span,
+                               hint="pass the GM tensor (or a slice of it) to the matmul directly")
+    if transposed:
+        v = ctx.bind(f"{v.name_hint}_t", create_op_call("tile.transpose_view", [v], {}, call.span))
+    return ctx.bind(f"{v.name_hint}_{space.name.lower()}",
+                    create_op_call("tile.move", [v], {"target_memory": space}, call.span))
+
+
+@converts("tensor.matmul", "tensor.matmul_acc")
+def _matmul(call: Call, ctx):
+    """lhs / rhs go GM → Mat → Left / Right; the product lands in Acc (matmul_acc accumulates in place)."""
+    acc = [ctx.tile(call.args[0])] if call.op.name == "tensor.matmul_acc" else []
+    left = _cube_operand(ctx, call.args[-2], MemorySpace.Left, call.kwargs.get("a_trans", False), call)
+    right = _cube_operand(ctx, call.args[-1], MemorySpace.Right, call.kwargs.get("b_trans", False), call)
+    result = create_op_call("tile.matmul_acc" if acc else "tile.matmul", acc + [left, right], {}, call.span)
+    if result.type.dtype is not call.type.dtype:
+        raise UnsupportedError(f"ConvertTensorToTileOps: {call.op.name} producing {call.type.dtype.name} from a "
+                               f"{result.type.dtype.name} accumulator needs a cast on the way out, which is not "
+                               "built yet", call.span, hint=f"use out_dtype=pl.{result.type.dtype.name}")
+    return result
