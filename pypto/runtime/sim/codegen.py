@@ -323,7 +323,7 @@ class _Generator:
                 self.wait_loop(ind, f"_sim_ctx.gm_wait(({''.join(t + ', ' for t in tensors)}))", name, where)
         fn, _ = self.op_fn(value)
         out = self.out_for(var, value)
-        if not self.is_host and self.fast_paths and not is_blocking_op(fn) and self.fast_call(lhs, var, value, out,
+        if not self.is_host and self.fast_paths and not is_blocking_op(fn) and fastpath.emit(self, lhs, var, value, out,
                                                                                                 ind, where):
             return
         call = self.op_expr(value, out, var.type if var is not None else None)
@@ -341,46 +341,6 @@ class _Generator:
         else:
             self.emit(ind, f"{lhs}{call}", name, where)
 
-    def fast_call(self, lhs: str, var: Optional[Var], call: Call, out: str, ind: int, where) -> bool:
-        """Emit a fastpath helper call when the op qualifies (see fastpath.py); False otherwise."""
-        target_type = var.type if var is not None else call.type
-        plan = fastpath.plan(call, target_type)
-        if plan is None or (out == "None" and call.op.name != "tile.store"):
-            return False
-        helper, static = plan
-        name = call.op.name
-        self.g["_fp_" + helper.__name__ if name in ("tile.load", "tile.store") else "_fp_" + name.replace(".", "_")] \
-            = helper
-        hname = "_fp_" + helper.__name__ if name in ("tile.load", "tile.store") else "_fp_" + name.replace(".", "_")
-        _fn, slow = self.op_fn(call)
-        kw = self.const(dict(call.kwargs), "kw") if call.kwargs else "_sim_nokw"
-        self.g["_sim_nokw"] = {}
-        if name in ("tile.load", "tile.store"):
-            offs = []
-            for k, e in enumerate(call.args[1].elements):
-                text = self.expr(e)
-                if not (text.isidentifier() or text.lstrip("-").isdigit()):
-                    tmp = f"_sim_o{k}"
-                    self.emit(ind, f"{tmp} = {text}", name, where)
-                    text = tmp
-                offs.append(text)
-            arg_texts = [self.expr(a) for a in call.args]
-            arg_texts[1] = self.tuple_text(offs)
-            slow_args = self.tuple_text(["_sim_ctx", out, *arg_texts])
-            if name == "tile.load":
-                r, c, full = static
-                text = (f"{hname}({out}, {arg_texts[0]}, {offs[0]}, {offs[1]}, {r}, {c}, {full!r}, {slow}, "
-                        f"{slow_args}, {kw})")
-            else:
-                (full,) = static
-                text = f"{hname}({arg_texts[0]}, {offs[0]}, {offs[1]}, {arg_texts[2]}, {full!r}, {slow}, {slow_args}, {kw})"
-        else:
-            (full,) = static
-            a, b = (self.expr(x) for x in call.args)
-            text = f"{hname}({out}, {a}, {b}, {full!r}, {slow}, (_sim_ctx, {out}, {a}, {b}), {kw})"
-        self.emit(ind, f"{lhs}{text}", name, where)
-        return True
-
     def wait_loop(self, ind: int, probe: str, what: str, span) -> None:
         sp = self.const(span, "sim_span")
         self.has_yield = True
@@ -397,7 +357,7 @@ class _Generator:
         args = "(" + "".join(self.expr(a) + ", " for a in call.args) + ")"
         where = call.span if call.span is not None and call.span.is_known() else span
         what = f"call {callee.name}"
-        if self.is_host or self.is_group:
+        if (self.is_host or self.is_group) and callee.func_type not in HOST_TYPES:
             site = make_call_site(call, callee, self.program, where)
             self.sites.append(site)
             sname = self.const(site, "sim_site")

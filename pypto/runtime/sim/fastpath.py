@@ -92,3 +92,45 @@ def plan(call: Call, out_type) -> Optional[tuple]:
                 and not call.kwargs):
             return _BINARY[name], (phys,)
     return None
+
+
+def emit(gen, lhs: str, var, call: Call, out: str, ind: int, where) -> bool:
+    """Emit the helper call for `call` into the code generator `gen`; False when it does not qualify.
+
+    The helper gets the fast operands, the static facts, and the general op with its full
+    argument tuple (`slow`, `args`, `kwargs`) for the cases it must hand back.
+    """
+    target_type = var.type if var is not None else call.type
+    planned = plan(call, target_type)
+    name = call.op.name
+    if planned is None or (out == "None" and name != "tile.store"):
+        return False
+    helper, static = planned
+    hname = f"_fp_{name.replace('.', '_')}"
+    gen.g[hname] = helper
+    gen.g["_sim_nokw"] = {}
+    _fn, slow = gen.op_fn(call)
+    kw = gen.const(dict(call.kwargs), "kw") if call.kwargs else "_sim_nokw"
+    if name in ("tile.load", "tile.store"):
+        offs = []
+        for k, e in enumerate(call.args[1].elements):      # evaluate each offset once
+            text = gen.expr(e)
+            if not (text.isidentifier() or text.lstrip("-").isdigit()):
+                gen.emit(ind, f"_sim_o{k} = {text}", name, where)
+                text = f"_sim_o{k}"
+            offs.append(text)
+        args = [gen.expr(a) for a in call.args]
+        args[1] = gen.tuple_text(offs)
+        slow_args = gen.tuple_text(["_sim_ctx", out, *args])
+        if name == "tile.load":
+            r, c, full = static
+            text = f"{hname}({out}, {args[0]}, {offs[0]}, {offs[1]}, {r}, {c}, {full!r}, {slow}, {slow_args}, {kw})"
+        else:
+            (full,) = static
+            text = f"{hname}({args[0]}, {offs[0]}, {offs[1]}, {args[2]}, {full!r}, {slow}, {slow_args}, {kw})"
+    else:
+        (full,) = static
+        a, b = (gen.expr(x) for x in call.args)
+        text = f"{hname}({out}, {a}, {b}, {full!r}, {slow}, (_sim_ctx, {out}, {a}, {b}), {kw})"
+    gen.emit(ind, f"{lhs}{text}", name, where)
+    return True
