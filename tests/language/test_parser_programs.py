@@ -166,3 +166,51 @@ def test_multi_value_return_annotations():
     assert len(f.return_types) == 2
     assert isinstance(f.body.stmts[-1].values[1], ConstInt)
     assert isinstance(TupleType([INDEX and f.return_types[1]]), TupleType)
+
+
+@pl.function(type=pl.FunctionType.InCore)
+def scale_rows(src: pl.Tensor[[16, 64], pl.FP32], factor: pl.Scalar[pl.FP32], first: pl.Scalar[pl.BOOL],
+               dst: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+    t = pl.load(src, [0, 0], [16, 64])
+    if first:
+        out = pl.store(t, [0, 0], dst)
+    else:
+        s = pl.mul(t, factor)
+        out = pl.store(s, [0, 0], dst)
+    return out
+
+
+def _build_program(rows: int, cols: int):
+    """Dims come from the builder's locals, as in parameterised reference programs."""
+    total = rows * 4
+
+    @pl.program
+    class Built:
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[total, cols], pl.FP32], cfg: pl.Tensor[[2], pl.INT64],
+                 out: pl.Out[pl.Tensor[[total, cols], pl.FP32]]) -> pl.Tensor[[total, cols], pl.FP32]:
+            n = pl.tensor.read(cfg, [0])
+            for b in pl.range(n):
+                part = pl.slice(x, [rows, cols], [b * rows, 0])
+                buf = pl.create_tensor([rows, cols], dtype=pl.FP32)
+                res = scale_rows(part, 0.5, b == 0, buf)
+                out = pl.assemble(out, res, [b * rows, 0])
+            return out
+    return Built
+
+
+def test_parameterised_program_with_module_kernels_and_branch_assignments():
+    prog = _build_program(16, 64)
+    assert list(prog.functions) == ["main", "scale_rows"]
+    main = prog.functions["main"]
+    assert main.params[0].type.shape[0].value == 64
+    loop = [s for s in main.body.stmts if isinstance(s, ForStmt)][0]
+    call = [s for s in ir.flatten_to_stmts(loop.body) if isinstance(s, AssignStmt)][2].value
+    assert call.op.name == "scale_rows" and call.args[1].value == 0.5 and call.args[2].op == "eq"
+    kernel = prog.functions["scale_rows"]
+    branch = [s for s in kernel.body.stmts if isinstance(s, IfStmt)][0]
+    then_out = ir.flatten_to_stmts(branch.then_body)[0].var
+    else_out = ir.flatten_to_stmts(branch.else_body)[1].var
+    assert then_out is else_out                      # one Var per name: ConvertToSSA builds the phi
+    text = ir.python_print(prog)
+    ir.assert_structural_equal(prog, pl.parse(text))
