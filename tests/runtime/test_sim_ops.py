@@ -359,3 +359,65 @@ def test_concat_and_transpose_view():
     out = blank((8, 4))
     run("tile.transpose_view", out, tv(a))
     assert (out.data == a.T).all()
+
+
+# ---------------------------------------------------------------------------- through the whole pipeline
+# A few kernels compiled by the Default pipeline and run on a2a3sim: the op semantics above must
+# agree with what the passes and the simulator hand them (kwargs, scratch tiles, masks, memory spaces).
+import pypto.language as pl  # noqa: E402
+from pypto.runtime import RunConfig  # noqa: E402
+
+
+@pl.jit
+def _cmp_sel_cast(x: pl.Tensor, y: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        a = pl.load(x, [0, 0], [32, 64])
+        b = pl.load(y, [0, 0], [32, 64])
+        mask = pl.cmp(a, b, cmp_type=pl.CmpType.GT)
+        tmp = pl.create_tile([32, 64], dtype=pl.FP32)
+        half = pl.cast(pl.tile.sel(mask, a, b, tmp), pl.FP16, mode="rint")
+        pl.store(pl.maximum(pl.cast(half, pl.FP32), 0.0), [0, 0], out)
+    return out
+
+
+@pl.jit
+def _matmul_twice(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        left = pl.move(pl.load(a, [0, 0], [32, 64], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Left)
+        right = pl.move(pl.load(b, [0, 0], [64, 32], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Right)
+        acc = pl.matmul(left, right)
+        acc = pl.matmul_acc(acc, left, right)
+        pl.store(acc, [0, 0], c)
+    return c
+
+
+@pl.jit
+def _pad_transpose_colsum(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        a = pl.load(x, [0, 0], [32, 64], valid_shapes=[32, 40])
+        f = pl.fillpad(a, pad_value=pl.PadValue.zero)
+        t = pl.transpose(pl.transpose(f, 0, 1), 0, 1)
+        pl.store(pl.col_expand_add(t, pl.col_sum(t)), [0, 0], out)
+    return out
+
+
+def test_pipeline_cmp_sel_cast():
+    x, y = rand((32, 64)), rand((32, 64))
+    out = np.zeros_like(x)
+    _cmp_sel_cast(x, y, out, config=RunConfig())
+    np.testing.assert_array_equal(out, np.maximum(np.maximum(x, y).astype(np.float16).astype(np.float32), 0))
+
+
+def test_pipeline_matmul_accumulates():
+    a, b = rand((32, 64)).astype(np.float16), rand((64, 32)).astype(np.float16)
+    c = np.zeros((32, 32), np.float32)
+    _matmul_twice(a, b, c, config=RunConfig())
+    np.testing.assert_allclose(c, 2 * (a.astype(np.float32) @ b.astype(np.float32)), rtol=1e-4, atol=1e-3)
+
+
+def test_pipeline_fillpad_transpose_col_sum():
+    x = rand((32, 64))
+    out = np.zeros_like(x)
+    _pad_transpose_colsum(x, out, config=RunConfig())
+    padded = np.where(np.arange(64) < 40, x, 0).astype(np.float32)
+    np.testing.assert_allclose(out, padded + padded.sum(axis=0, keepdims=True), rtol=1e-5, atol=1e-5)
