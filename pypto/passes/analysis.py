@@ -37,9 +37,8 @@ class _Uses(IRVisitor):
 
     def visit(self, n):
         if isinstance(n, Var):
+            # a use of an IterArg reads the carried value, not its init (read at the loop header)
             self.order.setdefault(n, None)
-            if isinstance(n, IterArg):
-                self.visit(n.init_value)
             if self.include_types:
                 for d in vars_in_type(n.type):
                     self.order.setdefault(d, None)

@@ -50,18 +50,34 @@ def tile_op(ctx, name: str, args: list, call: Call, kwargs: dict | None = None) 
     return create_op_call(name, args, kw, call.span)
 
 
-# 1:1 elementwise / unary / reduction ops: tensor.X(a, b, ...) → tile.X(tile(a), tile(b), ...)
+# 1:1 ops: tensor.X(a, b, ...) → tile.X(tile(a), tile(b), ...); a trailing `tmp` operand the tile op
+# needs (the PTO instruction's scratch buffer) is a fresh tile shaped like the first operand.
 ONE_TO_ONE = ("add", "sub", "mul", "div", "adds", "subs", "muls", "divs", "maximum", "minimum", "maximums",
               "minimums", "exp", "log", "sqrt", "rsqrt", "recip", "abs", "neg", "relu", "cast", "row_sum", "row_max",
-              "row_min", "col_sum", "col_max", "col_min", "row_expand", "row_expand_add", "row_expand_sub",
-              "row_expand_mul", "row_expand_div", "row_expand_max", "row_expand_min", "col_expand", "col_expand_add",
-              "col_expand_sub", "col_expand_mul", "col_expand_div", "col_expand_max", "col_expand_min",
-              "transpose", "reshape", "fillpad", "sin", "cos", "sel", "cmp", "cmps", "expands", "full")
+              "row_min", "row_prod", "col_sum", "col_max", "col_min", "col_prod", "row_expand", "row_expand_add",
+              "row_expand_sub", "row_expand_mul", "row_expand_div", "row_expand_max", "row_expand_min",
+              "row_expand_expdif", "col_expand", "col_expand_add", "col_expand_sub", "col_expand_mul",
+              "col_expand_div", "col_expand_max", "col_expand_min", "col_expand_expdif", "transpose", "reshape",
+              "fillpad", "cmp", "cmps", "expands", "full", "and_", "ands", "or_", "ors", "not_", "xor", "xors",
+              "shl", "shls", "shr", "shrs", "fmod", "fmods", "concat")
+
+
+def _scratch(ctx, like, call: Call):
+    t = like.type
+    return ctx.bind("tmp", create_op_call("tile.create", [list(t.shape)],
+                                          {"dtype": t.dtype, "target_memory": t.memory_space or MemorySpace.Vec},
+                                          call.span))
 
 
 def _one_to_one(call: Call, ctx):
+    from pypto.ir.ops.registry import get_op
     name = "tile." + call.op.name.split(".", 1)[1]
     args = [ctx.tile(a) for a in call.args]
+    if has_op(name):
+        target = get_op(name)
+        needed = target.min_args if target.min_args is not None else len(target.args)
+        if len(args) < needed and target.args[len(args)] == "tmp" and args and isinstance(args[0].type, TileType):
+            args.append(_scratch(ctx, args[0], call))
     return tile_op(ctx, name, args, call)
 
 
