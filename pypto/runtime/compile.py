@@ -44,10 +44,18 @@ def lower(program: Program, *, platform: str = "a2a3sim", strategy=None, dump_pa
                                   output_dir=str(output_dir) if output_dir is not None else None)
 
 
+# Options of the reference's ir.compile that have no effect here (no ptoas, one planner, the simulator).
+_IGNORED_OPTIONS = frozenset({"skip_ptoas", "verification_level", "diagnostic_phase", "disabled_diagnostics",
+                              "memory_planner", "distributed_config", "runtime", "dump_ptoas_passes",
+                              "compile_profiling", "analyze_auto_scopes_for_deps"})
+
+
 def compile_program(program, output_dir=None, dump_passes=False, platform: str = "a2a3sim", *, strategy=None,
-                    backend_type=None, save_kernels: bool = False, skip_ptoas: bool = True,
-                    **_compat_options) -> CompiledProgram:
+                    backend_type=None, save_kernels: bool = False, **options) -> CompiledProgram:
     """Compile `program` for `platform`; return a CompiledProgram (`.lowered` is the final IR)."""
+    unknown = set(options) - _IGNORED_OPTIONS
+    if unknown:
+        raise TypeError(f"compile() got an unexpected keyword argument '{sorted(unknown)[0]}'")
     program = _as_program(program)
     platform = check_platform(platform or "a2a3sim")
     out_dir: Optional[Path] = None

@@ -295,3 +295,37 @@ def test_group_runs_its_members_on_one_cluster_concurrently():
     sim = SimProgram(Program([consumer, producer, group, main], "G"), "a2a3sim", ops=K.OPS)
     sim.run("main", [])                              # consumer blocks on AIV, producer (AIC) unblocks it
     assert K.MAILBOX.value is None
+
+
+def test_host_read_waits_for_the_writing_task_and_reports_deadlock():
+    # the kernel blocks forever before writing `out`; the host then reads `out`
+    K.MAILBOX.value = None
+    take_v = K.Var("got", ScalarType(INDEX))
+    out_p = K.tensor("out", [4, 4])
+    kernel = Function("stuck", [out_p], [], SeqStmts([
+        AssignStmt(take_v, Call(K.TAKE, [], {}, ScalarType(INDEX), span=K.span(80)), K.span(80)), ReturnStmt([])]),
+        FunctionType.AIV, param_directions=[PD.Out])
+    out = K.tensor("out", [4, 4])
+    v = K.Var("v", ScalarType(FP32))
+    read = create_op_call("tensor.read", [out, [0, 0]], span=K.span(81))
+    body = SeqStmts([K.EvalStmt(Call(GlobalVar("stuck"), [out], span=K.span(82)), K.span(82)),
+                     AssignStmt(v, read, K.span(81)), ReturnStmt([])])
+    main = Function("main", [out], [], body, FunctionType.Orchestration, param_directions=[PD.Out])
+    c = compiled(Program([kernel, main], "Stuck"))
+    with pytest.raises(DeadlockError) as e:
+        c(np.zeros((4, 4), np.float32))
+    msg = str(e.value)
+    assert "host orchestrator (main)" in msg and "host access to a tensor" in msg and "kernels.py:81" in msg
+    assert "stuck" in msg and "test.take" in msg
+
+
+def test_non_strict_config_converts_dtypes():
+    c = compiled(K.add_program())
+    a, b, out = arrays()
+    with pytest.raises(TypeError):
+        c(a.astype(np.float64), b, out)
+    c(a.astype(np.float64), b, out, config=RunConfig(sim_strict=False))
+    np.testing.assert_array_equal(out, a + b)
+    out64 = np.zeros(out.shape, np.float64)                # an Out array of another dtype gets the result too
+    c(a, b, out64, config=RunConfig(sim_strict=False))
+    np.testing.assert_array_equal(out64, (a + b).astype(np.float64))

@@ -1,7 +1,10 @@
 """The `a2a3sim` / `a5sim` platforms: final IR executed on a capacity-faithful CPU machine model.
 
-See ../../docs and /design SIMULATOR.md. Entry: `SimProgram(lowered, platform).run(entry, args)`;
-the user-facing path is `CompiledProgram.__call__`.
+Entry: `SimProgram(lowered, platform).run(entry, args)`; users reach it through
+`CompiledProgram.__call__` (and so `run`, `ir.compile`, `@pl.jit`). Module map: codegen (IR →
+Python source), fastpath (specialized whole-tile ops), machine (cores, arenas), layout (tile
+placement), scheduler (tasks, agents, deadlock), contexts (`_sim_ctx`), host_args (user arrays
+in / out), blocking (Block, may_block), returns (call sites), program (SimProgram).
 """
 
 from pypto.runtime.sim.blocking import Block, may_block

@@ -144,6 +144,7 @@ class HostArgs:
             arr = as_array(value, f"parameter '{plan.name}'")
             self.any_torch = True
         want = plan.dtype
+        user = arr
         if arr.dtype != want:
             if strict:
                 raise TypeCheckError(f"parameter '{plan.name}' expects dtype {plan.dtype_name} ({want}), got "
@@ -163,7 +164,7 @@ class HostArgs:
             buf.view(np.uint8).fill(POISON_BYTE)
         else:
             np.copyto(buf, arr)
-        self.writebacks.append((arr, buf))
+        self.writebacks.append((user, buf))
         return buf
 
     def _check_shape(self, p: Var, arr: np.ndarray) -> None:
@@ -183,7 +184,7 @@ class HostArgs:
 
     def write_back(self) -> None:
         for user, buf in self.writebacks:
-            np.copyto(user, buf)
+            np.copyto(user, buf, casting="unsafe")      # same dtype unless sim_strict=False converted it
 
     def results(self, value):
         """The run's return value for the caller (torch tensors back when torch tensors came in)."""
