@@ -193,3 +193,13 @@ def test_internal_failures_are_wrapped_with_the_span(monkeypatch):
     with pytest.raises(InternalError, match=r"x\.py:3:5: parser failed on this Pass"):
         pl.parse("@pl.function\ndef k(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n    pass\n    return x\n",
                  "x.py")
+
+
+def test_every_parser_error_class_reports_the_location_added_later():
+    from pypto.ir.span import Span
+    for cls in (ParserSyntaxError, ParserTypeError, UndefinedVariableError, SSAViolationError,
+                UnsupportedFeatureError, InvalidOperationError):
+        err = cls("something is off", hint="fix it")
+        err.with_span(Span("f.py", 3, 4))
+        assert str(err) == "f.py:3:4: something is off (help: fix it)"
+        assert isinstance(err, ParserError) and isinstance(err, PyptoError)

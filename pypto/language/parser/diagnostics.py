@@ -25,6 +25,9 @@ from pypto.ir.span import Span
 class ParserError(PyptoError):
     """Base of all errors the DSL parser raises for user mistakes."""
 
+    def __str__(self) -> str:  # SyntaxError would print its own `msg` field instead
+        return str(self.args[0]) if self.args else self.message
+
     def render(self, color: Optional[bool] = None) -> str:
         text = super().render()
         if color is None:
