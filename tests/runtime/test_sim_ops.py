@@ -421,3 +421,41 @@ def test_pipeline_fillpad_transpose_col_sum():
     _pad_transpose_colsum(x, out, config=RunConfig())
     padded = np.where(np.arange(64) < 40, x, 0).astype(np.float32)
     np.testing.assert_allclose(out, padded + padded.sum(axis=0, keepdims=True), rtol=1e-5, atol=1e-5)
+
+
+@pl.jit
+def _slice_reshape_assemble(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        a = pl.load(x, [0, 0], [32, 64])
+        lower = pl.reshape(pl.reshape(pl.slice(a, [16, 64], [16, 0]), [32, 32]), [16, 64])
+        big = pl.expands(pl.create_tile([32, 64], dtype=pl.FP32), 0.0)
+        big = pl.tile.assemble(big, pl.expands(lower, pl.tile.read(lower, [0, 1])), [0, 0])
+        big = pl.tile.write(pl.tile.assemble(big, lower, [16, 0]), [0, 0], 7.0)
+        pl.store(big, [0, 0], out)
+    return out
+
+
+@pl.jit
+def _row_max_of_partial_tile(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        a = pl.load(x, [0, 0], [16, 64], valid_shapes=[16, 50])
+        m = pl.row_max(a, pl.create_tile([16, 64], dtype=pl.FP32))
+        pl.store(pl.row_expand_sub(pl.fillpad(a), m), [0, 0], out)
+    return out
+
+
+def test_pipeline_slice_reshape_assemble_read_write():
+    x = rand((32, 64))
+    out = np.zeros_like(x)
+    _slice_reshape_assemble(x, out, config=RunConfig())
+    ref = np.zeros_like(x)
+    ref[:16], ref[16:], ref[0, 0] = x[16, 1], x[16:], 7.0
+    np.testing.assert_array_equal(out, ref)
+
+
+def test_pipeline_row_max_ignores_columns_outside_valid():
+    x = rand((16, 64))
+    out = np.zeros_like(x)
+    _row_max_of_partial_tile(x, out, config=RunConfig())
+    padded = np.where(np.arange(64) < 50, x, 0).astype(np.float32)
+    np.testing.assert_allclose(out, padded - x[:, :50].max(axis=1, keepdims=True), rtol=1e-6)
