@@ -111,7 +111,7 @@ def test_render_shows_line_caret_and_help():
     ("def k(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n    t = pl.load(x, [0], [16], target_memory=pl.Mem.Left)\n"
      "    return x\n", TypeCheckError, r"tile.load.*Vec or Mat"),
     ("def k(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n    a, b = pl.add(x, x)\n    return x\n",
-     ParserTypeError, r"cannot unpack"),
+     ParserTypeError, r"unpacks 2 result value\(s\) but 'tensor.add' returns 1"),
     ("def k(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n    y = print(x)\n    return x\n",
      InvalidOperationError, r"print\(\) does nothing"),
     ("def k(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n    pl.static_assert(1 == 2, 'nope')\n    return x\n",

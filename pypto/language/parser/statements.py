@@ -119,6 +119,9 @@ def unpack(ctx, target, value, span) -> None:
         for t, v in zip(names, value):
             assign_target(ctx, t, v, span)
         return
+    if isinstance(value, Call) and not isinstance(value.type, TupleType):
+        count = 0 if isinstance(value.type, UnknownType) else 1
+        raise ParserTypeError(f"unpacks {len(names)} result value(s) but '{value.op.name}' returns {count}", span)
     if not isinstance(value, Expr) or not isinstance(value.type, TupleType):
         raise ParserTypeError(f"cannot unpack {describe_value(value)}", span,
                               hint="only multi-result calls and tuples can be unpacked")
