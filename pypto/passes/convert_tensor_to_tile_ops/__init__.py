@@ -226,9 +226,8 @@ class _KernelConverter:
 class _WrapperForward(IRMutator):
     """Phase 2a: the first inner call to a converted kernel gets the wrapper's new Out params appended."""
 
-    def __init__(self, added: dict, program_types: dict):
+    def __init__(self, added: dict):
         self.added = added
-        self.program_types = program_types
         self.new_params: list = []
 
     def mutate_call(self, c: Call):
@@ -280,7 +279,7 @@ def _run(program: Program) -> Program:
     # Phase 2a: Spmd / Group wrappers mirror the new Out params of the kernel they forward to.
     for name, f in list(funcs.items()):
         if f.func_type in (FunctionType.Spmd, FunctionType.Group):
-            fw = _WrapperForward(added, {})
+            fw = _WrapperForward(added)
             body = fw.mutate(f.body)
             if fw.new_params:
                 funcs[name] = f.replace(params=f.params + tuple(fw.new_params), body=body,
