@@ -220,3 +220,12 @@ def test_explicit_unknown_and_tile_namespace_min_max():
     assert "pl.tile.add" in e.value.hint
     assert build_call("tile.max", [I, ConstInt(3)], {}).op == "max"          # the reference's scalar max
     assert op_name(build_call("tile.min", [A, B], {})) == "tile.minimum"
+
+
+def test_fillpad_numeric_pad_values():
+    from pypto.ir.enums import PadValue
+    assert build_call("fillpad", [A], {"pad_value": 0}).kwargs["pad_value"] is PadValue.zero
+    assert build_call("fillpad", [A, ConstInt(0)], {}).kwargs["pad_value"] is PadValue.zero
+    assert build_call("fillpad", [A], {"pad_value": float("-inf")}).kwargs["pad_value"] is PadValue.min
+    with pytest.raises(UnsupportedError, match="pad_value=1.5"):
+        build_call("fillpad", [A], {"pad_value": 1.5})

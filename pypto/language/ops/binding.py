@@ -8,10 +8,11 @@ kwargs as plain Python values. `bind` does that translation and fills the DSL de
 
 from __future__ import annotations
 
+import math
 from typing import Any, Optional
 
 from pypto.errors import TypeCheckError, UnsupportedError
-from pypto.ir.enums import AtomicType
+from pypto.ir.enums import AtomicType, PadValue
 from pypto.ir.expr import ConstBool, ConstFloat, ConstInt, Expr, MakeTuple, UnaryExpr
 from pypto.ir.ops.registry import OpDef
 from pypto.ir.span import Span
@@ -115,6 +116,7 @@ def bind(op: OpDef, display: str, args: list, kwargs: dict, span: Optional[Span]
                 raise TypeCheckError(f"{display} got multiple values for argument '{name}'", span)
             values[name] = kwargs.pop(name)
     _fill_defaults(op, values)
+    _pad_from_number(op, display, kwargs, span)
     ordered = []
     for name in params:
         v = values.get(name)
@@ -136,6 +138,18 @@ def bind(op: OpDef, display: str, args: list, kwargs: dict, span: Optional[Span]
 def _is_const(v) -> bool:
     return isinstance(v, (ConstInt, ConstFloat, ConstBool)) or (
         isinstance(v, UnaryExpr) and v.op == "neg" and isinstance(v.operand, (ConstInt, ConstFloat)))
+
+
+def _pad_from_number(op: OpDef, display: str, kwargs: dict, span: Optional[Span]) -> None:
+    """The reference also spells fillpad's pad value as a number: 0 → zero, ±inf → max / min."""
+    v = unwrap_const(kwargs.get("pad_value"))
+    if op.short_name != "fillpad" or isinstance(v, (PadValue, str)) or v is None:
+        return
+    table = {0: PadValue.zero, math.inf: PadValue.max, -math.inf: PadValue.min}
+    if not isinstance(v, (int, float)) or v not in table:
+        raise UnsupportedError(f"{display}: pad_value={v!r} is not supported; the hardware pads with zero, +inf or -inf",
+                               span, hint="use pl.PadValue.zero / max / min")
+    kwargs["pad_value"] = table[v]
 
 
 def _fill_defaults(op: OpDef, values: dict) -> None:
