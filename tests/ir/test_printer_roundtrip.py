@@ -295,3 +295,20 @@ class P:
     prog = pl.parse(text)
     assert isinstance(prog.functions["k"].params[0].type, ir.DistributedTensorType)
     roundtrip(prog)
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.name)
+def test_ssa_form_roundtrips(program):
+    """After ConvertToSSA: loop iter_args, if-phis and renamed Vars all read back."""
+    from pypto.pypto_core import passes
+    roundtrip(passes.convert_to_ssa()(program))
+
+
+@pytest.mark.parametrize("program", [SeedBefore, TileKernel, Loops], ids=lambda p: p.name)
+def test_final_ir_roundtrips(program):
+    """The Default pipeline's output: outlined kernels, tile ops, memrefs with tile.alloc bases, addresses."""
+    from pypto.pypto_core import passes
+    final = passes.PassManager.get_strategy(passes.OptimizationStrategy.Default).run_passes(program)
+    text = ir.python_print(final)
+    assert "pl.tile.alloc(" in text and "pl.MemRef(" in text
+    roundtrip(final)
