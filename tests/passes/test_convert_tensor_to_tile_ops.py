@@ -195,3 +195,19 @@ def test_matmul_goes_through_mat_to_left_right_and_acc():
             return ret0_store
 
     ir.assert_structural_equal(passes.convert_tensor_to_tile_ops()(Before), Expected)
+
+
+def test_written_in_params_are_upgraded():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[16], pl.FP32], o: pl.Tensor[[16], pl.FP32],
+              io: pl.Tensor[[16], pl.FP32]) -> tuple[pl.Tensor[[16], pl.FP32], pl.Tensor[[16], pl.FP32]]:
+            y: pl.Tensor[[16], pl.FP32] = pl.add(x, io)
+            o2: pl.Tensor[[16], pl.FP32] = pl.assemble(o, y, [0])
+            io2: pl.Tensor[[16], pl.FP32] = pl.assemble(io, y, [0])
+            return o2, io2
+
+    after = passes.convert_tensor_to_tile_ops()(Before)
+    PD = pl.ParamDirection
+    assert after["k"].param_directions == (PD.In, PD.Out, PD.InOut)

@@ -216,8 +216,9 @@ class _KernelConverter:
                     values.append(v)
             stmts.append(ReturnStmt(values, ret.span))
         for i, p in enumerate(f.params):
+            # a tensor the kernel now writes cannot stay In: Out, or InOut when it is also read
             if p in self.written and directions[i] is ParamDirection.In:
-                directions[i] = ParamDirection.Out
+                directions[i] = ParamDirection.InOut if p in self.param_tiles else ParamDirection.Out
         new = f.replace(params=tuple(params), param_directions=tuple(directions),
                         body=as_seq(entry + stmts, f.body.span))
         return new, added
