@@ -7,7 +7,7 @@ from pypto import ir
 from pypto.errors import TypeCheckError
 from pypto.ir.dtypes import BF16, FP16, FP32, INDEX, INT32, UINT8, DataType
 from pypto.ir.enums import CastMode, CmpType, MemorySpace, PadValue, TileLayout
-from pypto.ir.ops import all_ops, create_op_call, get_op
+from pypto.ir.ops import create_op_call, get_op
 from pypto.ir.ops.common import packed_mask_shape
 from pypto.ir.ops.registry import READ, READWRITE, SHARED, VECTOR, WRITE
 from pypto.ir.types import PtrType, ScalarType, TensorType, TileType

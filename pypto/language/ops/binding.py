@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from pypto.errors import TypeCheckError, UnsupportedError
 from pypto.ir.enums import AtomicType, PadValue
-from pypto.ir.expr import ConstBool, ConstFloat, ConstInt, Expr, MakeTuple, UnaryExpr
+from pypto.ir.expr import ConstBool, ConstFloat, ConstInt, MakeTuple, UnaryExpr
 from pypto.ir.ops.registry import OpDef
 from pypto.ir.span import Span
 
@@ -81,26 +81,43 @@ def _drop_dsl_only(op: OpDef, display: str, kwargs: dict, span: Optional[Span]) 
 
 def bind(op: OpDef, display: str, args: list, kwargs: dict, span: Optional[Span]) -> tuple[list, dict]:
     """Map DSL positional / keyword arguments onto op.args (in order) and op.kwargs (Python values)."""
+    kwargs = _rename(op, kwargs)
+    _drop_dsl_only(op, display, kwargs, span)
+    params = [a for a in op.args if not a.startswith("*")]
+    values, rest = _place(op, display, params, list(args), kwargs, span)
+    _fill_defaults(op, values)
+    _pad_from_number(op, display, kwargs, span)
+    ordered = []
+    for name in params:
+        if values.get(name) is None:
+            break
+        ordered.append(values[name])
+    gap = [n for n in params[len(ordered):] if values.get(n) is not None]
+    lo = op.min_args if op.min_args is not None else len(params)
+    if len(ordered) < lo or gap:
+        name = params[len(ordered)]
+        raise TypeCheckError(f"{display}: missing argument '{name}'", span,
+                             hint=MISSING_HINTS.get(name, f"parameters: {', '.join(params)}"))
+    return ordered + rest, {k: unwrap_const(v) for k, v in kwargs.items()}
+
+
+def _rename(op: OpDef, kwargs: dict) -> dict:
+    """Reference keyword spellings → this op's parameter names (unknown keys pass through)."""
     renames = {**RENAMES["*"], **RENAMES.get(op.short_name, {})}
-    params0 = [a for a in op.args if not a.startswith("*")]
-    if params0:
-        renames.update({k: params0[0] for k in FIRST_OPERAND_NAMES if k not in op.args})
+    if op.args:
+        renames.update({k: op.args[0] for k in FIRST_OPERAND_NAMES if k not in op.args})
     if "vec" in op.args:
         renames.update({k: "vec" for k in VEC_NAMES})
-    kwargs = {renames.get(k, k) if renames.get(k, k) in op.args or renames.get(k, k) in op.kwargs else k: v
-              for k, v in kwargs.items()}
-    _drop_dsl_only(op, display, kwargs, span)
-    variadic = bool(op.args) and op.args[-1].startswith("*")
-    params = [a for a in op.args if not a.startswith("*")]
-    values: dict[str, Any] = {}
-    rest: list = []
-    for i, v in enumerate(args):
-        if i < len(params):
-            values[params[i]] = v
-        else:
-            rest.append(v)
-    if rest and not variadic:
-        # extra positionals fill the op's keyword arguments in declaration order
+    known = set(op.args) | set(op.kwargs)
+    return {renames[k] if renames.get(k) in known else k: v for k, v in kwargs.items()}
+
+
+def _place(op: OpDef, display: str, params: list, args: list, kwargs: dict, span) -> tuple[dict, list]:
+    """Positional values by parameter name; extra positionals fill the op's kwargs in declaration order
+    (kept as trailing args for a variadic op). Keywords naming a positional parameter move over."""
+    values = dict(zip(params, args))
+    rest = args[len(params):]
+    if rest and not (op.args and op.args[-1].startswith("*")):
         kw_names = list(op.kwargs)
         if len(rest) > len(kw_names):
             raise TypeCheckError(f"{display} takes at most {len(params) + len(kw_names)} arguments, got {len(args)}",
@@ -115,29 +132,7 @@ def bind(op: OpDef, display: str, args: list, kwargs: dict, span: Optional[Span]
             if name in values:
                 raise TypeCheckError(f"{display} got multiple values for argument '{name}'", span)
             values[name] = kwargs.pop(name)
-    _fill_defaults(op, values)
-    _pad_from_number(op, display, kwargs, span)
-    ordered = []
-    for name in params:
-        v = values.get(name)
-        if v is None:
-            break
-        ordered.append(v)
-    missing_after = [n for n in params[len(ordered):] if values.get(n) is not None]
-    lo = op.min_args if op.min_args is not None else len(params)
-    if len(ordered) < lo or missing_after:
-        name = params[len(ordered)]
-        raise TypeCheckError(f"{display}: missing argument '{name}'", span,
-                             hint=MISSING_HINTS.get(name, f"parameters: {', '.join(params)}"))
-    ordered += rest
-    ir_kwargs = {k: (v if k in ("value",) and isinstance(v, Expr) and not _is_const(v) else unwrap_const(v))
-                 for k, v in kwargs.items()}
-    return ordered, ir_kwargs
-
-
-def _is_const(v) -> bool:
-    return isinstance(v, (ConstInt, ConstFloat, ConstBool)) or (
-        isinstance(v, UnaryExpr) and v.op == "neg" and isinstance(v.operand, (ConstInt, ConstFloat)))
+    return values, rest
 
 
 def _pad_from_number(op: OpDef, display: str, kwargs: dict, span: Optional[Span]) -> None:
