@@ -329,3 +329,28 @@ def test_non_strict_config_converts_dtypes():
     out64 = np.zeros(out.shape, np.float64)                # an Out array of another dtype gets the result too
     c(a, b, out64, config=RunConfig(sim_strict=False))
     np.testing.assert_array_equal(out64, (a + b).astype(np.float64))
+
+
+def test_spmd_launch_runs_one_kernel_per_block_with_its_index():
+    from pypto.ir import BinaryExpr
+    a, out = K.tensor("a", [64, 128]), K.tensor("out", [64, 128])
+    ptr, alloc = K.alloc("mem0", 16 * 128 * 4, 0)
+    t = K.tile_var("t", [16, 128], ptr)
+    blk, off = K.Var("blk", ScalarType(INDEX)), K.Var("off", ScalarType(INDEX))
+    res = K.tensor("res", [64, 128])
+    kernel = Function("rows", [a, out], [out.type], SeqStmts([
+        alloc, AssignStmt(blk, create_op_call("tile.get_block_idx", [], span=K.span(64)), K.span(64)),
+        AssignStmt(off, BinaryExpr("mul", blk, K.ConstInt(16, INDEX)), K.span(65)),
+        K.load(t, a, (off, 0), (16, 128), 66), K.store(res, t, (off, 0), out, 67), ReturnStmt([res])]),
+        FunctionType.AIV, param_directions=[PD.In, PD.Out])
+    wa, wout, wr = K.tensor("a", [64, 128]), K.tensor("out", [64, 128]), K.tensor("r", [64, 128])
+    wrapper = Function("launch", [wa, wout], [wout.type], SeqStmts([
+        AssignStmt(wr, Call(GlobalVar("rows"), [wa, wout], type=wout.type, span=K.span(68)), K.span(68)),
+        ReturnStmt([wr])]), FunctionType.Spmd, param_directions=[PD.In, PD.Out], attrs={"core_num": 4})
+    ma, mout, mr = K.tensor("a", [64, 128]), K.tensor("out", [64, 128]), K.tensor("r", [64, 128])
+    main = K.orchestration([(wrapper, [ma, mout], mr)], [ma, mout], [PD.In, PD.Out], ret=mr)
+    c = compiled(Program([kernel, wrapper, main], "Spmd"))
+    x = RNG.standard_normal((64, 128), dtype=np.float32)
+    np.testing.assert_array_equal(c(x), x)          # 4 blocks x 16 rows: every row written once
+    for seed in range(3):
+        np.testing.assert_array_equal(c(x, config=RunConfig(sim_schedule="random", sim_seed=seed)), x)

@@ -114,7 +114,8 @@ class _Generator:
         self.needs_yield = needs_yield
         self.filename = filename
         self.is_host = func.func_type in HOST_TYPES
-        self.is_group = func.func_type is FunctionType.Group
+        # Group and Spmd functions are launch wrappers: their calls start member kernels
+        self.is_group = func.func_type in (FunctionType.Group, FunctionType.Spmd)
         self.generator = needs_yield(func.name)
         self.namer = _Namer()
         self.out: list = []

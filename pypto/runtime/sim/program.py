@@ -77,7 +77,7 @@ class SimProgram:
         if f.func_type in HOST_TYPES:
             memo[name] = True
             return True
-        if f.func_type is FunctionType.Group:
+        if f.func_type in (FunctionType.Group, FunctionType.Spmd):
             memo[name] = False
             return False
         memo[name] = False                         # recursion guard

@@ -31,6 +31,7 @@ class CallSite:
     ret_map: Optional[tuple]    # per callee result: the index of the argument it is
     multi: bool                 # the call's value is a tuple
     span: object
+    core_num: int = 1           # blocks of an Spmd launch
 
 
 def _direction(value) -> Optional[str]:
@@ -141,4 +142,9 @@ def make_call_site(call: Call, callee: Function, program: Program, span) -> Call
                                    "host in the simulator", span)
         raise UnsupportedError(f"cannot tell which argument kernel '{callee.name}' returns", span,
                                hint="a kernel returns the Out / InOut tensors it stores to")
-    return CallSite(callee.name, call_directions(call, callee), ret_map, n_results > 1, span)
+    core_num = call.attrs.get("core_num", callee.attrs.get("core_num", 1))
+    if not isinstance(core_num, int):
+        core_num = getattr(core_num, "value", None)
+        if not isinstance(core_num, int):
+            raise UnsupportedError(f"Spmd launch of '{callee.name}' with a core_num that is not a constant", span)
+    return CallSite(callee.name, call_directions(call, callee), ret_map, n_results > 1, span, core_num)

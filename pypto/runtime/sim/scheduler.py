@@ -26,9 +26,10 @@ from pypto.runtime.sim.contexts import CoreContext, HostContext
 
 
 class Task:
-    __slots__ = ("id", "site", "code", "args", "accesses", "deps_left", "dependents", "lanes_left", "cores")
+    __slots__ = ("id", "site", "code", "args", "accesses", "deps_left", "dependents", "lanes_left", "cores",
+                 "parent", "block_idx", "block_num")
 
-    def __init__(self, tid: int, site, code, args: tuple, accesses: list):
+    def __init__(self, tid: int, site, code, args: tuple, accesses: list, parent=None, block_idx=0, block_num=1):
         self.id = tid
         self.site = site
         self.code = code
@@ -38,10 +39,13 @@ class Task:
         self.dependents: list = []
         self.lanes_left = 0
         self.cores: list = []
+        self.parent = parent             # the Spmd launch this block belongs to
+        self.block_idx = block_idx
+        self.block_num = block_num
 
     @property
     def name(self) -> str:
-        return f"task #{self.id} ({self.code.name})"
+        return f"task #{self.id} {self.code.name}"
 
 
 class Agent:
@@ -148,13 +152,15 @@ class Run:
                 return "AIC"
             raise SimulationError(f"InCore kernel '{code.name}' uses both vector and cube memory; "
                                   "ExpandMixedKernel must split it", code.func.span)
-        if t in (FunctionType.AIV, FunctionType.AIC, FunctionType.Group):
+        if t in (FunctionType.AIV, FunctionType.AIC, FunctionType.Group, FunctionType.Spmd):
             return t.name
         raise UnsupportedError(f"launching a {t.name} function ('{code.name}') in the simulator", code.func.span)
 
     def _try_start(self, task: Task) -> bool:
         kind = self._kind(task.code)
-        if kind == "AIV" and not _is_dual_lane(task.code.func):
+        if kind == "Spmd":
+            self._launch_spmd(task)
+        elif kind == "AIV" and not _is_dual_lane(task.code.func):
             core = self._free(self.machine.aiv_cores)
             if core is None:
                 return False
@@ -186,19 +192,35 @@ class Run:
             self._reserve(task, core)
         task.lanes_left += len(lanes)
         for core, code, args, lane, nlanes in lanes:
-            ctx = CoreContext(self, core, task, subblock_idx=lane, subblock_num=nlanes)
-            self._start_lane(task, code, ctx, args, f"{core.name} ({task.name}, lane {lane})")
+            ctx = CoreContext(self, core, task, task.block_idx, task.block_num, lane, nlanes)
+            self._start_lane(task, code, ctx, args, f"{core.name} ({task.name}, block {task.block_idx}, lane {lane})")
 
     def _launch_group(self, task: Task, cl) -> None:
         for core in [cl.aic, *cl.aiv]:
             self._reserve(task, core)
-        ctx = CoreContext(self, cl.aic, task)
+        ctx = CoreContext(self, cl.aic, task, task.block_idx, task.block_num)
         task.lanes_left += 1                    # the Group body itself; members add their lanes
         self._start_lane(task, task.code, ctx, task.args, f"cluster {cl.index} ({task.name})")
 
+    def _launch_spmd(self, task: Task) -> None:
+        """Run the Spmd wrapper once per block; each block's kernel call becomes a block task."""
+        n = task.site.core_num
+        task.lanes_left += n
+        for b in range(n):
+            ctx = CoreContext(self, None, task, b, n)
+            ctx.cluster = None
+            self._start_lane(task, task.code, ctx, task.args, f"{task.name} block {b}")
+
     def spawn(self, group_ctx: CoreContext, site, args: tuple):
-        """A member kernel of a running Group, placed on the group's cluster."""
+        """A member kernel of a running Group (placed on its cluster) or one block of an Spmd launch."""
         task = group_ctx.task
+        if task.code.func.func_type is FunctionType.Spmd:
+            code = self.program.functions[site.callee]
+            block = Task(next(self.ids), site, code, args, task.accesses, parent=task,
+                         block_idx=group_ctx.block_idx, block_num=group_ctx.block_num)
+            task.lanes_left += 1
+            self.ready.append(block)
+            return self._results(site, args)
         code = self.program.functions[site.callee]
         cl = group_ctx.cluster
         if code.func.func_type is FunctionType.AIC:
@@ -209,7 +231,7 @@ class Run:
             lanes = [(cl.aiv[0], 0, 1)]
         task.lanes_left += len(lanes)
         for core, lane, nlanes in lanes:
-            ctx = CoreContext(self, core, task, subblock_idx=lane, subblock_num=nlanes)
+            ctx = CoreContext(self, core, task, task.block_idx, task.block_num, lane, nlanes)
             self._start_lane(task, code, ctx, args, f"{core.name} ({task.name}: {code.name}, lane {lane})")
         return self._results(site, args)
 
@@ -235,6 +257,9 @@ class Run:
             return
         for core in task.cores:
             core.busy = False
+        if task.parent is not None:               # a block of an Spmd launch
+            self._lane_done(task.parent)
+            return
         del self.live[task.id]
         for d in task.dependents:
             d.deps_left -= 1
@@ -318,6 +343,8 @@ class Run:
                 what, span = code.lines.get(tb.tb_lineno, (what, span))
             tb = tb.tb_next
         op = f" in {what}" if what else ""
+        if isinstance(exc, PyptoError) and what and exc.message.startswith(what):
+            op = ""                              # the op already names itself
         if isinstance(exc, PyptoError):
             exc.message = f"{agent_name}{op}: {exc.message}"
             exc.span = None
