@@ -12,7 +12,8 @@ Reference: pass doc 06 (compiler-and-runtime.md §2, dump 07).
 from __future__ import annotations
 
 from pypto.errors import UnsupportedError
-from pypto.ir.expr import BinaryExpr, Call, MakeTuple, TupleGetItem, UnaryExpr, Var
+from pypto.ir.expr import BinaryExpr, Call, IterArg, MakeTuple, TupleGetItem, UnaryExpr, Var
+from pypto.ir.visitor import substitute
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import (AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt,
                            YieldStmt)
@@ -47,6 +48,16 @@ def _flatten(e, pre: list, top: bool):
     return e
 
 
+def _hoist_inits(loop, pre: list):
+    """Loop-carried init values that are calls are computed before the loop."""
+    mapping = {}
+    for ia in loop.iter_args:
+        init = _flatten(ia.init_value, pre, False)
+        if init is not ia.init_value:
+            mapping[ia] = IterArg(ia.name_hint, ia.type, init, ia.span)
+    return substitute(loop, mapping) if mapping else loop
+
+
 def _body(stmt) -> SeqStmts:
     out: list = []
     for s in body_list(stmt):
@@ -68,12 +79,14 @@ def _stmt(s: Stmt) -> list:
         new = s.replace(condition=cond, then_body=_body(s.then_body),
                         else_body=_body(s.else_body) if s.else_body is not None else None)
     elif isinstance(s, ForStmt):
+        s = _hoist_inits(s, pre)
         bounds = {k: _flatten(getattr(s, k), pre, False) for k in ("start", "stop", "step")}
         new = s.replace(body=_body(s.body), **bounds)
     elif isinstance(s, WhileStmt):
         if _has_call(s.condition):
             raise UnsupportedError("FlattenCallExpr: a while condition calls an op; it would have to be re-evaluated "
                                    "every iteration", s.span, hint="compute the condition into a loop-carried scalar")
+        s = _hoist_inits(s, pre)
         new = s.replace(body=_body(s.body))
     elif isinstance(s, ScopeStmt):
         new = s.replace(body=_body(s.body))

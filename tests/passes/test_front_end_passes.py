@@ -171,3 +171,26 @@ def test_dsl_simplify_makes_tile_shapes_static():
     after = passes.simplify()(Before)
     ir.assert_structural_equal(after, Expected)
     assert passes.simplify()(after) is after
+
+
+def test_flatten_hoists_call_out_of_loop_init_value():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:
+            for i, (a,) in pl.range(2, init_values=(pl.add(x, x),)):
+                b: pl.Tensor[[16], pl.FP32] = pl.add(a, x)
+                a_rv = pl.yield_(b)
+            return a_rv
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:
+            t: pl.Tensor[[16], pl.FP32] = pl.add(x, x)
+            for i, (a,) in pl.range(2, init_values=(t,)):
+                b: pl.Tensor[[16], pl.FP32] = pl.add(a, x)
+                a_rv = pl.yield_(b)
+            return a_rv
+
+    ir.assert_structural_equal(passes.flatten_call_expr()(Before), Expected)
