@@ -18,7 +18,7 @@ from pypto.ir.dtypes import (BF16, BOOL, FP4, FP8E4M3FN, FP8E5M2, FP8E8M0, FP16,
 from pypto.ir.enums import (AtomicType, CastMode, CmpType, CompactMode, ForKind, FunctionType, Level, MemorySpace,
                             PadValue, ParamDirection, PipeType, Role, SplitMode, TensorLayout, TileLayout)
 from pypto.language.decorators import InlineFunction, function, inline, program
-from pypto.language.scopes import (DslOp, KernelOnlyError, OpNamespace, at, cluster, cond, func_attr, parallel,
+from pypto.language.scopes import (DslOp, KernelOnlyError, OpNamespace, at, cluster, cond, func_attr, incore, parallel,
                                    pipeline, range, spmd, split, split_aiv, static_assert, static_print, unroll,
                                    while_, yield_)
 from pypto.language.typing import (InOut, MemRef, Out, Ptr, Scalar, Tensor, TensorView, Tile, TileView, Tuple,

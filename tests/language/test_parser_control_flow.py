@@ -193,3 +193,40 @@ def test_spmd_for_form_binds_the_block_index():
     first, load = ir.flatten_to_stmts(scope.body)
     assert first.value.op.name == "tile.get_block_idx"
     assert load.value.args[1].elements[0].lhs is first.var
+
+
+def test_incore_spelling_and_every_node_has_a_span():
+    from pypto.ir.node import Node
+    from pypto.ir.types import Type
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def f(x: pl.Tensor[[64], pl.FP32], n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[64], pl.FP32]:
+        with pl.incore():
+            y = pl.add(x, x)
+        for i, (acc,) in pl.range(n, init_values=(y,)):
+            if i > 2:
+                z = pl.yield_(acc)
+            else:
+                z = pl.yield_(y)
+            acc_out = pl.yield_(z)
+        return acc_out
+    assert isinstance(f.body.stmts[0], InCoreScopeStmt)
+    seen = []
+
+    def walk(node):
+        if isinstance(node, (list, tuple)):
+            for x in node:
+                walk(x)
+            return
+        if isinstance(node, dict):
+            walk(list(node.values()))
+            return
+        if not isinstance(node, Node) or isinstance(node, Type):
+            return
+        seen.append(node)
+        assert node.span is not None and node.span.is_known(), type(node).__name__
+        assert node.span.filename == __file__
+        for _, _, value in node.field_values():
+            walk(value)
+    walk(f)
+    assert len(seen) > 20

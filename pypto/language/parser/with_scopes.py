@@ -33,7 +33,7 @@ def parse_with(ctx, node: ast.With):
     item = node.items[0]
     call = item.context_expr
     callee = eval_expr(ctx, call.func) if isinstance(call, ast.Call) else None
-    if callee not in (scopes.at, scopes.cluster, scopes.spmd):
+    if callee not in (scopes.at, scopes.cluster, scopes.spmd, scopes.incore):
         raise ParserSyntaxError("a kernel with statement opens pl.at(...), pl.cluster(...) or pl.spmd(...)", span)
     if item.optional_vars is not None:
         raise UnsupportedFeatureError(f"`with pl.{callee.__name__}(...) as name` (task ids) is not supported yet", span)
@@ -43,6 +43,10 @@ def parse_with(ctx, node: ast.With):
     body = ctx.pop_block(span)
     if callee is scopes.at:
         ctx.emit(_at_scope(body, args, kwargs, span))
+    elif callee is scopes.incore:
+        if args or set(kwargs) - {"name_hint"}:
+            raise ParserSyntaxError("pl.incore takes only name_hint=", span)
+        ctx.emit(InCoreScopeStmt(body, kwargs.get("name_hint", ""), SplitMode.NONE, span))
     elif callee is scopes.cluster:
         if args or set(kwargs) - {"name_hint"}:
             raise ParserSyntaxError("pl.cluster takes only name_hint=", span)
