@@ -120,7 +120,7 @@ class _Generator:
         self.namer = _Namer()
         self.out: list = []
         self.lines: dict = {}
-        self.g: dict = {"_Block": Block, "_sim_F": None, "_sim_math": math}
+        self.g: dict = {"_Block": Block, "_sim_F": None}
         self.slots: list = []
         self.slot_of: dict = {}
         self.sites: list = []

@@ -13,6 +13,7 @@ in each run, so nothing leaks between runs and fresh memory is never zero.
 
 from __future__ import annotations
 
+import threading
 from typing import Optional
 
 import numpy as np
@@ -122,12 +123,15 @@ class Machine:
         return self.epoch
 
 
-_MACHINES: dict = {}
+_LOCAL = threading.local()
 
 
 def machine_for(platform: Platform) -> Machine:
-    """The shared machine of a platform (arenas are big; build them once per process)."""
-    m = _MACHINES.get(platform.name)
+    """The machine of a platform for this thread (arenas are big: built once, reused by every run)."""
+    machines = getattr(_LOCAL, "machines", None)
+    if machines is None:
+        machines = _LOCAL.machines = {}
+    m = machines.get(platform.name)
     if m is None:
-        m = _MACHINES[platform.name] = Machine(platform)
+        m = machines[platform.name] = Machine(platform)
     return m
