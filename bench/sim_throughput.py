@@ -5,7 +5,9 @@
 The kernel loops over row blocks that fit the 184 KB UB of a2a3 (three 32 KB tiles per
 iteration), so the simulated run does what the chip would: load two tiles, add, store, per
 block. The ratio printed is simulator time / numpy time for `np.add(a, b, out=c)`.
-Target: <= 3x numpy.
+Target: <= 3x numpy. The faithful model has a floor above numpy: every byte is copied into
+the arena and out again, and an in-place call runs on a private (poisoned) output buffer
+that is copied back only after the run succeeded.
 """
 
 from __future__ import annotations
@@ -58,8 +60,10 @@ def main() -> None:
 
     sim_s = _median_seconds(lambda: blocked_add(a, b, c, config=config), opts.repeat)
     numpy_s = _median_seconds(lambda: np.add(a, b, out=ref), opts.repeat)
+    alloc_s = _median_seconds(lambda: a + b, opts.repeat)
     print(f"simulated add {N}x{N} FP32: {sim_s * 1e3:.2f} ms; numpy np.add(out=): {numpy_s * 1e3:.2f} ms; "
           f"ratio {sim_s / numpy_s:.2f}x  (target <= 3x)")
+    print(f"  (numpy a + b, allocating: {alloc_s * 1e3:.2f} ms; ratio {sim_s / alloc_s:.2f}x)")
 
 
 if __name__ == "__main__":
