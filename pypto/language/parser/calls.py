@@ -11,13 +11,15 @@ import builtins
 import enum
 
 from pypto.errors import PyptoError
-from pypto.ir.expr import BINARY_OPS, Call, Expr, GlobalVar, UnaryExpr, BinaryExpr
+from pypto.ir.expr import BinaryExpr, Call, Expr, GlobalVar
 from pypto.ir.function import Function
 from pypto.ir.types import ScalarType, TupleType, UnknownType
 from pypto.language import scopes, typing as pl_typing
-from pypto.language.parser.diagnostics import (InvalidOperationError, ParserSyntaxError, ParserTypeError,
-                                               did_you_mean)
+from pypto.language.decorators import InlineFunction
+from pypto.language.parser.diagnostics import InvalidOperationError, ParserSyntaxError, ParserTypeError
 from pypto.language.parser.dispatch import eval_expr, expression
+from pypto.language.parser.expressions import NO_OP
+from pypto.language.parser.inline import expand_inline
 from pypto.language.parser.op_bridge import build_call
 from pypto.language.parser.values import (MethodRef, describe_value, is_scalar_expr, to_expr, to_op_arg)
 
@@ -30,7 +32,7 @@ _STATEMENT_ONLY = {scopes.range: "the iterator of a for loop", scopes.parallel: 
                    scopes.unroll: "the iterator of a for loop", scopes.pipeline: "the iterator of a for loop",
                    scopes.while_: "the iterator of a for loop", scopes.split_aiv: "the iterator of a for loop",
                    scopes.at: "a with statement", scopes.cluster: "a with statement",
-                   scopes.spmd: "a with statement", scopes.cond: "the first statement of a pl.while_ body",
+                   scopes.spmd: "a with statement", scopes.incore: "a with statement", scopes.cond: "the first statement of a pl.while_ body",
                    scopes.yield_: "a statement (x = pl.yield_(...))", scopes.func_attr: "a statement"}
 
 
@@ -60,7 +62,6 @@ def parse_call(ctx, node: ast.Call):
     span = ctx.span(node)
     if _member(callee, _STATEMENT_ONLY):
         raise InvalidOperationError(f"pl.{callee.__name__}(...) can only be used as {_STATEMENT_ONLY[callee]}", span)
-    from pypto.language.parser.expressions import NO_OP
     if callee is NO_OP:
         return None
     if callee is builtins.range:
@@ -71,34 +72,34 @@ def parse_call(ctx, node: ast.Call):
                                     hint="use pl.static_print(...) to print at parse time")
     if callee is scopes.static_print or callee is scopes.static_assert:
         return static_check(ctx, node, callee)
+    args, kwargs = eval_call_parts(ctx, node)
     if isinstance(callee, scopes.DslOp):
-        args, kwargs = eval_call_parts(ctx, node)
         return op_call(ctx, node, callee.path, args, kwargs)
     if isinstance(callee, MethodRef):
-        args, kwargs = eval_call_parts(ctx, node)
         return function_call(ctx, node, callee.name, args, kwargs)
     if isinstance(callee, Function):
-        args, kwargs = eval_call_parts(ctx, node)
         ctx.env.auto_added.setdefault(callee.name, callee)
         return function_call(ctx, node, callee.name, args, kwargs, callee=callee)
-    from pypto.language.decorators import InlineFunction
     if isinstance(callee, InlineFunction):
-        args, kwargs = eval_call_parts(ctx, node)
-        from pypto.language.parser.inline import expand_inline
         return expand_inline(ctx, node, callee, args, kwargs)
-    if _member(callee, _CONSTEXPR_CALLS) or _member(callee, _PY_BUILTINS) or (isinstance(callee, type) and issubclass(callee, enum.Enum)):
-        args, kwargs = eval_call_parts(ctx, node)
-        if _member(callee, _PY_BUILTINS) and any(isinstance(a, Expr) for a in args):
-            raise InvalidOperationError(f"{callee.__name__}() works on compile-time values only here", span,
-                                        hint="use the DSL op (e.g. pl.min / pl.max / pl.cast) on runtime values")
-        try:
-            return callee(*args, **kwargs)
-        except PyptoError:
-            raise
-        except (TypeError, ValueError) as e:
-            raise ParserTypeError(f"invalid call of {getattr(callee, '__name__', callee)}: {e}", span) from None
+    if _member(callee, _CONSTEXPR_CALLS) or _member(callee, _PY_BUILTINS) or \
+            (isinstance(callee, type) and issubclass(callee, enum.Enum)):
+        return _compile_time_call(callee, args, kwargs, span)
     raise InvalidOperationError(f"cannot call {describe_value(callee)} inside a kernel", span,
                                 hint="kernels call DSL ops (pl.*), program functions (self.f) and @pl.inline helpers")
+
+
+def _compile_time_call(callee, args: list, kwargs: dict, span):
+    """pl.MemRef / pl.TileView / pl.dynamic / pl.const / pl.split / enum(...) / builtins on Python values."""
+    if _member(callee, _PY_BUILTINS) and any(isinstance(a, Expr) for a in args):
+        raise InvalidOperationError(f"{callee.__name__}() works on compile-time values only here", span,
+                                    hint="use the DSL op (e.g. pl.min / pl.max / pl.cast) on runtime values")
+    try:
+        return callee(*args, **kwargs)
+    except PyptoError:
+        raise
+    except (TypeError, ValueError) as e:
+        raise ParserTypeError(f"invalid call of {getattr(callee, '__name__', callee)}: {e}", span) from None
 
 
 def _member(value, collection) -> bool:

@@ -24,8 +24,7 @@ from pypto.ir.types import ScalarType
 from pypto.language import scopes
 from pypto.language.parser.calls import eval_call_parts
 from pypto.language.parser.context import YieldFrame
-from pypto.language.parser.diagnostics import (InvalidOperationError, ParserSyntaxError, ParserTypeError,
-                                               UnsupportedFeatureError)
+from pypto.language.parser.diagnostics import ParserSyntaxError, ParserTypeError, UnsupportedFeatureError
 from pypto.language.parser.dispatch import eval_expr, parse_body, statement
 from pypto.language.parser.values import describe_value, is_scalar_expr, to_expr
 

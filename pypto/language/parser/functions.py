@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Optional
 
-from pypto.ir.enums import FunctionType, Level, Role
+from pypto.ir.enums import FunctionType, Level, ParamDirection, Role
 from pypto.ir.expr import Var
 from pypto.ir.function import Function
 from pypto.ir.stmt import ReturnStmt, flatten_to_stmts
@@ -115,13 +115,8 @@ def bind_params(ctx: FunctionContext, node: ast.FunctionDef, method: bool, overr
         var = Var(p.arg, t, span)
         ctx.bind(p.arg, var, span)
         params.append(var)
-        directions.append(direction if direction is not None else _default_direction())
+        directions.append(direction if direction is not None else ParamDirection.In)
     return params, directions
-
-
-def _default_direction():
-    from pypto.ir.enums import ParamDirection
-    return ParamDirection.In
 
 
 def signature_of(env: ModuleEnv, node: ast.FunctionDef, method: bool) -> Signature:
@@ -148,9 +143,8 @@ def parse_function_def(env: ModuleEnv, node: ast.FunctionDef, opts: FunctionOpti
     body = ctx.pop_block(ctx.span(node))
     if return_types is None:
         return_types = _inferred_returns(body)
-    level, role = opts.level, opts.role
     return Function(name or node.name, params, return_types, body, opts.func_type, param_directions=directions,
-                    level=level, role=role, attrs=attrs, span=ctx.span(node))
+                    level=opts.level, role=opts.role, attrs=attrs, span=ctx.span(node))
 
 
 def _inferred_returns(body) -> list:
@@ -159,10 +153,3 @@ def _inferred_returns(body) -> list:
             return [v.type for v in s.values]
     return []
 
-
-def collect_globals(*namespaces: Any) -> dict:
-    out: dict = {}
-    for ns in namespaces:
-        if ns:
-            out.update(ns)
-    return out

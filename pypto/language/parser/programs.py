@@ -16,9 +16,8 @@ from pypto.ir.function import Function, Program
 from pypto.language.parser.context import FunctionContext, ModuleEnv
 from pypto.language.parser.diagnostics import ParserSyntaxError, UnsupportedFeatureError
 from pypto.language.parser.dispatch import eval_expr, with_span
-from pypto.language.parser.functions import (FunctionOptions, parse_function_def, read_decorator_options,
-                                             signature_of)
-from pypto.language.parser.source import SourceFile, parse_text
+from pypto.language.parser.functions import parse_function_def, read_decorator_options, signature_of
+from pypto.language.parser.source import parse_text
 
 _ALLOWED_IMPORTS = ("pypto", "math", "numpy", "typing", "__future__", "ml_dtypes")
 

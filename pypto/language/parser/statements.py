@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from pypto.ir.expr import Call, ConstFloat, ConstInt, Expr, TupleGetItem, Var, const
+from pypto.ir.expr import Call, Expr, TupleGetItem, Var, const
 from pypto.ir.ops.common import describe, dims_equal
 from pypto.ir.stmt import AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ReturnStmt, YieldStmt
 from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, Type, UnknownType
