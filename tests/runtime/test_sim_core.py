@@ -354,3 +354,10 @@ def test_spmd_launch_runs_one_kernel_per_block_with_its_index():
     np.testing.assert_array_equal(c(x), x)          # 4 blocks x 16 rows: every row written once
     for seed in range(3):
         np.testing.assert_array_equal(c(x, config=RunConfig(sim_schedule="random", sim_seed=seed)), x)
+
+
+def test_unplaced_tile_is_reported():
+    k = K.kernel_binary(addrs=(0, -1, 65536))        # AllocateMemoryAddr did not place tile b
+    c = compiled(K.single_kernel_program(k, 64, 128))
+    with pytest.raises(SimulationError, match="tile 'tb' has no assigned address in Vec"):
+        c(*arrays())

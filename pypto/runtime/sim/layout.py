@@ -98,6 +98,8 @@ def static_placement(var: Var, allocs: dict):
     if alloc.addr is None or offset is None:
         return None
     space = t.memory_space or alloc.space
+    if alloc.addr < 0:
+        return space, -1                      # not placed: binding reports it
     return space, alloc.addr + offset
 
 
