@@ -217,8 +217,9 @@ class _Generator:
             self.slot_of[var] = name
             return name
         alloc = self.allocs[t.memref.base]
-        if alloc.addr is None:
-            raise SimulationError(f"tile '{var.name_hint}': its tile.alloc has no constant address", var.span)
+        if alloc.addr is None or alloc.addr < 0:
+            raise SimulationError(f"tile '{var.name_hint}': its tile.alloc has no assigned constant address",
+                                  var.span, hint="AllocateMemoryAddr must run before the simulator")
         desc = self.const(TileSlot(var.name_hint, t.memory_space or alloc.space, alloc.addr, shape, np_dtype,
                                    tile_valid(t), var.span), "sim_ts")
         return f"_sim_ctx.bind_tile({desc}, {self.expr(t.memref.byte_offset)})"
