@@ -91,7 +91,7 @@ def scalar_type(item) -> ScalarType:
 
 
 def tuple_type(item) -> TupleType:
-    types = _items(item)
+    types = [ScalarType(t) if isinstance(t, DataType) else t for t in _items(item)]
     for t in types:
         if not isinstance(t, Type):
             raise ParserTypeError(f"Tuple annotation: element {t!r} is not a type")

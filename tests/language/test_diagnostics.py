@@ -118,11 +118,17 @@ def test_render_shows_line_caret_and_help():
      InvalidOperationError, r"static_assert failed: nope"),
     ("def k(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n    x.foo = 1\n    return x\n",
      UnsupportedFeatureError, r"cannot assign to a Attribute"),
+    ("def k(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n    return x, x\n",
+     ParserTypeError, r"return gives 2 value\(s\) but 'k' declares 1"),
+    ("def k(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP16]:\n    return x\n",
+     ParserTypeError, r"return value 0 is Tensor\[16\] FP32 but 'k' declares Tensor\[16\] FP16"),
+    ("def k(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n    y = pld.world_size()\n    return x\n",
+     UnsupportedFeatureError, r"pld.world_size is not supported yet"),
     ("def k(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n    def inner():\n        pass\n    return x\n",
      UnsupportedFeatureError, r"Unsupported statement type: FunctionDef"),
 ])
 def test_user_mistakes_raise_pypto_errors_with_location(body, error, pattern):
-    text = "import pypto.language as pl\n\n@pl.function(type=pl.FunctionType.InCore)\n" + body
+    text = "import pypto.language as pl\nimport pypto.language.distributed as pld\n@pl.function(type=pl.FunctionType.InCore)\n" + body
     with pytest.raises(error, match=pattern) as info:
         pl.parse(text, "mistake.py")
     assert isinstance(info.value, PyptoError)

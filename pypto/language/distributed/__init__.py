@@ -17,8 +17,5 @@ class DistributedTensor:
 
 
 def __getattr__(name: str):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    from pypto.errors import UnsupportedError
-    raise UnsupportedError(f"pld.{name} is not supported yet: the distributed op namespace is not built",
-                           hint="only pld.DistributedTensor annotations are available")
+    raise AttributeError(f"pld.{name} is not supported yet: the distributed op namespace is not built "
+                         "(only pld.DistributedTensor annotations are available)")

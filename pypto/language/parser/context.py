@@ -72,6 +72,7 @@ class FunctionContext:
         self.frames: list = []
         self.func_attrs: dict = {}
         self.region_vars: set = set()
+        self.return_types: Optional[list] = None   # declared return types (None: inferred from the return)
 
     # -- locations ------------------------------------------------------------
     def span(self, node) -> Span:

@@ -14,7 +14,8 @@ import operator
 from pypto.ir.enums import CmpType
 from pypto.ir.expr import BinaryExpr, Expr, UnaryExpr
 from pypto.ir.types import TensorType, TileType
-from pypto.language.parser.diagnostics import InvalidOperationError, ParserTypeError, did_you_mean
+from pypto.language.parser.diagnostics import (InvalidOperationError, ParserTypeError, UnsupportedFeatureError,
+                                               did_you_mean)
 from pypto.language.parser.dispatch import eval_expr, expression
 from pypto.language.parser.op_bridge import build_call
 from pypto.language.parser.values import (MethodRef, SelfRef, describe_value, is_python_number, is_shaped_expr,
@@ -131,8 +132,11 @@ def parse_attribute(ctx, node: ast.Attribute):
         raise InvalidOperationError(f"Unknown op 'pl.{prefix}.{name}'", ctx.span(node),
                                     hint=did_you_mean(name, names) or f"see dir(pl.{prefix}) for the {prefix} ops")
     owner = getattr(base, "__name__", None) or type(base).__name__
-    if owner in ("pypto.language", "pypto.language.distributed"):
-        short = "pl" if owner == "pypto.language" else "pld"
+    if owner == "pypto.language.distributed":
+        raise UnsupportedFeatureError(f"pld.{name} is not supported yet", ctx.span(node),
+                                      hint="the distributed namespace only provides pld.DistributedTensor annotations")
+    if owner == "pypto.language":
+        short = "pl"
         from pypto.language.parser.op_bridge import dsl_op_paths
         names = [n for n in dir(base) if not n.startswith("_")] + dsl_op_paths()
         raise InvalidOperationError(f"Unknown op or name '{short}.{name}'", ctx.span(node),

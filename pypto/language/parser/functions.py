@@ -138,6 +138,7 @@ def parse_function_def(env: ModuleEnv, node: ast.FunctionDef, opts: FunctionOpti
         if not isinstance(value, dict):
             raise ParserTypeError("attrs= expects a dict", ctx.span(opts.attrs_node))
         attrs.update(value)
+    ctx.return_types = return_types
     parse_body(ctx, node.body)
     attrs.update(ctx.func_attrs)
     body = ctx.pop_block(ctx.span(node))

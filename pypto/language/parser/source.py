@@ -53,6 +53,7 @@ _FILE_TREES: dict = {}
 
 
 def _file_tree(filename: str):
+    linecache.checkcache(filename)
     lines = linecache.getlines(filename)
     if not lines:
         return None, None

@@ -84,7 +84,7 @@ def _literal(value, annotation, span) -> Expr:
         raise ParserTypeError(f"cannot assign {describe_value(value)} to a typed variable", span)
     dtype = annotation.dtype if isinstance(annotation, ScalarType) else None
     if dtype is not None and isinstance(value, float) and not dtype.is_float():
-        raise ParserTypeError(f"cannot initialize a {dtype.name} scalar with the float {value!r}", span)
+        raise ParserTypeError(f"cannot initialize a scalar of dtype {dtype.name} with the float {value!r}", span)
     return const(value, dtype, span)
 
 
@@ -230,7 +230,24 @@ def parse_return(ctx, node: ast.Return):
     if getattr(ctx, "inline_result", None) is not None:
         ctx.inline_result.append(values)
         return
-    ctx.emit(ReturnStmt([to_expr(v, span, "return value") for v in values], span))
+    exprs = [to_expr(v, span, "return value") for v in values]
+    _check_returns(ctx, exprs, span)
+    ctx.emit(ReturnStmt(exprs, span))
+
+
+def _check_returns(ctx, exprs: list, span) -> None:
+    declared = ctx.return_types
+    if declared is None:
+        return
+    if len(exprs) != len(declared):
+        raise ParserTypeError(f"return gives {len(exprs)} value(s) but '{ctx.func_name}' declares {len(declared)}",
+                              span, hint="make the return statement match the -> annotation")
+    for i, (e, t) in enumerate(zip(exprs, declared)):
+        et = e.type
+        same_kind = isinstance(et, type(t)) or isinstance(t, type(et))
+        if not same_kind or getattr(et, "dtype", None) is not getattr(t, "dtype", None) and not isinstance(t, ScalarType):
+            raise ParserTypeError(f"return value {i} is {describe(et)} but '{ctx.func_name}' declares {describe(t)}",
+                                  span)
 
 
 @statement(ast.Pass)
