@@ -75,9 +75,13 @@ class CompiledProgram:
 
     def __call__(self, *args, config: Optional[RunConfig] = None):
         from pypto.runtime.sim.host_args import HostArgs, plan_params
+        if config is not None:
+            require_simulator(config.platform)
+            if config.platform != self.platform:
+                raise ValueError(f"this program was compiled for {self.platform}; the config asks for "
+                                 f"{config.platform} (compile again with that config)")
         config = config or _default_config()
         require_simulator(self.platform)
-        require_simulator(config.platform)
         n_params = len(self.param_names)
         if len(args) == self._n_inputs and self.has_return:
             return_style = True                  # (also when every parameter is an input)

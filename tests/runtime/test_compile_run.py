@@ -142,3 +142,5 @@ def test_onboard_platform_compiles_but_does_not_run():
 def test_a5sim_runs():
     compiled = run(AddTwice, config=RunConfig(platform="a5sim"))
     np.testing.assert_allclose(compiled(_x()), 3 * _x(), rtol=1e-6)
+    with pytest.raises(ValueError, match="compiled for a5sim"):
+        compiled(_x(), config=RunConfig())
