@@ -214,3 +214,16 @@ def test_parameterised_program_with_module_kernels_and_branch_assignments():
     assert then_out is else_out                      # one Var per name: ConvertToSSA builds the phi
     text = ir.python_print(prog)
     ir.assert_structural_equal(prog, pl.parse(text))
+
+
+def test_overrides_fill_bare_out_annotations_and_keep_the_direction():
+    def kernel(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+        t = pl.load(a, [0], [16])
+        out = pl.store(t, [0], out)
+        return out
+    t16 = TensorType([16], FP32)
+    fn = parse_function(kernel, func_type=FunctionType.InCore, overrides={"a": t16, "out": t16})
+    assert fn.param_directions == (ParamDirection.In, ParamDirection.Out)
+    assert ir.structural_equal(fn.return_types[0], t16)
+    with pytest.raises(pl.parser.ParserTypeError, match="Parameter 'out' has an incomplete annotation"):
+        parse_function(kernel, func_type=FunctionType.InCore, overrides={"a": t16})
