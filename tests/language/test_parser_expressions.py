@@ -175,3 +175,49 @@ def test_spans_point_into_this_file():
     assert s.span.filename == __file__
     assert s.span.text.strip() == "y = pl.add(x, x)"
     assert s.value.span.column == s.span.text.index("pl.add") + 1
+
+
+def _ops(fn):
+    from pypto.ir.visitor import collect
+    return [c.op.name for c in collect(fn.body, lambda n: isinstance(n, Call))]
+
+
+def test_plain_assignment_to_an_out_param_writes_the_whole_buffer():
+    @pl.function
+    def bare(a: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        out = pl.add(a, a)
+        return out
+
+    @pl.function
+    def explicit(a: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        out = pl.assemble(out, pl.add(a, a), [0, 0])
+        return out
+
+    @pl.function
+    def subscript(a: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        out[:] = pl.add(a, a)
+        return out
+    ir.assert_structural_equal(bare.replace(name="f"), explicit.replace(name="f"))
+    ir.assert_structural_equal(bare.replace(name="f"), subscript.replace(name="f"))
+
+
+def test_write_through_leaves_threaded_values_locals_in_params_and_annotations_alone():
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(a: pl.Tensor[[16], pl.FP32], b: pl.Tensor[[16], pl.FP32], out: pl.InOut[pl.Tensor[[16], pl.FP32]]) \
+            -> pl.Tensor[[16], pl.FP32]:
+        t = pl.load(a, [0], [16])
+        out = pl.store(t, [0], out)             # mentions out: the user threads it
+        out = pl.add(out, b)                    # mentions out
+        a = pl.add(b, b)                        # In parameter: plain rebinding
+        tmp = pl.add(b, b)
+        tmp = pl.mul(tmp, b)                    # local: plain rebinding
+        out: pl.Tensor[[16], pl.FP32] = pl.add(b, b)   # annotated (printer form): unchanged
+        return out
+    assert "tensor.assemble" not in _ops(k)
+
+    @pl.function
+    def looped(a: pl.Tensor[[16], pl.FP32], out: pl.Out[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]:
+        for i in pl.range(4):
+            out = pl.add(a, a)
+        return out
+    assert _ops(looped) == ["tensor.assemble", "tensor.add"]

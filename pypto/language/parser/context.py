@@ -73,6 +73,7 @@ class FunctionContext:
         self.func_attrs: dict = {}
         self.region_vars: set = set()
         self.return_types: Optional[list] = None   # declared return types (None: inferred from the return)
+        self.written_params: set = set()           # Out / InOut parameter Vars (`out = expr` writes through)
 
     # -- locations ------------------------------------------------------------
     def span(self, node) -> Span:

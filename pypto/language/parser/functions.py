@@ -114,6 +114,8 @@ def bind_params(ctx: FunctionContext, node: ast.FunctionDef, method: bool, overr
                                        "(bare annotations are filled only by @pl.jit)")
         var = Var(p.arg, t, span)
         ctx.bind(p.arg, var, span)
+        if direction in (ParamDirection.Out, ParamDirection.InOut):
+            ctx.written_params.add(var)
         params.append(var)
         directions.append(direction if direction is not None else ParamDirection.In)
     return params, directions

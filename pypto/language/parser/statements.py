@@ -11,6 +11,7 @@ import ast
 
 from pypto.ir.expr import Call, Expr, TupleGetItem, Var, const
 from pypto.ir.ops.common import describe, dims_equal
+from pypto.ir.visitor import collect
 from pypto.ir.stmt import AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ReturnStmt, YieldStmt
 from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, Type, UnknownType
 from pypto.language import scopes
@@ -19,6 +20,7 @@ from pypto.language.parser.diagnostics import (InvalidOperationError, ParserSynt
                                                UnsupportedFeatureError)
 from pypto.language.parser.dispatch import eval_expr, statement
 from pypto.language.parser.expressions import binary
+from pypto.language.parser.op_bridge import build_call
 from pypto.language.parser.subscripts import assign_subscript
 from pypto.language.parser.values import describe_value, is_python_number, to_expr
 
@@ -72,11 +74,31 @@ def assign_name(ctx, name: str, value, span, annotation: Type | None = None) -> 
         value = _literal(value, annotation, span)
     if annotation is not None:
         value = _apply_annotation(name, value, annotation, span)
+    if annotation is None:
+        value = _write_through(ctx, name, value, span)
     if isinstance(value.type, UnknownType) and annotation is None:
         raise ParserTypeError(f"'{name}' is assigned a value that has no result", span,
                               hint="call side-effect-only ops as statements, without assignment")
     var = ctx.assign_var(name, annotation if annotation is not None else value.type, span)
     ctx.emit(AssignStmt(var, value, span))
+
+
+def _write_through(ctx, name: str, value: Expr, span) -> Expr:
+    """`out = expr` on an Out / InOut parameter writes the whole buffer: `out = pl.assemble(out, expr, [0, ...])`.
+
+    Plain rebinding would silently drop the write. Left alone: values that mention the
+    parameter (the user threads it: `out = pl.store(t, offs, out)`), fresh allocations, and
+    the annotated form (the printer's, which must read back unchanged).
+    """
+    param = ctx.names.get(name)
+    if param not in ctx.written_params or not isinstance(value.type, (TensorType, TileType)):
+        return value
+    if type(value.type) is not type(param.type) or collect(value, lambda n: n is param):
+        return value
+    if isinstance(value, Call) and value.op.name in ("tensor.create", "tile.create"):
+        return value
+    zeros = to_expr([0] * len(param.type.shape), span)
+    return build_call("assemble", [param, value, zeros], {}, span)
 
 
 def _literal(value, annotation, span) -> Expr:
