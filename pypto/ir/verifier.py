@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from pypto.ir.enums import FunctionType
-from pypto.ir.expr import BinaryExpr, Call, Expr, GlobalVar, MakeTuple, UnaryExpr, Var
+from pypto.ir.expr import BinaryExpr, Call, GlobalVar, MakeTuple, UnaryExpr
 from pypto.ir.function import Function, Program
 from pypto.ir.node import DEF, Node
 from pypto.ir.span import Span
-from pypto.ir.stmt import (ForStmt, IfStmt, InCoreScopeStmt, ScopeStmt, SeqStmts, SplitAivScopeStmt, Stmt,
-                           WhileStmt)
+from pypto.ir.stmt import ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt
 from pypto.ir.types import TileType, Type
 from pypto.ir.visitor import IRVisitor
 

@@ -5,8 +5,9 @@ Reference: pass doc 31 (compiler-and-runtime.md §2, dump 32).
 
 A new tile value gets its own allocation `mem = pl.tile.alloc(memory_space=..., size=<bytes>,
 addr=-1)`; values that must live in the same buffer share it: in-place ops (OpDef.reuses_input),
-plain aliases, iter args (their init's buffer), loop return vars (the iter arg's) and if
-return vars (the then-branch's yielded value's).
+plain aliases, if return vars (the then-branch's yielded value's) and each loop carry — init,
+iter arg, yielded value and return var in one buffer, with a `tile.move` copy inserted where
+sharing would overwrite a live value (see loop_carry_buffers.py).
 
     before:  t: pl.Tile[[64], pl.FP32, pl.Mem.Vec] = pl.tile.load(...)
     after:   mem_vec_0: pl.Ptr = pl.tile.alloc(memory_space=pl.Mem.Vec, size=256, addr=-1)
@@ -17,115 +18,70 @@ from __future__ import annotations
 
 from pypto.errors import UnsupportedError
 from pypto.ir.enums import MemorySpace
-from pypto.ir.expr import Call, GlobalVar, IterArg, Var
+from pypto.ir.expr import Call, IterArg, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.ops.registry import Kwarg, OpDef, create_op_call, has_op, register_op
-from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, WhileStmt, YieldStmt
+from pypto.ir.ops.registry import create_op_call
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, WhileStmt
 from pypto.ir.types import MemRef, PtrType, TileType
 from pypto.ir.visitor import IRMutator
 from pypto.passes.analysis import as_seq, body_list
+from pypto.passes.loop_carry_buffers import BufferGroups, insert_carry_copies, shared_source, yielded
 from pypto.passes.manager import function_pass
 from pypto.passes.properties import IRProperty, PassProperties
 
 
-def ensure_alloc_op() -> None:
-    """`tile.alloc` belongs to the op registry; declare it here only while pypto/ir/ops lacks it."""
-    if not has_op("tile.alloc"):
-        register_op(OpDef("tile.alloc", kwargs={"memory_space": Kwarg(MemorySpace), "size": Kwarg(int),
-                                                "addr": Kwarg(int, -1)},
-                          deduce=lambda args, kw: PtrType(), description="reserve an on-chip buffer"))
-
-
 class _Planner:
-    """Groups tile Vars that must share a buffer (union-find), then gives each group one allocation."""
+    """Groups tile Vars that must share a buffer, then gives each group one allocation."""
 
     def __init__(self, func: Function):
         self.func = func
-        self.parent: dict = {}          # tile Var → representative
-        self.order: dict = {}           # tile Var → definition index (the earlier Var represents a group)
+        self.groups = BufferGroups()
         self.memref: dict = {}
         self.allocs: list = []          # (base Var, space, size)
         self.counts: dict = {}
 
-    # -- groups ----------------------------------------------------------------
-    def find(self, v):
-        while self.parent[v] is not v:
-            self.parent[v] = self.parent[self.parent[v]]
-            v = self.parent[v]
-        return v
-
-    def add(self, v) -> None:
-        if isinstance(v, Var) and isinstance(v.type, TileType) and v not in self.parent:
-            self.parent[v] = v
-            self.order[v] = len(self.order)
-
-    def union(self, a, b) -> None:
-        """Same buffer for a and b (only between tiles of one memory space)."""
-        if a not in self.parent or b not in self.parent:
-            return
-        if a.type.memory_space != b.type.memory_space:
-            return
-        ra, rb = self.find(a), self.find(b)
-        if ra is not rb:
-            first, second = (ra, rb) if self.order[ra] < self.order[rb] else (rb, ra)
-            self.parent[second] = first
-
-    # -- walk --------------------------------------------------------------------
     def body(self, stmt) -> None:
         for s in body_list(stmt):
             self.stmt(s)
 
     def stmt(self, s) -> None:
+        g = self.groups
         if isinstance(s, AssignStmt):
-            self.add(s.var)
-            src = self.shared_source(s.value)
+            g.add(s.var)
+            src = shared_source(s.value)
             if src is not None:
-                self.union(src, s.var)
+                g.union(src, s.var)
         elif isinstance(s, (ForStmt, WhileStmt)):
+            # one buffer per carry (insert_carry_copies made that safe): init, iter arg, yield, result
             for ia in s.iter_args:
-                self.add(ia)
+                g.add(ia)
                 if isinstance(ia.init_value, Var):
-                    self.union(ia.init_value, ia)
+                    g.union(ia.init_value, ia)
             self.body(s.body)
-            self.merge(s.return_vars, [s.body], s.iter_args)
+            values = yielded(s.body)
+            for k, rv in enumerate(s.return_vars):
+                g.add(rv)
+                if k < len(s.iter_args):
+                    g.union(s.iter_args[k], rv)
+                    if k < len(values) and isinstance(values[k], Var):
+                        g.union(values[k], rv)
         elif isinstance(s, IfStmt):
             self.body(s.then_body)
             if s.else_body is not None:
                 self.body(s.else_body)
-            self.merge(s.return_vars, [b for b in (s.then_body, s.else_body) if b is not None], ())
+            # an if result names the then-branch value's buffer (the type the text form gives it)
+            for rv, v in zip(s.return_vars, yielded(s.then_body)):
+                g.add(rv)
+                if isinstance(v, Var):
+                    g.union(v, rv)
         elif isinstance(s, ScopeStmt):
             self.body(s.body)
 
-    def merge(self, return_vars, bodies, carried) -> None:
-        """A loop result names its iter arg's buffer, an if result the then-branch's yielded value's
-        (the types the text form gives them). Only names join a group here, never an op's
-        destination: an op result merged with the iter arg's buffer would overwrite the init value
-        while it may still be live."""
-        stmts = body_list(bodies[0]) if bodies else []
-        values = stmts[-1].values if stmts and isinstance(stmts[-1], YieldStmt) else ()
-        for i, rv in enumerate(return_vars):
-            self.add(rv)
-            if i < len(carried):
-                self.union(carried[i], rv)
-            elif i < len(values) and isinstance(values[i], Var):
-                self.union(values[i], rv)
-
-    def shared_source(self, value):
-        """The tile a value must share its buffer with (alias, in-place op), if any."""
-        if isinstance(value, Var):
-            return value
-        if isinstance(value, Call) and not isinstance(value.op, GlobalVar) and value.op.reuses_input is not None:
-            i = value.op.reuses_input
-            if i < len(value.args) and isinstance(value.args[i], Var):
-                return value.args[i]
-        return None
-
-    # -- allocations ---------------------------------------------------------------
     def plan(self) -> dict:
-        groups: dict = {}
-        for v in self.parent:
-            groups.setdefault(self.find(v), []).append(v)
-        for root, members in groups.items():
+        by_root: dict = {}
+        for v in self.groups.parent:
+            by_root.setdefault(self.groups.find(v), []).append(v)
+        for root, members in by_root.items():
             fixed = next((m.type.memref for m in members if m.type.memref is not None), None)
             ref = fixed if fixed is not None else self.new_alloc(root, members)
             for m in members:
@@ -177,12 +133,14 @@ class _Apply(IRMutator):
 
 
 def _run(func: Function, program: Program) -> Function:
+    func = insert_carry_copies(func)
     planner = _Planner(func)
+    for p in func.params:
+        planner.groups.add(p)
     planner.body(func.body)
     memref = planner.plan()
     if not memref:
         return func
-    ensure_alloc_op()
     applier = _Apply(memref)
     body = applier.mutate(func.body)
     allocs = [AssignStmt(base, create_op_call("tile.alloc", [], {"memory_space": space, "size": size, "addr": -1},

@@ -20,7 +20,7 @@ from pypto.ir.enums import FunctionType, ParamDirection
 from pypto.ir.expr import Call, GlobalVar, TupleGetItem, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import READWRITE, WRITE
-from pypto.ir.stmt import AssignStmt, EvalStmt, InCoreScopeStmt, ReturnStmt, SeqStmts, Stmt
+from pypto.ir.stmt import AssignStmt, EvalStmt, InCoreScopeStmt, ReturnStmt, SeqStmts
 from pypto.ir.types import TensorType, TupleType, UnknownType
 from pypto.ir.visitor import IRMutator, IRVisitor, collect
 from pypto.passes.analysis import alpha_rename, as_seq, defined_vars, used_vars

@@ -18,7 +18,7 @@ import numpy as np
 from pypto.ir.expr import BinaryExpr, Call, ConstBool, ConstFloat, ConstInt, IterArg, UnaryExpr, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import AssignStmt, SeqStmts
-from pypto.ir.types import MemRef, ScalarType, TensorType, TensorView, TileType, TileView, TupleType
+from pypto.ir.types import MemRef, ScalarType, TensorType, TileType, TupleType
 from pypto.ir.visitor import IRMutator
 from pypto.passes.analysis import used_vars, vars_in_type
 from pypto.passes.manager import function_pass

@@ -95,12 +95,14 @@ def test_init_mem_ref_allocates_and_shares_buffers():
     allocs = _allocs(k)
     assert [(s.var.name_hint, s.value.kwargs["memory_space"], s.value.kwargs["size"], s.value.kwargs["addr"])
             for s in allocs] == [("mem_vec_0", pl.Mem.Vec, 1024, -1), ("mem_vec_1", pl.Mem.Vec, 1024, -1)]
-    a = k.body.stmts[2].var
-    loop = k.body.stmts[3]
+    a, copy, loop = k.body.stmts[2].var, k.body.stmts[3], k.body.stmts[4]
+    # `a` is read inside the loop, so the carry starts from a copy and accumulates in the copy's buffer
+    assert copy.value.op.name == "tile.move" and copy.value.args[0] is a
     acc, acc2, acc_rv = loop.iter_args[0], loop.body.stmts[0].var, loop.return_vars[0]
     assert a.type.memref.base is allocs[0].var
-    assert acc.type.memref.base is a.type.memref.base is acc_rv.type.memref.base
-    assert acc2.type.memref.base is allocs[1].var
+    assert acc.init_value is copy.var
+    assert copy.var.type.memref.base is acc.type.memref.base is acc2.type.memref.base is acc_rv.type.memref.base \
+        is allocs[1].var
     assert not ir.verifier.verify_property("HasMemRefs", after)
 
 
@@ -132,3 +134,48 @@ def test_capacity_is_read_from_the_context_platform():
     with pytest.raises(CapacityError, match=r"Vec \(UB\) buffers need 204800 bytes .* 188416 bytes"):
         with passes.PassContext(platform="a2a3"):
             passes.allocate_memory_addr()(with_refs)
+
+
+def test_carried_if_result_is_copied_before_the_yield():
+    """The next iteration's op would overwrite the then-branch buffer the carry still lives in."""
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.AIV)
+        def k(self, x: pl.Tensor[[16, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+            m0: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.load(x, [0, 0], [16, 64])
+            for j, (m,) in pl.range(4, init_values=(m0,)):
+                b: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.exp(m)
+                if j == 0:
+                    nm = pl.yield_(b)
+                else:
+                    c: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.maximum(m, b)
+                    nm = pl.yield_(c)
+                d: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.sub(m, nm)
+                m_rv = pl.yield_(nm)
+            r: pl.Tensor[[16, 64], pl.FP32] = pl.store(m_rv, [0, 0], out)
+            return r
+
+    k = passes.init_mem_ref()(P)["k"]
+    loop = k.body.stmts[-3]
+    *_, copy, y = loop.body.stmts
+    assert copy.value.op.name == "tile.move" and y.values[0] is copy.var
+    assert copy.var.type.memref.base is loop.iter_args[0].type.memref.base
+    b = loop.body.stmts[0].var
+    assert b.type.memref.base is not loop.iter_args[0].type.memref.base
+
+
+def test_acc_carry_that_needs_a_copy_is_rejected_clearly():
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.AIC)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32]):
+            m: pl.Tile[[16, 16], pl.FP32, pl.Mem.Mat] = pl.load(a, [0, 0], [16, 16], target_memory=pl.Mem.Mat)
+            l: pl.Tile[[16, 16], pl.FP32, pl.Mem.Left] = pl.move(m, target_memory=pl.Mem.Left)
+            r: pl.Tile[[16, 16], pl.FP32, pl.Mem.Right] = pl.move(m, target_memory=pl.Mem.Right)
+            c0: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(l, r)
+            for i, (c,) in pl.range(2, init_values=(c0,)):
+                c2: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(l, r)
+                c_rv = pl.yield_(c0)
+
+    with pytest.raises(UnsupportedError, match="loop-carried tile 'c' in Acc"):
+        passes.init_mem_ref()(P)

@@ -1,0 +1,247 @@
+"""Loop-carried tiles get one buffer per carry, with copies only where sharing would clobber.
+
+Helper of InitMemRef. A tile carried by a loop (init → iter arg → yielded value → return var)
+must sit in one buffer across iterations: the next iteration reads the iter arg after the body
+has re-run every op. Sharing is safe when
+  - the init is an op result used only as this init, defined just before the loop, and
+  - the yielded value is (an alias / in-place chain of) op results of this body, all written
+    after the body's last read of the iter arg, and not an if result (whose else value lives
+    elsewhere).
+Otherwise a `tile.move` copy (Vec → Vec) is inserted before the loop or before the yield:
+
+    before:  for i, (a,) in pl.range(4, init_values=(y,)):      # y is read again later
+    after:   y_carry = pl.tile.move(y, target_memory=pl.Mem.Vec)
+             for i, (a,) in pl.range(4, init_values=(y_carry,)):
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from pypto.errors import UnsupportedError
+from pypto.ir.enums import MemorySpace
+from pypto.ir.expr import Call, GlobalVar, IterArg, Var
+from pypto.ir.function import Function
+from pypto.ir.ops.registry import create_op_call
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, WhileStmt, YieldStmt
+from pypto.ir.types import TileType
+from pypto.ir.visitor import IRVisitor, substitute
+from pypto.passes.analysis import as_seq, body_list, defined_vars, used_vars
+
+
+class BufferGroups:
+    """Union-find over tile Vars; the earliest-defined Var represents its group."""
+
+    def __init__(self):
+        self.parent: dict = {}
+        self.order: dict = {}
+
+    def add(self, v) -> None:
+        if isinstance(v, Var) and isinstance(v.type, TileType) and v not in self.parent:
+            self.parent[v] = v
+            self.order[v] = len(self.order)
+
+    def find(self, v):
+        while self.parent[v] is not v:
+            self.parent[v] = self.parent[self.parent[v]]
+            v = self.parent[v]
+        return v
+
+    def union(self, a, b) -> None:
+        if a not in self.parent or b not in self.parent or a.type.memory_space != b.type.memory_space:
+            return
+        ra, rb = self.find(a), self.find(b)
+        if ra is not rb:
+            first, second = (ra, rb) if self.order[ra] < self.order[rb] else (rb, ra)
+            self.parent[second] = first
+
+    def same(self, a, b) -> bool:
+        return a in self.parent and b in self.parent and self.find(a) is self.find(b)
+
+    def members(self, v) -> list:
+        root = self.find(v)
+        return [m for m in self.parent if self.find(m) is root]
+
+
+def shared_source(value):
+    """The Var a value must share its buffer with: itself when an alias, the input of an in-place op."""
+    if isinstance(value, Var):
+        return value
+    if isinstance(value, Call) and not isinstance(value.op, GlobalVar) and value.op.reuses_input is not None:
+        i = value.op.reuses_input
+        if i < len(value.args) and isinstance(value.args[i], Var):
+            return value.args[i]
+    return None
+
+
+def yielded(body) -> tuple:
+    stmts = body_list(body)
+    return stmts[-1].values if stmts and isinstance(stmts[-1], YieldStmt) else ()
+
+
+def _is_op_assign(s) -> bool:
+    return isinstance(s, AssignStmt) and isinstance(s.value, Call) and not isinstance(s.value.op, GlobalVar)
+
+
+class _Analysis:
+    """Decides which loop carries need an init copy and which a yield copy (loops: inner first)."""
+
+    def __init__(self, func: Function):
+        self.groups = BufferGroups()
+        self.use_count: Counter = Counter()
+        self.if_results: set = set()
+        self.init_copy: set = set()      # (loop, k)
+        self.yield_copy: set = set()     # (loop, k)
+        for v in [*func.params, *defined_vars(func.body)]:
+            self.groups.add(v)
+        self._count_uses(func.body)
+        self.walk(body_list(func.body))
+
+    def _count_uses(self, body) -> None:
+        counts = self.use_count
+
+        class _C(IRVisitor):
+            def visit_var(self, v):
+                counts[v] += 1
+
+            def visit_iter_arg(self, v):
+                counts[v] += 1
+
+            def visit_for_stmt(self, s):
+                for ia in s.iter_args:
+                    self.visit(ia.init_value)
+                for f in ("start", "stop", "step", "body"):
+                    self.visit(getattr(s, f))
+
+            def visit_while_stmt(self, s):
+                for ia in s.iter_args:
+                    self.visit(ia.init_value)
+                self.visit(s.condition)
+                self.visit(s.body)
+
+            def visit_assign_stmt(self, s):
+                self.visit(s.value)
+
+        _C().visit(body)
+
+    def walk(self, stmts: list) -> None:
+        for i, s in enumerate(stmts):
+            if isinstance(s, AssignStmt):
+                src = shared_source(s.value)
+                if src is not None:
+                    self.groups.union(src, s.var)
+            elif isinstance(s, (ForStmt, WhileStmt)):
+                self.walk(body_list(s.body))
+                self.loop(s, stmts[:i])
+            elif isinstance(s, IfStmt):
+                self.walk(body_list(s.then_body))
+                if s.else_body is not None:
+                    self.walk(body_list(s.else_body))
+                for rv, v in zip(s.return_vars, yielded(s.then_body)):
+                    self.if_results.add(rv)
+                    if isinstance(v, Var):
+                        self.groups.union(v, rv)
+            elif isinstance(s, ScopeStmt):
+                self.walk(body_list(s.body))
+
+    def loop(self, s, before: list) -> None:
+        fresh_ops = {x.var for x in before if _is_op_assign(x)}
+        values = yielded(s.body)
+        for k, ia in enumerate(s.iter_args):
+            if not isinstance(ia.type, TileType):
+                continue
+            init = ia.init_value
+            if (isinstance(init, Var) and init in fresh_ops and self.use_count[init] == 1
+                    and len(self.groups.members(init)) == 1):
+                self.groups.union(init, ia)
+            else:
+                self.init_copy.add((s, k))
+            if k < len(s.return_vars):
+                self.groups.union(ia, s.return_vars[k])
+            v = values[k] if k < len(values) else ia
+            if v is ia or (isinstance(v, Var) and self.groups.same(v, ia)):
+                continue
+            if isinstance(v, Var) and self.yield_in_place(s, ia, v):
+                self.groups.union(v, ia)
+            else:
+                self.yield_copy.add((s, k))
+
+    def yield_in_place(self, s, ia: Var, v: Var) -> bool:
+        if v not in self.groups.parent:
+            return False
+        members = set(self.groups.members(v))
+        inside = set(defined_vars(s.body))
+        if not members <= inside or members & self.if_results:
+            return False
+        carried = set(self.groups.members(ia))
+        body = [x for x in body_list(s.body) if not isinstance(x, YieldStmt)]
+        writes = [i for i, x in enumerate(body)
+                  if set(defined_vars(x)) & members and not (isinstance(x, AssignStmt) and isinstance(x.value, Var))]
+        reads = [i for i, x in enumerate(body) if set(used_vars(x)) & carried]
+        if not writes or not reads:
+            return True
+        first_write, last_read = min(writes), max(reads)
+        return first_write > last_read or (first_write == last_read and _is_op_assign(body[first_write]))
+
+
+def _copy(value: Var, like: Var, name: str, span) -> tuple:
+    space = like.type.memory_space
+    if space is not MemorySpace.Vec:
+        raise UnsupportedError(f"InitMemRef: loop-carried tile '{like.name_hint}' in {space.name} would need a copy "
+                               f"to keep its buffer intact, and {space.name} → {space.name} copies do not exist",
+                               span, hint="carry the value through an in-place op (e.g. matmul_acc), or give the "
+                                          "loop a fresh init that is used only by the loop")
+    call = create_op_call("tile.move", [value], {"target_memory": space}, span).replace(type=like.type)
+    var = Var(name, like.type, span)
+    return var, AssignStmt(var, call, span)
+
+
+class _Rewrite:
+    def __init__(self, analysis: _Analysis):
+        self.a = analysis
+
+    def body(self, stmt) -> SeqStmts:
+        out: list = []
+        for s in body_list(stmt):
+            out += self.stmt(s)
+        return as_seq(out, getattr(stmt, "span", None))
+
+    def stmt(self, s) -> list:
+        if isinstance(s, (ForStmt, WhileStmt)):
+            return self.loop(s)
+        if isinstance(s, IfStmt):
+            return [s.replace(then_body=self.body(s.then_body),
+                              else_body=self.body(s.else_body) if s.else_body is not None else None)]
+        if isinstance(s, ScopeStmt):
+            return [s.replace(body=self.body(s.body))]
+        return [s]
+
+    def loop(self, s) -> list:
+        pre, mapping = [], {}
+        for k, ia in enumerate(s.iter_args):
+            if (s, k) in self.a.init_copy:
+                var, assign = _copy(ia.init_value, ia, f"{ia.name_hint}_init", s.span)
+                pre.append(assign)
+                mapping[ia] = IterArg(ia.name_hint, ia.type, var, ia.span)
+        stmts = list(self.body(s.body).stmts)
+        copies = [k for k in range(len(s.iter_args)) if (s, k) in self.a.yield_copy]
+        if copies and stmts and isinstance(stmts[-1], YieldStmt):
+            values = list(stmts[-1].values)
+            extra = []
+            for k in copies:
+                var, assign = _copy(values[k], s.iter_args[k], f"{s.iter_args[k].name_hint}_next", s.span)
+                extra.append(assign)
+                values[k] = var
+            stmts = stmts[:-1] + extra + [YieldStmt(values, stmts[-1].span)]
+        new = s.replace(body=as_seq(stmts, s.body.span))
+        if mapping:
+            new = substitute(new, mapping)
+        return pre + [new]
+
+
+def insert_carry_copies(func: Function) -> Function:
+    """`func` with the copies its tile loop carries need (the same function when none are needed)."""
+    analysis = _Analysis(func)
+    if not analysis.init_copy and not analysis.yield_copy:
+        return func
+    return func.replace(body=_Rewrite(analysis).body(func.body))
