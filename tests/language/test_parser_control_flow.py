@@ -230,3 +230,16 @@ def test_incore_spelling_and_every_node_has_a_span():
             walk(value)
     walk(f)
     assert len(seen) > 20
+
+
+def test_yield_targets_may_be_annotated():
+    @pl.function
+    def f(x: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[1], pl.FP32]:
+        init: pl.Tensor[[1], pl.FP32] = pl.create_tensor([1], dtype=pl.FP32)
+        for i, (acc,) in pl.range(64, init_values=(init,)):
+            elem: pl.Tensor[[1], pl.FP32] = pl.slice(x, [1], [i])
+            new_acc: pl.Tensor[[1], pl.FP32] = pl.add(acc, elem)
+            acc_out: pl.Tensor[[1], pl.FP32] = pl.yield_(new_acc)
+        return acc_out
+    loop = top(f, ForStmt)[0]
+    assert f.body.stmts[-1].values[0] is loop.return_vars[0]

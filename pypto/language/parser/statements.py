@@ -168,9 +168,9 @@ def parse_ann_assign(ctx, node: ast.AnnAssign):
                                 hint="write name: Type = value")
     if not isinstance(node.target, ast.Name):
         raise ParserSyntaxError("only a plain name can be annotated", span)
-    if _callee_of(ctx, node.value) is scopes.yield_:
-        raise ParserSyntaxError("annotate the loop's init values instead of the pl.yield_ targets", span)
     ann, _ = eval_annotation(ctx, node.annotation)
+    if _callee_of(ctx, node.value) is scopes.yield_:   # `x_out: T = pl.yield_(x)`: the type is the carried one
+        return parse_yield(ctx, node.value, node.target)
     value = eval_expr(ctx, node.value)
     assign_name(ctx, node.target.id, value, span, annotation=ann)
 

@@ -17,8 +17,8 @@ from pypto.ir.expr import BinaryExpr, ConstInt, Expr, TupleGetItem
 from pypto.ir.stmt import AssignStmt, EvalStmt
 from pypto.ir.types import TensorType, TileType, TupleType, Type
 from pypto.language import typing as pl_typing
-from pypto.language.parser.diagnostics import (InvalidOperationError, ParserSyntaxError, ParserTypeError,
-                                               SSAViolationError)
+from pypto.language.parser.diagnostics import (ParserSyntaxError, ParserTypeError, SSAViolationError,
+                                               UnsupportedFeatureError)
 from pypto.language.parser.dispatch import eval_expr, expression
 from pypto.language.parser.op_bridge import build_call
 from pypto.language.parser.values import Directed, MultiReturn, describe_value, is_shaped_expr, to_expr
@@ -92,23 +92,27 @@ def _dims(ctx, node, base: Expr):
     """Per dim: (offset, size, is_slice) from the subscript of a tensor / tile."""
     shape = base.type.shape
     idx_nodes = _index_nodes(node)
-    if len(idx_nodes) > len(shape):
-        raise ParserTypeError(f"{len(idx_nodes)} indices for a rank-{len(shape)} value", ctx.span(node))
+    if len(idx_nodes) != len(shape) and not (len(idx_nodes) == 1 and _is_full_slice(idx_nodes[0])):
+        raise ParserTypeError(f"a rank-{len(shape)} value takes {len(shape)} indices (one per dim), "
+                              f"got {len(idx_nodes)}", ctx.span(node),
+                              hint="write ':' for the dims you keep whole, e.g. A[0:16, :]")
     out = []
     for d, dim in enumerate(shape):
-        if d >= len(idx_nodes):
-            out.append((0, _py_dim(dim), True))
-            continue
-        n = idx_nodes[d]
+        n = idx_nodes[d] if d < len(idx_nodes) else ast.Slice()
         if isinstance(n, ast.Slice):
             if n.step is not None:
-                raise InvalidOperationError("strided slices are not supported", ctx.span(n))
+                raise UnsupportedFeatureError("a slice step (A[a:b:step]) is not supported", ctx.span(n),
+                                              hint="slices are contiguous; load and rearrange explicitly")
             lo = eval_expr(ctx, n.lower) if n.lower is not None else 0
             hi = eval_expr(ctx, n.upper) if n.upper is not None else _py_dim(dim)
             out.append((lo, _extent(lo, hi, ctx.span(n)), True))
         else:
             out.append((eval_expr(ctx, n), 1, False))
     return out
+
+
+def _is_full_slice(n) -> bool:
+    return isinstance(n, ast.Slice) and n.lower is None and n.upper is None and n.step is None
 
 
 def _py_dim(dim):
