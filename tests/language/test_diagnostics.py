@@ -89,11 +89,11 @@ def test_render_shows_line_caret_and_help():
      ParserTypeError, r"Parameter 'x' missing type annotation"),
     ("def k(x: pl.Tensor) -> pl.Tensor[[16], pl.FP32]:\n    return x\n", ParserTypeError, r"incomplete annotation"),
     ("def k(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n    y = pl.ad(x, x)\n    return y\n",
-     InvalidOperationError, r"Unknown op or name 'pl.ad'.*did you mean 'add'"),
+     InvalidOperationError, r"Unknown tensor operation or name 'pl.ad'.*did you mean 'add'"),
     ("def k(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n    y = pl.tile.lod(x, [0], [16])\n    return x\n",
      InvalidOperationError, r"Unknown op 'pl.tile.lod'.*'load'"),
     ("def k(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n    for i in range(4):\n        pass\n    return x\n",
-     ParserSyntaxError, r"range\(\).*pl\.range"),
+     ParserSyntaxError, r"must use pl\.range\(\)"),
     ("def k(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n    y: pl.Tensor[[32], pl.FP32] = pl.add(x, x)\n"
      "    return y\n", ParserTypeError, r"annotated Tensor\[32\] FP32 but the value is Tensor\[16\] FP32"),
     ("def k(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n    y: pl.Tensor[[16], pl.FP16] = pl.add(x, x)\n"
@@ -213,3 +213,15 @@ def test_every_parser_error_class_reports_the_location_added_later():
         err.with_span(Span("f.py", 3, 4))
         assert str(err) == "f.py:3:4: something is off (help: fix it)"
         assert isinstance(err, ParserError) and isinstance(err, PyptoError)
+
+
+@pytest.mark.parametrize("loop, pattern", [
+    ("for i, (a, b) in pl.range(5, init_values=[x]):\n        c, d = pl.yield_(a, b)", r"Mismatch"),
+    ("for i in pl.range(5, init_values=[x]):\n        r = pl.yield_(x)", r"target must be"),
+    ("for i, a, b in pl.range(5):\n        pass", r"target must be"),
+])
+def test_loop_form_errors(loop, pattern):
+    text = ("@pl.function\ndef k(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n    " + loop +
+            "\n    return x\n")
+    with pytest.raises(ParserSyntaxError, match=pattern):
+        pl.parse(text)

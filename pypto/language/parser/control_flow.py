@@ -43,8 +43,9 @@ def parse_for(ctx, node: ast.For):
                                 "pl.pipeline(...), pl.while_(...) or pl.split_aiv(...)", ctx.span(node.iter))
     callee = eval_expr(ctx, node.iter.func)
     if callee is builtins.range:
-        raise ParserSyntaxError("Python's range() cannot drive a kernel loop", ctx.span(node.iter),
-                                hint="use pl.range(...) (or pl.parallel / pl.unroll / pl.pipeline)")
+        raise ParserSyntaxError("kernel for loops must use pl.range() (or pl.parallel / pl.unroll / pl.pipeline), "
+                                "not Python's range()", ctx.span(node.iter),
+                                hint="replace range(...) with pl.range(...)")
     if callee is scopes.while_:
         return _parse_while_iter(ctx, node)
     if callee is scopes.split_aiv:
@@ -72,8 +73,8 @@ def parse_for(ctx, node: ast.For):
     inits = _init_values(kwargs, span)
     loop_name, carry_names = _loop_target(ctx, node.target, bool(inits), span)
     if carry_names is not None and len(carry_names) != len(inits):
-        raise ParserTypeError(f"the loop unpacks {len(carry_names)} carried value(s) but init_values has {len(inits)}",
-                              span)
+        raise ParserSyntaxError(f"Mismatch between carried values and init_values: the loop unpacks "
+                                f"{len(carry_names)} but init_values has {len(inits)}", span)
     loop_var = Var(loop_name, ScalarType(INDEX), ctx.span(node.target))
     ctx.bind(loop_name, loop_var, loop_var.span)
     ctx.mark_region_var(loop_var)
@@ -105,7 +106,8 @@ def _loop_target(ctx, target, has_inits: bool, span):
     """`i` or `i, (a, b)` → ("i", ["a", "b"] | None)."""
     if isinstance(target, ast.Name):
         if has_inits:
-            raise ParserSyntaxError("a loop with init_values= unpacks its carried values: for i, (a, b) in ...", span)
+            raise ParserSyntaxError("the loop target must be `i, (a, b, ...)` when init_values= is given", span,
+                                    hint="unpack the carried values: for i, (acc,) in pl.range(n, init_values=(x,))")
         return target.id, None
     if isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[0], ast.Name) \
             and isinstance(target.elts[1], (ast.Tuple, ast.List, ast.Name)):
@@ -117,7 +119,7 @@ def _loop_target(ctx, target, has_inits: bool, span):
             raise ParserSyntaxError("the loop unpacks carried values but has no init_values=", span,
                                     hint="add init_values=(...) to the iterator call")
         return target.elts[0].id, [e.id for e in elts]
-    raise ParserSyntaxError("invalid loop target: write `for i in ...` or `for i, (a, b) in ...`", span)
+    raise ParserSyntaxError("the loop target must be `i` or `i, (a, b, ...)`", span)
 
 
 def _bind_iter_args(ctx, names, inits, span) -> list:

@@ -139,7 +139,7 @@ def parse_attribute(ctx, node: ast.Attribute):
         short = "pl"
         from pypto.language.parser.op_bridge import dsl_op_paths
         names = [n for n in dir(base) if not n.startswith("_")] + dsl_op_paths()
-        raise InvalidOperationError(f"Unknown op or name '{short}.{name}'", ctx.span(node),
+        raise InvalidOperationError(f"Unknown tensor operation or name '{short}.{name}'", ctx.span(node),
                                     hint=did_you_mean(name, names) or "see the op catalog of pypto.language")
     raise InvalidOperationError(f"{owner} has no attribute '{name}'", ctx.span(node),
                                 hint=did_you_mean(name, [n for n in dir(base) if not n.startswith("_")]))
