@@ -122,6 +122,8 @@ def test_render_shows_line_caret_and_help():
      UnsupportedFeatureError, r"slice step"),
     ("def k(x: pl.Tensor[[16, 16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n    y = x[0]\n    return x\n",
      ParserTypeError, r"rank-2 value takes 2 indices"),
+    ("def k(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n    y = pl.add(x, 'text')\n    return x\n",
+     ParserTypeError, r"pl.add: invalid argument"),
     ("def k(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n    return x, x\n",
      ParserTypeError, r"return gives 2 value\(s\) but 'k' declares 1"),
     ("def k(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP16]:\n    return x\n",

@@ -131,7 +131,13 @@ def op_call(ctx, node, path: str, args: list, kwargs: dict):
     scalar = _scalar_form(path, args, kwargs, span)
     if scalar is not None:
         return scalar
-    call = build_call(path, [to_op_arg(a, span) for a in args], kwargs, span)
+    try:
+        call = build_call(path, [to_op_arg(a, span) for a in args], kwargs, span)
+    except PyptoError:
+        raise
+    except (TypeError, ValueError) as e:   # the op layer choked on a Python value the user passed
+        raise ParserTypeError(f"pl.{path}: invalid argument ({e})", span,
+                              hint="op arguments are tensors, tiles, scalars, numbers, lists of them, dtypes or enums") from e
     if attrs:
         if not isinstance(call, Call):
             raise InvalidOperationError(f"pl.{path} does not produce a call that can carry attrs", span)
