@@ -243,3 +243,22 @@ def test_yield_targets_may_be_annotated():
         return acc_out
     loop = top(f, ForStmt)[0]
     assert f.body.stmts[-1].values[0] is loop.return_vars[0]
+
+
+def test_elif_chains_forward_their_phis():
+    @pl.function
+    def f(n: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
+        if n < 2:
+            r = pl.yield_(n + 1)
+        elif n < 5:
+            r = pl.yield_(n + 2)
+        else:
+            r = pl.yield_(n + 3)
+        return r
+    outer = top(f, IfStmt)[0]
+    inner = ir.flatten_to_stmts(outer.else_body)[0]
+    forwarded = ir.flatten_to_stmts(outer.else_body)[-1]
+    assert isinstance(forwarded, YieldStmt) and forwarded.values[0] is inner.return_vars[0]
+    assert f.body.stmts[-1].values[0] is outer.return_vars[0]
+    again = pl.parse(ir.python_print(f))
+    ir.assert_structural_equal(f, again)

@@ -19,7 +19,7 @@ import builtins
 from pypto.ir.dtypes import INDEX
 from pypto.ir.enums import ForKind, SplitMode
 from pypto.ir.expr import Expr, IterArg, Var
-from pypto.ir.stmt import ForStmt, IfStmt, SplitAivScopeStmt, WhileStmt
+from pypto.ir.stmt import ForStmt, IfStmt, SplitAivScopeStmt, WhileStmt, YieldStmt
 from pypto.ir.types import ScalarType
 from pypto.language import scopes
 from pypto.language.parser.calls import eval_call_parts
@@ -239,6 +239,8 @@ def parse_if(ctx, node: ast.If):
         if node.orelse:
             ctx.push_block()
             parse_body(ctx, node.orelse)
+            if then_yields and len(frame.values) == then_yields and _is_elif(node):
+                _forward_elif_phis(ctx, frame, span)
             else_body = ctx.pop_block(span)
     finally:
         ctx.control_depth -= 1
@@ -258,6 +260,20 @@ def parse_if(ctx, node: ast.If):
                 ctx.bind(name, rv, span)
             return_vars.append(rv)
     ctx.emit(IfStmt(cond, then_body, else_body, return_vars, span))
+
+
+def _is_elif(node: ast.If) -> bool:
+    return len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If)
+
+
+def _forward_elif_phis(ctx, frame: YieldFrame, span) -> None:
+    """`elif` chains: the inner if bound the yield targets; the outer else branch yields them on."""
+    names = frame.targets or []
+    values = [ctx.names.get(n) for n in names]
+    if names and all(isinstance(v, Var) for v in values):
+        frame.values.append(values)
+        frame.spans.append(span)
+        ctx.emit(YieldStmt(values, span))
 
 
 def _parse_split_aiv(ctx, node: ast.For):
