@@ -227,3 +227,19 @@ def test_overrides_fill_bare_out_annotations_and_keep_the_direction():
     assert ir.structural_equal(fn.return_types[0], t16)
     with pytest.raises(pl.parser.ParserTypeError, match="Parameter 'out' has an incomplete annotation"):
         parse_function(kernel, func_type=FunctionType.InCore, overrides={"a": t16})
+
+
+@pl.function(type=pl.FunctionType.Orchestration)
+def module_wrapper(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:
+    y = module_kernel(x)
+    return y
+
+
+def test_auto_added_functions_bring_their_own_callees():
+    @pl.program
+    class Prog:
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:
+            y = module_wrapper(x)
+            return y
+    assert list(Prog.functions) == ["main", "module_wrapper", "module_kernel"]

@@ -84,8 +84,25 @@ def parse_program_node(env: ModuleEnv, node: ast.ClassDef, *, strict_ssa: bool =
     for item, _ in methods:
         parse_one(item.name)
     functions = [parsed[item.name] for item, _ in methods]
-    functions += [f for n, f in env.auto_added.items() if n not in parsed]
+    functions += _auto_added_closure(env, set(parsed))
     return Program(functions, name or node.name, ctx0.span(node))
+
+
+def _auto_added_closure(env: ModuleEnv, present: set) -> list:
+    """Module-level functions called by bare name, plus the module-level functions *they* call."""
+    from pypto.ir.expr import GlobalVar
+    from pypto.ir.visitor import collect
+    added: dict = {n: f for n, f in env.auto_added.items() if n not in present}
+    pending = list(added.values())
+    while pending:
+        fn = pending.pop()
+        for gv in collect(fn.body, lambda n: isinstance(n, GlobalVar)):
+            callee = env.globals.get(gv.name)
+            if gv.name not in present and gv.name not in added and isinstance(callee, Function) \
+                    and callee.name == gv.name:
+                added[gv.name] = callee
+                pending.append(callee)
+    return list(added.values())
 
 
 def parse_module_text(text: str, filename: str, user_globals: Optional[dict] = None):
