@@ -1,4 +1,4 @@
-"""Parser diagnostics: every user mistake in a kernel body becomes one of these errors.
+"""The parser's error classes: every user mistake in a kernel body becomes one of these.
 
 They carry the span of the offending source (file:line:col in the user's own file), a hint
 and an optional note; `str(err)` is the one-line form, `err.render()` the compiler form:
@@ -32,7 +32,10 @@ class ParserError(PyptoError):
         text = super().render()
         if color is None:
             color = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
-        return _colorize(text) if color else text
+        if not color:
+            return text
+        from pypto.language.parser.diagnostics.renderer import colorize
+        return colorize(text)
 
 
 class ParserSyntaxError(ParserError, SyntaxError):
@@ -70,42 +73,8 @@ class ScopeIsolationError(ParserError):
     """A value defined in one scope is used where that scope does not reach."""
 
 
-def install_excepthook() -> None:
-    """Uncaught parser errors print the compiler-style diagnostic instead of a parser traceback
-    (set PTO_BACKTRACE=1 to get the Python traceback as well)."""
-    previous = sys.excepthook
-    if getattr(previous, "_pypto_parser_hook", False):
-        return
-
-    def hook(exc_type, exc, tb):
-        if isinstance(exc, ParserError) and os.environ.get("PTO_BACKTRACE", "") != "1":
-            print(exc.render(), file=sys.stderr)
-            print("(run with PTO_BACKTRACE=1 to see the Python traceback)", file=sys.stderr)
-            return
-        previous(exc_type, exc, tb)
-    hook._pypto_parser_hook = True
-    sys.excepthook = hook
-
-
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:
     close = difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.6)
     if not close:
         return ""
     return "did you mean " + ", ".join(repr(c) for c in close) + "?"
-
-
-def _colorize(text: str) -> str:
-    red, blue, bold, reset = "\033[31m", "\033[34m", "\033[1m", "\033[0m"
-    out = []
-    for line in text.splitlines():
-        if line.startswith("error:"):
-            line = f"{bold}{red}error{reset}{bold}:{line[6:]}{reset}"
-        elif line.lstrip().startswith("-->") or line.rstrip().endswith("|"):
-            line = f"{blue}{line}{reset}"
-        elif set(line.split("|")[-1].strip()) == {"^"}:
-            head, _, caret = line.rpartition("|")
-            line = f"{blue}{head}|{reset}{red}{caret}{reset}"
-        elif line.lstrip().startswith("= "):
-            line = f"{bold}{line}{reset}"
-        out.append(line)
-    return "\n".join(out)
