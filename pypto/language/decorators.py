@@ -83,12 +83,12 @@ class InlineFunction:
         """(FunctionDef node, SourceFile, namespace) of the helper."""
         if self._node is None:
             import ast
-            from pypto.language.parser import _closure_of
+            from pypto.language.parser import closure_values
             from pypto.language.parser.source import locate_definition
             self._node, self._source = locate_definition(self.pyfunc, ast.FunctionDef)
             ns = dict(self.pyfunc.__globals__)
             ns.update(self.namespace)
-            ns.update(_closure_of(self.pyfunc))
+            ns.update(closure_values(self.pyfunc))
             self.namespace = ns
         return self._node, self._source, self.namespace
 

@@ -5,6 +5,7 @@ import inspect
 import pytest
 
 import pypto.language as pl
+from pypto import ir
 from pypto.errors import PyptoError, TypeCheckError
 from pypto.language.parser import (InvalidOperationError, ParserError, ParserSyntaxError, ParserTypeError,
                                    SSAViolationError, UndefinedVariableError, UnsupportedFeatureError)
@@ -227,3 +228,26 @@ def test_loop_form_errors(loop, pattern):
             "\n    return x\n")
     with pytest.raises(ParserSyntaxError, match=pattern):
         pl.parse(text)
+
+
+def test_same_named_classes_in_one_file_report_their_own_lines():
+    def first():
+        @pl.program
+        class Twin:
+            @pl.function
+            def f(self, x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:
+                return x
+        return Twin
+
+    def second():
+        @pl.program
+        class Twin:
+            @pl.function
+            def f(self, x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:
+                y = pl.add(x, nowhere)  # noqa: F821  <- second twin
+                return y
+        return Twin
+    assert isinstance(first(), ir.Program)
+    with pytest.raises(UndefinedVariableError) as info:
+        second()
+    assert info.value.span.line == _line_of(second, "<- second twin")

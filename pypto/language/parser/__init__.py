@@ -56,7 +56,7 @@ def parse_program_class(cls, *, strict_ssa: bool = False, _namespace: Optional[d
     for value in vars(cls).values():
         pyfunc = getattr(value, "pyfunc", None)
         if pyfunc is not None:
-            namespace.update(_closure_of(pyfunc))
+            namespace.update(closure_values(pyfunc))
     return parse_program_node(ModuleEnv(src, namespace), node, strict_ssa=strict_ssa, name=cls.__name__)
 
 
@@ -78,7 +78,7 @@ def parse_function(pyfunc, *, func_type=None, level=None, role=None, attrs: Opti
     namespace = dict(getattr(pyfunc, "__globals__", {}))
     if _namespace:
         namespace.update(_namespace)
-    namespace.update(_closure_of(pyfunc))
+    namespace.update(closure_values(pyfunc))
     if extra_globals:
         namespace.update(extra_globals)
     opts = FunctionOptions(func_type=func_type if func_type is not None else FunctionType.Opaque, level=level,
@@ -87,7 +87,7 @@ def parse_function(pyfunc, *, func_type=None, level=None, role=None, attrs: Opti
     return parse_function_def(ModuleEnv(src, namespace), node, opts, method=method, overrides=overrides)
 
 
-def _closure_of(pyfunc) -> dict:
+def closure_values(pyfunc) -> dict:
     code = getattr(pyfunc, "__code__", None)
     cells = getattr(pyfunc, "__closure__", None) or ()
     out = {}
