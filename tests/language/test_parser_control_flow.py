@@ -262,3 +262,16 @@ def test_elif_chains_forward_their_phis():
     assert f.body.stmts[-1].values[0] is outer.return_vars[0]
     again = pl.parse(ir.python_print(f))
     ir.assert_structural_equal(f, again)
+
+
+def test_range_unroll_kwarg_lands_in_attrs_and_is_validated():
+    f = pl.parse("@pl.function\ndef f(n: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:\n"
+                 "    for i in pl.range(8, unroll=4):\n        pass\n    return n\n")
+    assert top(f, ForStmt)[0].attrs == {"unroll_factor": 4}
+    for bad, pattern in (("unroll=0", "must be >= 1"), ("unroll=n", "compile-time constant"),
+                         ("init_values=(n,), unroll=2", "cannot be combined")):
+        target = "i, (a,)" if "init_values" in bad else "i"
+        body = "        a2 = pl.yield_(a)\n" if "init_values" in bad else "        pass\n"
+        with pytest.raises(pl.parser.ParserError, match=pattern):
+            pl.parse(f"@pl.function\ndef f(n: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:\n"
+                     f"    for {target} in pl.range(8, {bad}):\n{body}    return n\n")

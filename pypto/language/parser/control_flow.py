@@ -30,7 +30,7 @@ from pypto.language.parser.values import describe_value, is_scalar_expr, to_expr
 
 _LOOP_KINDS = {scopes.range: ForKind.Sequential, scopes.parallel: ForKind.Parallel, scopes.unroll: ForKind.Unroll,
                scopes.pipeline: ForKind.Pipeline}
-_LOOP_KWARGS = {"init_values", "attrs", "stage"}
+_LOOP_KWARGS = {"init_values", "attrs", "stage", "unroll"}
 
 
 @statement(ast.For)
@@ -60,7 +60,7 @@ def parse_for(ctx, node: ast.For):
     unknown = set(kwargs) - _LOOP_KWARGS
     if unknown:
         raise ParserSyntaxError(f"pl.{callee.__name__}() got an unexpected keyword argument '{sorted(unknown)[0]}'",
-                                span, hint="accepted: init_values=, attrs=, stage= (pl.pipeline)")
+                                span, hint="accepted: init_values=, attrs=, unroll=, stage= (pl.pipeline)")
     if not 1 <= len(args) <= 3:
         raise ParserSyntaxError(f"pl.{callee.__name__}() takes (stop), (start, stop) or (start, stop, step)", span)
     start, stop, step = ([0] + args + [1])[:3] if len(args) == 1 else (args + [1])[:3]
@@ -71,6 +71,8 @@ def parse_for(ctx, node: ast.For):
             raise ParserSyntaxError("stage= is only accepted by pl.pipeline", span)
         attrs = {"stage": kwargs["stage"], **attrs}
     inits = _init_values(kwargs, span)
+    if "unroll" in kwargs:
+        attrs["unroll_factor"] = _unroll_factor(kwargs["unroll"], bool(inits), span)
     loop_name, carry_names = _loop_target(ctx, node.target, bool(inits), span)
     if carry_names is not None and len(carry_names) != len(inits):
         raise ParserSyntaxError(f"Mismatch between carried values and init_values: the loop unpacks "
@@ -83,6 +85,17 @@ def parse_for(ctx, node: ast.For):
     return_vars = _return_vars(ctx, frame, iter_args, span, "loop")
     ctx.emit(ForStmt(loop_var, *bounds, iter_args=iter_args, body=frame.body, return_vars=return_vars, kind=kind,
                      attrs=attrs, span=span))
+
+
+def _unroll_factor(value, has_inits: bool, span) -> int:
+    """`pl.range(n, unroll=k)`: a partial-unroll request recorded as attrs["unroll_factor"]."""
+    if isinstance(value, Expr) or isinstance(value, bool) or not isinstance(value, int):
+        raise ParserTypeError(f"unroll must be a compile-time constant integer, got {describe_value(value)}", span)
+    if value < 1:
+        raise ParserTypeError(f"unroll factor must be >= 1, got {value}", span)
+    if has_inits:
+        raise ParserSyntaxError("unroll= cannot be combined with init_values=", span)
+    return value
 
 
 def _bound(ctx, v, span, fn: str) -> Expr:
