@@ -37,15 +37,15 @@ def eval_annotation(ctx, node: ast.expr, *, allow_bare: bool = False, allow_dire
         if not allow_direction:
             raise ParserTypeError("pl.Out / pl.InOut are only allowed on function parameters", ctx.span(node))
         direction, value = value.direction, value.type
-    if value in (pl_typing.Out, pl_typing.InOut) if isinstance(value, type) else False:
+    if value is pl_typing.Out or value is pl_typing.InOut:
         raise ParserTypeError(f"pl.{value.__name__} needs the parameter type: pl.{value.__name__}[pl.Tensor[[64], pl.FP32]]",
                               ctx.span(node))
     t = as_type(value)
     if t is not None:
         return t, direction
-    if allow_bare and isinstance(value, type) and value in BARE_SHAPED:
-        return value, direction
-    if isinstance(value, type) and value in BARE_SHAPED:
+    if _is_bare(value):
+        if allow_bare:
+            return value, direction
         raise ParserTypeError(f"incomplete type annotation pl.{value.__name__}: give its shape and dtype",
                               ctx.span(node), hint=f"write pl.{value.__name__}[[64, 64], pl.FP32]")
     raise ParserTypeError(f"invalid type annotation: {describe_value(value)}", ctx.span(node),
