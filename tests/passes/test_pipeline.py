@@ -228,3 +228,38 @@ def test_loop_carries_survive_buffer_reuse_across_iterations():
         new_m = bm if j == 0 else np.maximum(m, bm)
         total, m = total + (new_m - m), new_m
     np.testing.assert_allclose(out, total + m, rtol=1e-5, atol=1e-5)
+
+
+@pl.program
+class TwoKernelsPerIteration:
+    @pl.function
+    def main(self, x: pl.Tensor[[16, 64], pl.FP32],
+             out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        acc = x
+        for i in pl.range(3):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                t = pl.add(acc, x)
+                u = pl.exp(pl.mul(t, 0.1))
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="combine"):
+                acc = pl.add(t, u)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out[:] = acc
+        return out
+
+
+def test_kernels_exchange_tensors_through_orchestration():
+    from pypto.runtime import RunConfig, run
+    final = _lower(TwoKernelsPerIteration)
+    assert {f.func_type for name, f in final.functions.items() if name != "main"} == {pl.FunctionType.AIV}
+    (loop,) = collect(final["main"].body, lambda n: isinstance(n, ir.ForStmt))
+    creates = [s for s in loop.body.stmts if isinstance(s, ir.AssignStmt) and isinstance(s.value, ir.Call)
+               and not s.value.is_function_call() and s.value.op.name == "tensor.create"]
+    assert len(creates) == 3   # two results of the first kernel, one of "combine", allocated per iteration
+    x = np.random.default_rng(6).standard_normal((16, 64), dtype=np.float32)
+    out = np.zeros((16, 64), np.float32)
+    run(TwoKernelsPerIteration, x, out, config=RunConfig())
+    acc = x.astype(np.float64)
+    for _ in range(3):
+        t = acc + x
+        acc = t + np.exp(t * 0.1)
+    np.testing.assert_allclose(out, acc, rtol=1e-5, atol=1e-5)

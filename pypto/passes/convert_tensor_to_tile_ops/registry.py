@@ -106,7 +106,14 @@ def _slice(call: Call, ctx):
 def _assemble(call: Call, ctx):
     """Writing a converted value into a GM tensor is a store; into a tile, a tile.assemble."""
     target = ctx.plain(call.args[0])
-    source = ctx.tile(call.args[1])
+    source = ctx.plain(call.args[1])
+    if source in ctx.k.param_tiles:
+        source = ctx.k.param_tiles[source]
+    elif isinstance(source.type, TensorType):   # a GM source is copied through an on-chip tile
+        shape = list(source.type.shape)
+        source = ctx.bind(f"{getattr(source, 'name_hint', 'src')}_tile",
+                          create_op_call("tile.load", [source, zeros(len(shape)), shape, shape],
+                                         {"target_memory": MemorySpace.Vec}, call.span))
     offsets = ctx.plain(call.args[2])
     if isinstance(target.type, TensorType):
         ctx.note_written(target)
