@@ -108,17 +108,18 @@ _LOADED = False
 
 
 def _ensure_loaded() -> None:
-    """Import the op family modules once (they register themselves)."""
+    """Import every op family module of pypto.ir.ops once (each registers its ops on import),
+    so a new family is one new file, with no list to update."""
     global _LOADED
     if not _LOADED:
         _LOADED = True
         import importlib
-        for mod in ("tensor", "tile", "system"):
-            try:
-                importlib.import_module(f"pypto.ir.ops.{mod}")
-            except ModuleNotFoundError as e:
-                if e.name != f"pypto.ir.ops.{mod}":
-                    raise
+        import pkgutil
+
+        import pypto.ir.ops as package
+        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+            if info.name not in ("registry", "common") and not info.name.startswith("_"):
+                importlib.import_module(f"pypto.ir.ops.{info.name}")
 
 
 def to_arg(value: Any, span: Optional[Span] = None) -> Expr:

@@ -7,11 +7,27 @@
 `result_type` (tile.load fills outside the valid region per that type's pad value).
 """
 
-from pypto.runtime.sim.ops import system as _system
-from pypto.runtime.sim.ops import tensor as _tensor
-from pypto.runtime.sim.ops import tile as _tile
+import importlib
+import pkgutil
 
-SIM_OPS: dict = {**_tile.table(), **_tensor.table(), **_system.table()}
+from pypto.runtime.sim.ops import tensor as _tensor
+
+
+def _collect() -> dict:
+    """Merge the `table()` of every module in this package: a new op family is one new file."""
+    ops: dict = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        table = getattr(module, "table", None)
+        if table is not None:
+            for name, fn in table().items():
+                if name in ops:
+                    raise RuntimeError(f"simulator op {name} defined twice (in {info.name})")
+                ops[name] = fn
+    return ops
+
+
+SIM_OPS: dict = _collect()
 LOWERED_BEFORE_SIM: frozenset = _tensor.lowered_before_sim()
 
 __all__ = ["LOWERED_BEFORE_SIM", "SIM_OPS"]
