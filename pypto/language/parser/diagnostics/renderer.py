@@ -1,5 +1,6 @@
-"""Rendering of parser diagnostics: terminal colours, and an excepthook that prints an uncaught
-parser error in the compiler form instead of a parser-internal traceback."""
+"""Rendering of diagnostics: terminal colours, and an excepthook that prints an uncaught user
+error (any pypto error but InternalError) in the compiler form instead of a compiler-internal
+traceback."""
 
 from __future__ import annotations
 
@@ -8,14 +9,15 @@ import sys
 
 
 def install_excepthook() -> None:
-    """Uncaught parser errors print the compiler-style diagnostic instead of a parser traceback
-    (set PTO_BACKTRACE=1 to get the Python traceback as well)."""
+    """Uncaught user errors print the compiler-style diagnostic instead of a traceback through
+    the compiler (set PTO_BACKTRACE=1 to get the Python traceback as well). InternalError is a
+    pypto bug, so it keeps its traceback."""
     previous = sys.excepthook
     if getattr(previous, "_pypto_parser_hook", False):
         return
 
     def hook(exc_type, exc, tb):
-        if isinstance(exc, _parser_error()) and os.environ.get("PTO_BACKTRACE", "") != "1":
+        if _is_user_error(exc) and os.environ.get("PTO_BACKTRACE", "") != "1":
             print(exc.render(), file=sys.stderr)
             print("(run with PTO_BACKTRACE=1 to see the Python traceback)", file=sys.stderr)
             return
@@ -24,9 +26,9 @@ def install_excepthook() -> None:
     sys.excepthook = hook
 
 
-def _parser_error():
-    from pypto.language.parser.diagnostics.exceptions import ParserError
-    return ParserError
+def _is_user_error(exc) -> bool:
+    from pypto.errors import InternalError, PyptoError
+    return isinstance(exc, PyptoError) and not isinstance(exc, InternalError)
 
 
 def colorize(text: str) -> str:
