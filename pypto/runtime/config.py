@@ -8,7 +8,8 @@ Platforms: "a2a3sim" (default) and "a5sim" run on the simulator; "a2a3" / "a5" a
 (compiling for them works) but running on them needs the Ascend toolchain and a device,
 which this pure-Python build does not have, so a run raises UnsupportedError.
 Environment: PYPTO_PROG_BUILD_DIR (base of build output dirs), PYPTO_VERIFY_LEVEL
-(none / basic / roundtrip: pass verification, read by the pass context).
+(none / basic / roundtrip: pass verification, read by the pass context), PYPTO_DUMP_PASSES=1
+(dump the IR after every pass for every compile, without editing the program).
 """
 
 from __future__ import annotations
@@ -28,6 +29,11 @@ SCHEDULES = ("deterministic", "random")
 
 BUILD_DIR_ENV = "PYPTO_PROG_BUILD_DIR"
 VERIFY_LEVEL_ENV = "PYPTO_VERIFY_LEVEL"
+DUMP_PASSES_ENV = "PYPTO_DUMP_PASSES"
+
+
+def dump_passes_forced() -> bool:
+    return os.environ.get(DUMP_PASSES_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def build_dir_base() -> Path:
@@ -105,6 +111,8 @@ class RunConfig:
         if self.sim_task_window < 1:
             raise ValueError("sim_task_window must be at least 1")
         self.backend_type = backend_type_of(self.platform)
+        if not self.dump_passes and dump_passes_forced():
+            self.dump_passes = True
 
     @property
     def is_simulator(self) -> bool:
