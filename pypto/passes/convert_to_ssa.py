@@ -30,13 +30,41 @@ from pypto.passes.properties import IRProperty, PassProperties
 
 def _exposed_uses(stmts: list) -> set:
     """Vars a statement list may read before assigning them itself (upward-exposed uses)."""
-    defined: set = set()
-    exposed: set = set()
-    for s in stmts:
-        exposed |= {v for v in used_vars(s) if v not in defined}
-        if isinstance(s, AssignStmt):
-            defined.add(s.var)
-    return exposed
+    live: set = set()
+    for s in reversed(stmts):
+        live = _exposed(s) | (live - _must_define(s))
+    return live
+
+
+def _exposed(s: Stmt) -> set:
+    """Vars one statement may read before (re)binding them; a loop header binds its loop var and iter args."""
+    if isinstance(s, AssignStmt):
+        return set(used_vars(s.value))
+    if isinstance(s, ForStmt):
+        head = set().union(*(used_vars(x) for x in (s.start, s.stop, s.step)))
+        head |= set().union(*(used_vars(ia.init_value) for ia in s.iter_args)) if s.iter_args else set()
+        return head | (_exposed_uses(body_list(s.body)) - {s.loop_var, *s.iter_args})
+    if isinstance(s, WhileStmt):
+        inits = set().union(*(used_vars(ia.init_value) for ia in s.iter_args)) if s.iter_args else set()
+        inner = set(used_vars(s.condition)) | _exposed_uses(body_list(s.body))
+        return inits | (inner - set(s.iter_args))
+    if isinstance(s, IfStmt):
+        branches = _exposed_uses(body_list(s.then_body)) | _exposed_uses(body_list(s.else_body))
+        return set(used_vars(s.condition)) | branches
+    if isinstance(s, SplitAivScopeStmt):
+        return _exposed_uses(body_list(s.body)) - {s.lane_var}
+    if isinstance(s, ScopeStmt):
+        return _exposed_uses(body_list(s.body)) | (set(used_vars(s.core_num)) if hasattr(s, "core_num") else set())
+    return set(used_vars(s))
+
+
+def _must_define(s: Stmt) -> set:
+    """Vars a statement certainly (re)binds: assignments, and those of straight-line scopes."""
+    if isinstance(s, AssignStmt):
+        return {s.var}
+    if isinstance(s, ScopeStmt) and not isinstance(s, SplitAivScopeStmt):
+        return set().union(*(_must_define(x) for x in body_list(s.body))) if body_list(s.body) else set()
+    return set()
 
 
 def _ends_flow(stmts: list) -> bool:
@@ -72,10 +100,11 @@ class _SSABuilder:
 
     # -- statements -------------------------------------------------------------
     def seq(self, stmts: list, env: dict, live_after: set) -> list:
-        # live_after of statement i = what statements i+1.. read, plus what is read after the list
+        # live_after of statement i: what statements i+1.. (then the code after the list) may read
+        # before binding it again
         later = [set(live_after)]
         for s in reversed(stmts[1:]):
-            later.append(later[-1] | set(used_vars(s)))
+            later.append(_exposed(s) | (later[-1] - _must_define(s)))
         later.reverse()
         out: list = []
         for s, live in zip(stmts, later):
@@ -192,7 +221,7 @@ class _SSABuilder:
         else:
             fields["condition"] = self.subst(s.condition, body_env)
         # the body's values may be read again by the next iteration
-        loop_live = live_after | set(used_vars(s.body)) | (set(used_vars(s.condition)) if not is_for else set())
+        loop_live = live_after | _exposed_uses(body_stmts) | (set(used_vars(s.condition)) if not is_for else set())
         self.loops.append({v: body_env[v] for v in carried})
         new_body = self.seq(body_stmts, body_env, loop_live)
         self.loops.pop()

@@ -5,9 +5,10 @@ Reference: pass doc 31 (compiler-and-runtime.md §2, dump 32).
 
 A new tile value gets its own allocation `mem = pl.tile.alloc(memory_space=..., size=<bytes>,
 addr=-1)`; values that must live in the same buffer share it: in-place ops (OpDef.reuses_input),
-plain aliases, if return vars (the then-branch's yielded value's) and each loop carry — init,
-iter arg, yielded value and return var in one buffer, with a `tile.move` copy inserted where
-sharing would overwrite a live value (see loop_carry_buffers.py).
+plain aliases, if return vars (the then-branch's yielded value's, and the else value's when it
+can live there too) and each loop carry — init, iter arg, yielded value and return var in one
+buffer, with a `tile.move` copy inserted where sharing would overwrite a live value
+(loop_carry_buffers.py decides the groups).
 
     before:  t: pl.Tile[[64], pl.FP32, pl.Mem.Vec] = pl.tile.load(...)
     after:   mem_vec_0: pl.Ptr = pl.tile.alloc(memory_space=pl.Mem.Vec, size=256, addr=-1)
@@ -21,61 +22,24 @@ from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call, IterArg, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import create_op_call
-from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, WhileStmt
+from pypto.ir.stmt import AssignStmt
 from pypto.ir.types import MemRef, PtrType, TileType
 from pypto.ir.visitor import IRMutator
 from pypto.passes.analysis import as_seq, body_list
-from pypto.passes.loop_carry_buffers import BufferGroups, insert_carry_copies, shared_source, yielded
+from pypto.passes.loop_carry_buffers import BufferGroups, plan_carry_buffers
 from pypto.passes.manager import function_pass
 from pypto.passes.properties import IRProperty, PassProperties
 
 
 class _Planner:
-    """Groups tile Vars that must share a buffer, then gives each group one allocation."""
+    """Gives each buffer group (from loop_carry_buffers) one allocation."""
 
-    def __init__(self, func: Function):
+    def __init__(self, func: Function, groups: BufferGroups):
         self.func = func
-        self.groups = BufferGroups()
+        self.groups = groups
         self.memref: dict = {}
         self.allocs: list = []          # (base Var, space, size)
         self.counts: dict = {}
-
-    def body(self, stmt) -> None:
-        for s in body_list(stmt):
-            self.stmt(s)
-
-    def stmt(self, s) -> None:
-        g = self.groups
-        if isinstance(s, AssignStmt):
-            g.add(s.var)
-            src = shared_source(s.value)
-            if src is not None:
-                g.union(src, s.var)
-        elif isinstance(s, (ForStmt, WhileStmt)):
-            # one buffer per carry (insert_carry_copies made that safe): init, iter arg, yield, result
-            for ia in s.iter_args:
-                g.add(ia)
-                if isinstance(ia.init_value, Var):
-                    g.union(ia.init_value, ia)
-            self.body(s.body)
-            values = yielded(s.body)
-            for k, rv in enumerate(s.return_vars):
-                g.add(rv)
-                if k < len(s.iter_args):
-                    g.union(s.iter_args[k], rv)
-                    if k < len(values) and isinstance(values[k], Var):
-                        g.union(values[k], rv)
-        elif isinstance(s, IfStmt):
-            self.body(s.then_body)
-            if s.else_body is not None:
-                self.body(s.else_body)
-            # an if result names the then-branch value's buffer (the type the text form gives it)
-            for rv, v in zip(s.return_vars, yielded(s.then_body)):
-                g.add(rv)
-                if isinstance(v, Var):
-                    g.union(v, rv)
-        elif isinstance(s, ScopeStmt):
-            self.body(s.body)
 
     def plan(self) -> dict:
         by_root: dict = {}
@@ -133,11 +97,8 @@ class _Apply(IRMutator):
 
 
 def _run(func: Function, program: Program) -> Function:
-    func = insert_carry_copies(func)
-    planner = _Planner(func)
-    for p in func.params:
-        planner.groups.add(p)
-    planner.body(func.body)
+    func, groups = plan_carry_buffers(func)
+    planner = _Planner(func, groups)
     memref = planner.plan()
     if not memref:
         return func

@@ -89,7 +89,8 @@ class _Analysis:
     def __init__(self, func: Function):
         self.groups = BufferGroups()
         self.use_count: Counter = Counter()
-        self.if_results: set = set()
+        self.inexact: set = set()       # if results whose else value lives in another buffer
+        self.loops: list = []           # enclosing loops while walking
         self.init_copy: set = set()      # (loop, k)
         self.yield_copy: set = set()     # (loop, k)
         for v in [*func.params, *defined_vars(func.body)]:
@@ -131,18 +132,63 @@ class _Analysis:
                 if src is not None:
                     self.groups.union(src, s.var)
             elif isinstance(s, (ForStmt, WhileStmt)):
+                self.loops.append(s)
                 self.walk(body_list(s.body))
+                self.loops.pop()
                 self.loop(s, stmts[:i])
             elif isinstance(s, IfStmt):
                 self.walk(body_list(s.then_body))
                 if s.else_body is not None:
                     self.walk(body_list(s.else_body))
-                for rv, v in zip(s.return_vars, yielded(s.then_body)):
-                    self.if_results.add(rv)
-                    if isinstance(v, Var):
-                        self.groups.union(v, rv)
+                self.if_results_merge(s, stmts[i + 1:])
             elif isinstance(s, ScopeStmt):
                 self.walk(body_list(s.body))
+
+    def if_results_merge(self, s: IfStmt, after: list) -> None:
+        """An if result names the then value's buffer (the text form's type). It is *exact* — both
+        branch values really live there — when the else value can share that buffer too."""
+        then_vals, else_vals = yielded(s.then_body), yielded(s.else_body) if s.else_body is not None else ()
+        branches = [(body_list(s.then_body), set(defined_vars(s.then_body))),
+                    (body_list(s.else_body), set(defined_vars(s.else_body)) if s.else_body is not None else set())]
+        for k, rv in enumerate(s.return_vars):
+            tv = then_vals[k] if k < len(then_vals) else None
+            ev = else_vals[k] if k < len(else_vals) else None
+            if not isinstance(tv, Var) or rv not in self.groups.parent:
+                continue
+            exact = isinstance(ev, Var) and self.branches_can_share(tv, ev, branches, after)
+            self.groups.union(tv, rv)
+            if exact:
+                self.groups.union(ev, rv)
+            else:
+                self.inexact.add(rv)
+
+    def branches_can_share(self, tv: Var, ev: Var, branches, after: list) -> bool:
+        if tv not in self.groups.parent or ev not in self.groups.parent:
+            return False
+        if self.groups.same(tv, ev):
+            return True
+        groups = [set(self.groups.members(tv)), set(self.groups.members(ev))]
+        if any(g & self.inexact for g in groups):
+            return False
+        local = [g <= defs for g, (_stmts, defs) in zip(groups, branches)]
+        if all(local):
+            return True                  # each value lives only in its own branch
+        if not any(local):
+            return False
+        # one side is branch-local, the other reaches outside (an in-place chain from a loop carry,
+        # e.g. matmul_acc on the iter arg): the local value may take the outside buffer if nothing
+        # reads that buffer after the local value is written
+        li = local.index(True)
+        outside = groups[1 - li] - branches[1 - li][1]
+        carries = set(self.loops[-1].iter_args) if self.loops else set()
+        if not outside <= {m for m in self.groups.parent if any(self.groups.same(m, c) for c in carries)}:
+            return False
+        if any(set(used_vars(x)) & outside for x in after):
+            return False
+        stmts, _defs = branches[li]
+        writes = [i for i, x in enumerate(stmts) if set(defined_vars(x)) & groups[li]]
+        reads = [i for i, x in enumerate(stmts) if set(used_vars(x)) & outside]
+        return not reads or (writes and min(writes) > max(reads))
 
     def loop(self, s, before: list) -> None:
         fresh_ops = {x.var for x in before if _is_op_assign(x)}
@@ -159,8 +205,10 @@ class _Analysis:
             if k < len(s.return_vars):
                 self.groups.union(ia, s.return_vars[k])
             v = values[k] if k < len(values) else ia
-            if v is ia or (isinstance(v, Var) and self.groups.same(v, ia)):
+            if v is ia:
                 continue
+            if isinstance(v, Var) and self.groups.same(v, ia) and not set(self.groups.members(v)) & self.inexact:
+                continue    # an in-place chain from the iter arg (e.g. matmul_acc) already writes the carry
             if isinstance(v, Var) and self.yield_in_place(s, ia, v):
                 self.groups.union(v, ia)
             else:
@@ -171,7 +219,7 @@ class _Analysis:
             return False
         members = set(self.groups.members(v))
         inside = set(defined_vars(s.body))
-        if not members <= inside or members & self.if_results:
+        if not members <= inside or members & self.inexact:
             return False
         carried = set(self.groups.members(ia))
         body = [x for x in body_list(s.body) if not isinstance(x, YieldStmt)]
@@ -239,9 +287,12 @@ class _Rewrite:
         return pre + [new]
 
 
-def insert_carry_copies(func: Function) -> Function:
-    """`func` with the copies its tile loop carries need (the same function when none are needed)."""
-    analysis = _Analysis(func)
-    if not analysis.init_copy and not analysis.yield_copy:
-        return func
-    return func.replace(body=_Rewrite(analysis).body(func.body))
+def plan_carry_buffers(func: Function) -> tuple:
+    """(`func` with the copies its tile loop carries need, the buffer groups of that function)."""
+    for _attempt in range(4):
+        analysis = _Analysis(func)
+        if not analysis.init_copy and not analysis.yield_copy:
+            return func, analysis.groups
+        func = func.replace(body=_Rewrite(analysis).body(func.body))
+    from pypto.errors import InternalError
+    raise InternalError(f"InitMemRef: loop carries of {func.name} still need copies after inserting them")

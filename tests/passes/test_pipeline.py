@@ -263,3 +263,40 @@ def test_kernels_exchange_tensors_through_orchestration():
         t = acc + x
         acc = t + np.exp(t * 0.1)
     np.testing.assert_allclose(out, acc, rtol=1e-5, atol=1e-5)
+
+
+@pl.program
+class KLoopMatmul:
+    @pl.function
+    def main(self, a: pl.Tensor[[32, 128], pl.FP32], b: pl.Tensor[[128, 32], pl.FP32],
+             out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            acc = pl.create_tensor([32, 32], dtype=pl.FP32)
+            for k in pl.range(4):
+                ak = pl.slice(a, [32, 32], [0, k * 32])
+                bk = pl.slice(b, [32, 32], [k * 32, 0])
+                if k == 0:
+                    acc = pl.matmul(ak, bk)
+                else:
+                    acc = pl.matmul_acc(acc, ak, bk)
+            out[:] = acc
+        return out
+
+
+def test_k_loop_accumulates_in_one_acc_buffer():
+    from pypto.runtime import RunConfig, run
+    kernel = _lower(KLoopMatmul)["main_incore_0"]
+    assert kernel.func_type is pl.FunctionType.AIC
+    allocs = collect(kernel.body, lambda n: isinstance(n, ir.Call) and not n.is_function_call()
+                     and n.op.name == "tile.alloc")
+    assert [c.kwargs["memory_space"] for c in allocs].count(pl.Mem.Acc) == 1   # create, matmul, matmul_acc share it
+    assert "tile.move" not in [c.op.name for c in collect(kernel.body, lambda n: isinstance(n, ir.Call)
+                                                         and not n.is_function_call()
+                                                         and n.type is not None
+                                                         and getattr(n.type, "memory_space", None) is pl.Mem.Acc)]
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((32, 128), dtype=np.float32)
+    b = rng.standard_normal((128, 32), dtype=np.float32)
+    out = np.zeros((32, 32), np.float32)
+    run(KLoopMatmul, a, b, out, config=RunConfig())
+    np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-4)

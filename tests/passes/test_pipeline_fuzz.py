@@ -45,7 +45,7 @@ def _program_lines(seed):
 
 
 class _NumpyPl:
-    """Just enough of `pl` to run the same lines on numpy (float64) as the reference."""
+    """Just enough of `pl` to run the same lines on numpy as the reference."""
     add, sub, maximum, range = staticmethod(np.add), staticmethod(np.subtract), staticmethod(np.maximum), range
 
     @staticmethod
@@ -76,12 +76,13 @@ def test_random_kernel_matches_numpy(seed, tmp_path):
     from pypto.runtime import RunConfig, run
     lines = _program_lines(seed)
     x = np.random.default_rng(seed).standard_normal((16, 64)).astype(np.float32)
-    want = _reference(lines, x.astype(np.float64))
+    with np.errstate(all="ignore"):
+        want = _reference(lines, x)            # float32, the simulator's arithmetic
     if not np.isfinite(want).all() or np.abs(want).max() > 1e20:
         pytest.skip("values overflow float32")
     program = _build(lines, tmp_path / f"fuzz_{seed}.py")
     out = np.zeros_like(x)
     with PassContext(verification_level=VerificationLevel.ROUNDTRIP):
         run(program, x, out, config=RunConfig())
-    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4 * (1 + np.abs(want).max()),
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6 * (1 + np.abs(want).max()),
                                err_msg="\n".join(lines))

@@ -29,7 +29,8 @@ from pypto.ir.stmt import (AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, Sc
 from pypto.ir.types import TensorType, TileType
 from pypto.ir.visitor import IRMutator, IRVisitor, substitute
 from pypto.ir.equality import structural_equal
-from pypto.passes.analysis import as_seq, body_list
+from pypto.passes.analysis import as_seq, body_list, used_vars
+from pypto.passes.convert_tensor_to_tile_ops.call_sites import CallSiteUpdate, WrapperForward
 from pypto.passes.convert_tensor_to_tile_ops.registry import CONVERTERS, SELF_LOADING, zeros
 from pypto.passes.manager import Pass
 from pypto.passes.properties import IRProperty, PassProperties
@@ -81,6 +82,10 @@ class ConversionContext:
         e = self.plain(e)
         if e in self.k.param_tiles:
             return self.k.param_tiles[e]
+        if isinstance(e, IterArg) and isinstance(e.type, TensorType) and e in self.k.carry_origin:
+            raise _CarryNeedsTile(self.k.carry_origin[e])
+        if isinstance(e, Var) and e in self.k.params and isinstance(e.type, TensorType):
+            return self.k.param_tile(e)
         if isinstance(e, Var) and isinstance(e.type, TensorType):
             raise UnsupportedError(f"ConvertTensorToTileOps: tensor '{e.name_hint}' is used by a tile-level "
                                    "computation but has no on-chip copy", e.span,
@@ -100,16 +105,57 @@ class ConversionContext:
         self.k.written.add(tensor)
 
 
+class _CarryNeedsTile(Exception):
+    """A converted op reads a loop-carried tensor: the loop must carry a tile instead (retried)."""
+
+    def __init__(self, iter_arg, space=None):
+        super().__init__(iter_arg.name_hint)
+        self.iter_arg = iter_arg
+        self.space = space      # set: the carry starts from a tensor.create that must land in this space
+
+
 class _KernelConverter:
     def __init__(self, func: Function):
         self.func = func
+        self.params = set(func.params)
         self.renamed: dict = {}
         self.param_tiles: dict = {}
+        self.entry: list = []            # entry tile.load statements, in creation order
         self.written: set = set()
+        self.tile_carries: set = set()   # original IterArgs that carry a tile
+        self.carry_space: dict = {}      # original IterArg → memory space its created init must use
+        self.created: dict = {}          # tile Var from a converted tensor.create → its tile.create call
+        self.carry_origin: dict = {}     # IterArg (original or rebuilt) → original IterArg
         scan = _EntryLoadScan(func.params)
         scan.visit(func.body)
-        self.entry = list(scan.needs_load)
         self.matmul_operands = scan.matmul_operands
+        for p in scan.needs_load:
+            self.param_tile(p)
+
+    def param_tile(self, p: Var) -> Var:
+        """The entry `tile.load` of a tensor param (created on first request)."""
+        tile = self.param_tiles.get(p)
+        if tile is None:
+            shape = list(p.type.shape)
+            load = create_op_call("tile.load", [p, zeros(len(shape)), shape, shape],
+                                  {"target_memory": MemorySpace.Vec}, p.span)
+            tile = Var(f"{p.name_hint}_tile", load.type, p.span)
+            self.param_tiles[p] = tile
+            self.entry.append(AssignStmt(tile, load, p.span))
+        return tile
+
+    def as_tile(self, value: Expr, pre: list) -> Expr:
+        """`value` as an on-chip tile: params via their entry load, other GM tensors loaded in place."""
+        if not isinstance(value.type, TensorType):
+            return value
+        if value in self.params:
+            return self.param_tile(value)
+        shape = list(value.type.shape)
+        load = create_op_call("tile.load", [value, zeros(len(shape)), shape, shape],
+                              {"target_memory": MemorySpace.Vec}, value.span)
+        tile = Var(f"{getattr(value, 'name_hint', 't')}_tile", load.type, value.span)
+        pre.append(AssignStmt(tile, load, value.span))
+        return tile
 
     # -- statements --------------------------------------------------------------
     def body(self, stmt) -> SeqStmts:
@@ -130,50 +176,123 @@ class _KernelConverter:
             if _is_tensor_op(s.value):
                 ctx = ConversionContext(self, s.var)
                 value = self.convert(s.value, ctx)
-                return ctx.pre + [AssignStmt(self.retyped(s.var, value.type), value, s.span)]
+                var = self.retyped(s.var, value.type)
+                if s.value.op.name == "tensor.create" and isinstance(value, Call):
+                    self.created[var] = value
+                return ctx.pre + [AssignStmt(var, value, s.span)]
             value = substitute(s.value, self.renamed)
             return [AssignStmt(self.retyped(s.var, value.type), value, s.span)]
         if isinstance(s, EvalStmt) and _is_tensor_op(s.expr):
             ctx = ConversionContext(self, None)
             value = self.convert(s.expr, ctx)
             return ctx.pre + [EvalStmt(value, s.span)]
-        if isinstance(s, ForStmt):
-            iter_args = self.iter_args(s.iter_args)
-            body = self.body(s.body)
-            rvs = [self.retyped(rv, ia.type) for rv, ia in zip(s.return_vars, iter_args)]
-            return [s.replace(start=substitute(s.start, self.renamed), stop=substitute(s.stop, self.renamed),
-                              step=substitute(s.step, self.renamed), iter_args=tuple(iter_args), body=body,
-                              return_vars=tuple(rvs))]
-        if isinstance(s, WhileStmt):
-            iter_args = self.iter_args(s.iter_args)
-            cond = substitute(s.condition, self.renamed)
-            body = self.body(s.body)
-            rvs = [self.retyped(rv, ia.type) for rv, ia in zip(s.return_vars, iter_args)]
-            return [s.replace(iter_args=tuple(iter_args), condition=cond, body=body, return_vars=tuple(rvs))]
+        if isinstance(s, (ForStmt, WhileStmt)):
+            return self.loop(s)
         if isinstance(s, IfStmt):
-            cond = substitute(s.condition, self.renamed)
-            then_b = self.body(s.then_body)
-            else_b = self.body(s.else_body) if s.else_body is not None else None
-            tail = then_b.stmts[-1] if then_b.stmts else None
-            types = [v.type for v in tail.values] if isinstance(tail, YieldStmt) else [rv.type for rv in s.return_vars]
-            rvs = [self.retyped(rv, t) for rv, t in zip(s.return_vars, types)]
-            return [s.replace(condition=cond, then_body=then_b, else_body=else_b, return_vars=tuple(rvs))]
+            return self.if_stmt(s)
         if isinstance(s, ScopeStmt):
             return [s.replace(body=self.body(s.body))]
         return [substitute(s, self.renamed)]
 
-    def iter_args(self, iter_args) -> list:
+    def loop(self, s) -> list:
+        """Convert a loop; a carry that the body turns into a tile is retried as a tile carry."""
+        while True:
+            try:
+                return self._loop_once(s)
+            except _CarryNeedsTile as e:
+                if e.space is not None and e.iter_arg in s.iter_args and e.iter_arg not in self.carry_space:
+                    self.carry_space[e.iter_arg] = e.space
+                    continue
+                if e.iter_arg not in s.iter_args or e.iter_arg in self.tile_carries:
+                    raise
+                self.tile_carries.add(e.iter_arg)
+
+    def _loop_once(self, s) -> list:
+        pre: list = []
+        iter_args = self.iter_args(s.iter_args, pre)
+        fields = {}
+        if isinstance(s, ForStmt):
+            fields = {k: substitute(getattr(s, k), self.renamed) for k in ("start", "stop", "step")}
+        else:
+            fields["condition"] = substitute(s.condition, self.renamed)
+        stmts = list(self.body(s.body).stmts)
+        if stmts and isinstance(stmts[-1], YieldStmt):
+            values = list(stmts[-1].values)
+            for k, ia in enumerate(iter_args):
+                if k < len(values) and isinstance(values[k].type, TileType) and isinstance(ia.type, TensorType):
+                    raise _CarryNeedsTile(s.iter_args[k])
+                if (k < len(values) and isinstance(values[k].type, TileType) and isinstance(ia.type, TileType)
+                        and values[k].type.memory_space is not ia.type.memory_space and ia.init_value in self.created):
+                    # e.g. an accumulator created in Vec but carried through matmul results in Acc
+                    raise _CarryNeedsTile(s.iter_args[k], values[k].type.memory_space)
+                if k < len(values) and isinstance(ia.type, TileType):
+                    values[k] = self.as_tile(values[k], pre_yield := [])
+                    stmts[-1:-1] = pre_yield
+            stmts[-1] = YieldStmt(values, stmts[-1].span)
+        rvs = [self.retyped(rv, ia.type) for rv, ia in zip(s.return_vars, iter_args)]
+        return pre + [s.replace(iter_args=tuple(iter_args), body=as_seq(stmts, s.body.span),
+                                return_vars=tuple(rvs), **fields)]
+
+    def if_stmt(self, s: IfStmt) -> list:
+        cond = substitute(s.condition, self.renamed)
+        then_b = list(self.body(s.then_body).stmts)
+        else_b = list(self.body(s.else_body).stmts) if s.else_body is not None else None
+        then_y = then_b[-1] if then_b and isinstance(then_b[-1], YieldStmt) else None
+        else_y = else_b[-1] if else_b and isinstance(else_b[-1], YieldStmt) else None
+        if then_y is not None and else_y is not None:
+            # a phi of a tile and a GM tensor carries the tile: the tensor side is loaded
+            tv, ev = list(then_y.values), list(else_y.values)
+            for k in range(min(len(tv), len(ev))):
+                if isinstance(tv[k].type, TileType) and isinstance(ev[k].type, TensorType):
+                    ev[k] = self.as_tile(ev[k], pre := [])
+                    else_b[-1:-1] = pre
+                elif isinstance(ev[k].type, TileType) and isinstance(tv[k].type, TensorType):
+                    tv[k] = self.as_tile(tv[k], pre := [])
+                    then_b[-1:-1] = pre
+            then_b[-1] = YieldStmt(tv, then_y.span)
+            else_b[-1] = YieldStmt(ev, else_y.span)
+        types = [v.type for v in then_b[-1].values] if then_y is not None else [rv.type for rv in s.return_vars]
+        rvs = [self.retyped(rv, t) for rv, t in zip(s.return_vars, types)]
+        return [s.replace(condition=cond, then_body=as_seq(then_b, s.then_body.span),
+                          else_body=as_seq(else_b, s.else_body.span) if else_b is not None else None,
+                          return_vars=tuple(rvs))]
+
+    def iter_args(self, iter_args, pre: list) -> list:
         out = []
         for ia in iter_args:
             init = substitute(ia.init_value, self.renamed)
-            init = self.param_tiles.get(init, init)
+            if ia in self.tile_carries:
+                init = self.as_tile(init, pre)
+            else:
+                init = self.param_tiles.get(init, init)
+            if ia in self.carry_space and init in self.created:
+                kwargs = dict(self.created[init].kwargs, target_memory=self.carry_space[ia])
+                call = create_op_call("tile.create", list(self.created[init].args), kwargs, init.span)
+                init = Var(init.name_hint, call.type, init.span)
+                pre.append(AssignStmt(init, call, init.span))
             if init is ia.init_value and structural_equal(init.type, ia.type):
-                out.append(ia)
-                continue
-            new = IterArg(ia.name_hint, init.type, init, ia.span)
-            self.renamed[ia] = new
+                new = ia
+            else:
+                new = IterArg(ia.name_hint, init.type, init, ia.span)
+                self.renamed[ia] = new
+            self.carry_origin[new] = ia
             out.append(new)
         return out
+
+    def _drop_unused_creates(self, body: SeqStmts) -> SeqStmts:
+        """A created tile replaced by one in another memory space (see carry_space) is dead: drop it."""
+        used = set(used_vars(body))
+        dead = {v for v in self.created if v not in used}
+        if not dead:
+            return body
+
+        class _Drop(IRMutator):
+            def mutate_seq_stmts(self, seq):
+                seq = self.mutate_children(seq)
+                keep = [x for x in seq.stmts if not (isinstance(x, AssignStmt) and x.var in dead)]
+                return seq if len(keep) == len(seq.stmts) else seq.replace(stmts=tuple(keep))
+
+        return _Drop().mutate(body)
 
     def convert(self, call: Call, ctx: ConversionContext) -> Expr:
         fn = CONVERTERS.get(call.op.name)
@@ -187,15 +306,8 @@ class _KernelConverter:
     def run(self) -> tuple:
         """(converted function, types of the Out params added for its returned tiles)."""
         f = self.func
-        entry = []
-        for p in self.entry:
-            shape = list(p.type.shape)
-            load = create_op_call("tile.load", [p, zeros(len(shape)), shape, shape],
-                                  {"target_memory": MemorySpace.Vec}, p.span)
-            tile = Var(f"{p.name_hint}_tile", load.type, p.span)
-            self.param_tiles[p] = tile
-            entry.append(AssignStmt(tile, load, p.span))
-        stmts = list(self.body(f.body).stmts)
+        stmts = list(self._drop_unused_creates(self.body(f.body)).stmts)
+        entry = self.entry
         params = list(f.params)
         directions = list(f.param_directions)
         added: list = []
@@ -224,48 +336,6 @@ class _KernelConverter:
         return new, added
 
 
-class _WrapperForward(IRMutator):
-    """Phase 2a: the first inner call to a converted kernel gets the wrapper's new Out params appended."""
-
-    def __init__(self, added: dict):
-        self.added = added
-        self.new_params: list = []
-
-    def mutate_call(self, c: Call):
-        c = self.mutate_children(c)
-        if isinstance(c.op, GlobalVar) and c.op.name in self.added and not self.new_params:
-            self.new_params = [Var(p.name_hint, p.type, p.span) for p in self.added[c.op.name]]
-            return c.replace(args=c.args + tuple(self.new_params))
-        return c
-
-
-class _CallSiteUpdate(IRMutator):
-    """Phase 2b: a `tensor.create` per new Out param before each call, passed as the extra argument."""
-
-    def __init__(self, added: dict):
-        self.added = added
-
-    def mutate_seq_stmts(self, s: SeqStmts):
-        out: list = []
-        for x in s.stmts:
-            call = x.value if isinstance(x, AssignStmt) else x.expr if isinstance(x, EvalStmt) else None
-            if not self._target(call):
-                out.append(self.mutate(x))
-                continue
-            creates = []
-            for p in self.added[call.op.name]:
-                create = create_op_call("tensor.create", [list(p.type.shape)], {"dtype": p.type.dtype}, call.span)
-                v = Var(p.name_hint, create.type, call.span)
-                creates.append(v)
-                out.append(AssignStmt(v, create, call.span))
-            new_call = call.replace(args=call.args + tuple(creates))
-            out.append(x.replace(value=new_call) if isinstance(x, AssignStmt) else x.replace(expr=new_call))
-        return as_seq(out, s.span)
-
-    def _target(self, call) -> bool:
-        return isinstance(call, Call) and isinstance(call.op, GlobalVar) and call.op.name in self.added
-
-
 def _run(program: Program) -> Program:
     funcs = dict(program.functions)
     added: dict = {}
@@ -280,7 +350,7 @@ def _run(program: Program) -> Program:
     # Phase 2a: Spmd / Group wrappers mirror the new Out params of the kernel they forward to.
     for name, f in list(funcs.items()):
         if f.func_type in (FunctionType.Spmd, FunctionType.Group):
-            fw = _WrapperForward(added)
+            fw = WrapperForward(added)
             body = fw.mutate(f.body)
             if fw.new_params:
                 funcs[name] = f.replace(params=f.params + tuple(fw.new_params), body=body,
@@ -290,7 +360,7 @@ def _run(program: Program) -> Program:
     for name, f in list(funcs.items()):
         if f.func_type in (FunctionType.Orchestration, FunctionType.Opaque):
             body = f.body if isinstance(f.body, SeqStmts) else SeqStmts([f.body])
-            funcs[name] = f.replace(body=_CallSiteUpdate(added).mutate(body))
+            funcs[name] = f.replace(body=CallSiteUpdate(added).mutate(body))
     return program.with_functions(funcs.values())
 
 
