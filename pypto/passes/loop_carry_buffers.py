@@ -1,17 +1,20 @@
-"""Loop-carried tiles get one buffer per carry, with copies only where sharing would clobber.
+"""Buffer groups for InitMemRef: which tile Vars must share one buffer, and the copies that make
+loop carries safe.
 
-Helper of InitMemRef. A tile carried by a loop (init → iter arg → yielded value → return var)
-must sit in one buffer across iterations: the next iteration reads the iter arg after the body
-has re-run every op. Sharing is safe when
+Groups: plain aliases and in-place ops (OpDef.reuses_input) share their source's buffer; an if
+result names its then value's buffer (the text form gives it that type) and is *exact* when the
+else value can live there too (both values local to their branch, or a branch-local value joining
+a loop carry's in-place chain when nothing reads the carry afterwards); each loop carry — init,
+iter arg, yielded value, result — is one buffer, because the next iteration reads the iter arg
+after the body re-ran every op. Sharing is safe when
   - the init is an op result used only as this init, defined just before the loop, and
   - the yielded value is (an alias / in-place chain of) op results of this body, all written
-    after the body's last read of the iter arg, and not an if result (whose else value lives
-    elsewhere).
+    after the body's last read of the iter arg, and no inexact if result.
 Otherwise a `tile.move` copy (Vec → Vec) is inserted before the loop or before the yield:
 
     before:  for i, (a,) in pl.range(4, init_values=(y,)):      # y is read again later
-    after:   y_carry = pl.tile.move(y, target_memory=pl.Mem.Vec)
-             for i, (a,) in pl.range(4, init_values=(y_carry,)):
+    after:   a_init = pl.tile.move(y, target_memory=pl.Mem.Vec)
+             for i, (a,) in pl.range(4, init_values=(a_init,)):
 """
 
 from __future__ import annotations

@@ -179,3 +179,26 @@ def test_acc_carry_that_needs_a_copy_is_rejected_clearly():
 
     with pytest.raises(UnsupportedError, match="loop-carried tile 'c' in Acc"):
         passes.init_mem_ref()(P)
+
+
+def test_if_result_shares_one_buffer_when_both_branch_values_are_local():
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.AIV)
+        def k(self, x: pl.Tensor[[16, 64], pl.FP32], n: pl.Scalar[pl.INDEX],
+              out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+            a: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.load(x, [0, 0], [16, 64])
+            if n > 1:
+                b: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.exp(a)
+                r = pl.yield_(b)
+            else:
+                c: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.add(a, a)
+                r = pl.yield_(c)
+            s: pl.Tensor[[16, 64], pl.FP32] = pl.store(r, [0, 0], out)
+            return s
+
+    k = passes.init_mem_ref()(P)["k"]
+    branch = k.body.stmts[-3]
+    b, c, r = branch.then_body.stmts[0].var, branch.else_body.stmts[0].var, branch.return_vars[0]
+    assert b.type.memref.base is c.type.memref.base is r.type.memref.base
+    assert len(_allocs(k)) == 2
