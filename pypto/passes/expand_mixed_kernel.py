@@ -5,7 +5,7 @@ Reference: pass doc 21 (compiler-and-runtime.md §2, dump 22); the cube/vector s
 kernel (AIC + AIV + Group with tpush / tpop) is not built here and is rejected.
 
 An op's side comes from OpDef.affinity, else from its tile operands' memory spaces
-(Vec → vector; Mat / Left / Right / Acc / Bias → cube); shared ops go either way.
+(Vec → vector; Mat / Left / Right / Acc / Bias → cube); a shared op follows its result's space.
 
     before:  @pl.function(type=pl.FunctionType.InCore) def k(...): ... pl.tile.add(a, b) ...
     after:   @pl.function(type=pl.FunctionType.AIV)    def k(...): ... pl.tile.add(a, b) ...
@@ -28,9 +28,13 @@ _CUBE_SPACES = {MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpac
 
 
 def call_affinity(c: Call) -> str:
-    """VECTOR, CUBE, SHARED or MIXED for one op call."""
-    if c.op.affinity is not None:
+    """VECTOR, CUBE, SHARED or MIXED for one op call. A shared op (e.g. tile.create) still goes
+    where its result lives: a Vec tile exists only on an AIV core, a Mat / Acc tile only on an AIC."""
+    if c.op.affinity not in (None, SHARED):
         return c.op.affinity
+    if c.op.affinity == SHARED:
+        space = getattr(c.type, "memory_space", None) if isinstance(c.type, TileType) else None
+        return SHARED if space is None else CUBE if space in _CUBE_SPACES else VECTOR
     spaces = [a.type.memory_space for a in c.args if isinstance(a.type, TileType)]
     if isinstance(c.type, TileType):
         spaces.append(c.type.memory_space)

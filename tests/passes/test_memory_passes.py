@@ -202,3 +202,16 @@ def test_if_result_shares_one_buffer_when_both_branch_values_are_local():
     b, c, r = branch.then_body.stmts[0].var, branch.else_body.stmts[0].var, branch.return_vars[0]
     assert b.type.memref.base is c.type.memref.base is r.type.memref.base
     assert len(_allocs(k)) == 2
+
+
+def test_shared_op_follows_its_result_space():
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32]):
+            m: pl.Tile[[16, 16], pl.FP32, pl.Mem.Mat] = pl.load(a, [0, 0], [16, 16], target_memory=pl.Mem.Mat)
+            v: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.create([16, 16], dtype=pl.FP32,
+                                                                       target_memory=pl.Mem.Vec)
+
+    with pytest.raises(UnsupportedError, match="mixes cube ops \\(tile.load\\) and vector ops \\(tile.create\\)"):
+        passes.expand_mixed_kernel()(P)
