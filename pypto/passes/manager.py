@@ -15,7 +15,7 @@ import importlib
 import os
 from typing import Callable, Optional
 
-from pypto.errors import ValueCheckError
+from pypto.errors import UnsupportedError, ValueCheckError
 from pypto.ir.function import Function, Program
 from pypto.passes.context import PassContext
 from pypto.passes.instruments import DumpInstrument
@@ -120,7 +120,10 @@ class PassManager:
     def pass_names(self) -> list:
         return [p.name for p in self.passes]
 
-    def run_passes(self, program: Program, dump_ir: bool = False, output_dir: Optional[str] = None) -> Program:
+    def run_passes(self, program: Program, dump_ir: bool = False, output_dir: Optional[str] = None,
+                   prefix: str = "pl") -> Program:
+        if prefix != "pl":
+            raise UnsupportedError(f"run_passes(prefix={prefix!r}): dumps are printed with the 'pl' prefix only")
         if not dump_ir:
             for p in self.passes:
                 program = p(program)
