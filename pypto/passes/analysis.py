@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
-from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, Var
+from pypto.ir.expr import Call, IterArg, Var
 from pypto.ir.function import Function
 from pypto.ir.node import DEF, Node
 from pypto.ir.stmt import SeqStmts, Stmt, flatten_to_stmts
@@ -86,10 +86,6 @@ def defined_vars(node) -> list:
     return _dv(node)
 
 
-def fresh_var(like: Var, type: Optional[Type] = None, name: Optional[str] = None) -> Var:
-    return Var(name if name is not None else like.name_hint, type if type is not None else like.type, like.span)
-
-
 def calls_in(node) -> list:
     found: list = []
 
@@ -100,27 +96,6 @@ def calls_in(node) -> list:
 
     _C().visit(node)
     return found
-
-
-def op_name(call: Call) -> str:
-    return call.op.name if not isinstance(call.op, GlobalVar) else ""
-
-
-def is_op_call(e: Expr, *names: str) -> bool:
-    return isinstance(e, Call) and not isinstance(e.op, GlobalVar) and (not names or e.op.name in names)
-
-
-def is_function_call(e: Expr) -> bool:
-    return isinstance(e, Call) and isinstance(e.op, GlobalVar)
-
-
-def return_type_of(types) -> Type:
-    types = tuple(types)
-    return types[0] if len(types) == 1 else TupleType(types)
-
-
-def replace_body(func: Function, body: Stmt) -> Function:
-    return func.replace(body=body)
 
 
 def alpha_rename(stmt: Stmt, mapping: Optional[dict] = None) -> tuple:
