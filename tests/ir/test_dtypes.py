@@ -25,3 +25,13 @@ def test_unbacked_dtypes_raise_a_clear_error(name):
 def test_from_numpy_prefers_plain_names():
     assert dtypes.DataType.from_numpy(np.int64) is dtypes.INT64
     assert dtypes.DataType.from_numpy(np.float32) is dtypes.FP32
+
+
+def test_reference_import_paths_exist():
+    from pypto.ir.instruments import make_roundtrip_instrument
+    from pypto.ir.pass_manager import OptimizationStrategy, PassManager
+    from pypto.pypto_core import passes
+
+    names = PassManager.get_strategy(OptimizationStrategy.Default).pass_names()
+    assert "ConvertTensorToTileOps" in names and callable(passes.convert_to_ssa())
+    assert type(make_roundtrip_instrument()).__name__ == "RoundtripInstrument"
