@@ -156,18 +156,13 @@ class JITFunction:
     def _parse(self, args: list):
         from pypto.ir.function import Program
         from pypto.language.parser import parse_function
-        extra: dict = {}
-        functions: list = []
-        for name, dep in reversed(self.deps()):     # callees first, so callers see them
-            fn = parse_function(dep.pyfunc, func_type=dep.func_type, level=dep.level, role=None, attrs=None,
-                                overrides=None, extra_globals=dict(extra))
-            extra[name] = fn
-            functions.append(fn)
+        made: list = []                          # specialized sub-kernels, in the order they were made
+        env: dict = {}
+        for name, dep in self.deps():
+            env[name] = _CallSiteSpecializer(dep, env, made)
         entry = parse_function(self.pyfunc, func_type=self.func_type, level=self.level, role=None, attrs=None,
-                               overrides=self._overrides(args), extra_globals=extra)
-        seen = {f.name for f in functions}
-        return Program([f for f in functions if f.name != entry.name] + [entry], self.__name__) \
-            if entry.name not in seen else Program(functions, self.__name__)
+                               overrides=self._overrides(args), extra_globals=env)
+        return Program([f for f in made if f.name != entry.name] + [entry], self.__name__)
 
     def _tensor_args(self, args: list) -> list:
         return [x for x in args if _array_spec(x) is not None]
@@ -207,6 +202,61 @@ class JITFunction:
 
     def __repr__(self) -> str:
         return f"<pl.jit {self.func_type.name} function {self.__name__}>"
+
+
+class _CallSiteSpecializer:
+    """Stands in for a sub-kernel while its caller is parsed: each call site gets the sub-kernel
+    specialized for its arguments — bare `pl.Tensor` params take the argument's shape and
+    dtype, Python numbers become specialization constants — one Function per distinct
+    signature (named `f`, `f_1`, ...), as the reference's specializer does."""
+
+    def __init__(self, dep: "JITFunction", env: dict, made: list):
+        self.dep = dep
+        self.env = env
+        self.made = made
+        self.by_key: dict = {}
+
+    def pypto_specialize(self, args: list, kwargs: dict, span):
+        from pypto.errors import TypeCheckError
+        from pypto.ir.expr import Expr
+        from pypto.ir.printer import python_print
+        from pypto.ir.types import ScalarType
+        from pypto.language.parser import parse_function
+        dep = self.dep
+        try:
+            bound = inspect.signature(dep.pyfunc).bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeCheckError(f"call of {dep.__name__}: {e}", span) from None
+        ann = dep.annotations()
+        overrides: dict = {}
+        kept: list = []
+        key: list = []
+        for name, value in bound.arguments.items():
+            declared = ann.get(name)
+            if isinstance(value, Expr):
+                t = value.type
+                if isinstance(t, TensorType) and not isinstance(declared, TensorType):
+                    overrides[name] = TensorType(list(t.shape), t.dtype)
+                elif isinstance(t, ScalarType) and not isinstance(declared, ScalarType):
+                    overrides[name] = ScalarType(t.dtype)
+                key.append(python_print(overrides.get(name, t)))
+                kept.append(value)
+            elif isinstance(value, (bool, int, float)):
+                overrides[name] = value
+                key.append(("const", type(value).__name__, value))
+            else:
+                raise TypeCheckError(f"call of {dep.__name__}: argument '{name}' must be a tensor, a scalar or a "
+                                     f"number, got {type(value).__name__}", span)
+        key_t = tuple(key)
+        fn = self.by_key.get(key_t)
+        if fn is None:
+            fn = parse_function(dep.pyfunc, func_type=dep.func_type, level=dep.level, role=None, attrs=None,
+                                overrides=overrides, extra_globals=self.env)
+            if self.by_key:
+                fn = fn.replace(name=f"{fn.name}_{len(self.by_key)}")
+            self.by_key[key_t] = fn
+            self.made.append(fn)
+        return fn, kept
 
 
 _DEFAULT = None

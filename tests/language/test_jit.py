@@ -149,3 +149,31 @@ def test_platform_is_part_of_the_key_and_onboard_runs_are_refused():
     assert compiled is not tile_add.compile(a, b, c)
     with pytest.raises(UnsupportedError, match="Ascend toolchain"):
         tile_add(a, b, c, config=RunConfig(platform="a2a3"))
+
+
+@pl.jit.incore
+def _scale_block(x: pl.Tensor, y: pl.Out[pl.Tensor], alpha: pl.FP32):
+    rows, cols = x.shape
+    for i in pl.range(rows // 16):
+        t = pl.load(x, [i * 16, 0], [16, cols])
+        pl.store(pl.mul(t, alpha), [i * 16, 0], y)
+    return y
+
+
+@pl.jit
+def _two_scales(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    tmp = pl.create_tensor([32, 64], dtype=pl.FP32)
+    tmp = _scale_block(x, tmp, 2.0)
+    out = _scale_block(tmp, out, -3.0)
+    return out
+
+
+def test_incore_sub_kernel_with_bare_annotations_is_specialized_per_call_site():
+    x = np.random.default_rng(5).standard_normal((32, 64)).astype(np.float32)
+    out = np.zeros_like(x)
+    _two_scales(x, out)
+    np.testing.assert_allclose(out, -6.0 * x, rtol=1e-6)
+    lowered = _two_scales.lower(x, out)
+    kernels = sorted(n for n in lowered.functions if n.startswith("_scale_block"))
+    assert kernels == ["_scale_block", "_scale_block_1"]      # one per distinct constant alpha
+    assert "pl.tile.muls(t, -3.0)" in lowered.as_python()

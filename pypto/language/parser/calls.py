@@ -80,6 +80,12 @@ def parse_call(ctx, node: ast.Call):
     if isinstance(callee, Function):
         ctx.env.auto_added.setdefault(callee.name, callee)
         return function_call(ctx, node, callee.name, args, kwargs, callee=callee)
+    specialize = getattr(callee, "pypto_specialize", None)
+    if specialize is not None:
+        # A @pl.jit sub-kernel: specialized for the types / constant values of these arguments.
+        fn, kept_args = specialize(args, kwargs, span)
+        ctx.env.auto_added.setdefault(fn.name, fn)
+        return function_call(ctx, node, fn.name, kept_args, {}, callee=fn)
     if isinstance(callee, InlineFunction):
         return expand_inline(ctx, node, callee, args, kwargs)
     if _member(callee, _CONSTEXPR_CALLS) or _member(callee, _PY_BUILTINS) or \
