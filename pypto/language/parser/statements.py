@@ -113,6 +113,8 @@ def _literal(value, annotation, span) -> Expr:
 def _apply_annotation(name: str, value: Expr, ann: Type, span) -> Expr:
     """Check that the value fits the annotation, then give a call the annotated type."""
     vt = value.type
+    if isinstance(vt, UnknownType) and getattr(getattr(value, "op", None), "result_from_annotation", False):
+        return value.replace(type=ann)      # e.g. a tpop: the popped tile's type is the annotation
     if isinstance(ann, (TensorType, TileType)):
         if not isinstance(vt, (TensorType, TileType)) or isinstance(vt, TileType) != isinstance(ann, TileType):
             raise ParserTypeError(f"'{name}' is annotated {describe(ann)} but the value is {describe(vt)}", span)

@@ -23,7 +23,7 @@ from pypto.runtime.sim.blocking import Block
 
 
 class Ring:
-    def __init__(self, name: str, slot_num: int, slot_size: int, consumers: int = 1):
+    def __init__(self, name: str, slot_num: int, slot_size: int, consumers: int = 1, producers: int = 1):
         if slot_num < 1 or slot_size < 1:
             raise SimulationError(f"pipe {name}: slot_num and slot_size must be positive ({slot_num}, {slot_size})")
         self.name = name
@@ -37,6 +37,23 @@ class Ring:
         self.tail = 0                          # next slot the producer fills
         self.heads = [0] * consumers           # next slot each consumer lane pops
         self.popped = [None] * consumers       # slot each lane holds (popped, not freed)
+        self.producers = producers             # lanes that each push one part of every slot (split V2C)
+        self.parts = [dict() for _ in range(slot_num)]   # per slot: producer lane → its pushed array
+        self.meta = [None] * slot_num          # per slot: what the (first) producer said about the tile
+        self.part_meta = [dict() for _ in range(slot_num)]   # per slot: producer lane → what it said
+        self.ptails = [0] * producers          # next slot each producer lane fills
+
+    def set_lanes(self, consumers: int, producers: int) -> None:
+        """The AIV side's lane count decides how many consumers free / producers fill a slot."""
+        if consumers != self.consumers:
+            if any(p is not None for p in self.popped):
+                raise SimulationError(f"pipe {self.name}: lane count changed while a slot is held")
+            self.consumers = consumers
+            self.heads = [self.heads[0]] * consumers
+            self.popped = [None] * consumers
+        if producers != self.producers:
+            self.producers = producers
+            self.ptails = [self.tail] * producers
 
     def occupancy(self) -> str:
         return f"pipe {self.name}: {sum(self.ready)}/{self.slot_num} slots full"
@@ -55,6 +72,36 @@ class Ring:
         self.freed[slot] = 0
         self.tail = (slot + 1) % self.slot_num
         return None
+
+    def push_part(self, data: np.ndarray, lane: int, meta=None) -> Optional[Block]:
+        """One producer lane's part of the next slot; the slot is ready when every producer pushed."""
+        if self.producers == 1:
+            blk = self.push(data)
+            if blk is None:
+                self.meta[(self.tail - 1) % self.slot_num] = meta
+                self.parts[(self.tail - 1) % self.slot_num] = {0: np.array(data, copy=True)}
+            return blk
+        slot = self.ptails[lane]
+        if self.ready[slot] or lane in self.parts[slot]:
+            return Block(lambda: not self.ready[slot] and lane not in self.parts[slot], "tpush",
+                         self.occupancy() + " (waiting for a tfree)")
+        size = sum(a.nbytes for a in self.parts[slot].values()) + data.nbytes
+        if size > self.slot_size:
+            raise SimulationError(f"pipe {self.name}: {size} bytes pushed into a {self.slot_size}-byte slot")
+        self.parts[slot][lane] = np.array(data, copy=True)
+        self.part_meta[slot][lane] = meta
+        if self.meta[slot] is None or (meta is not None and lane == 0):
+            self.meta[slot] = meta
+        self.ptails[lane] = (slot + 1) % self.slot_num
+        if len(self.parts[slot]) == self.producers:
+            self.nbytes[slot] = size
+            self.ready[slot] = True
+            self.freed[slot] = 0
+            self.tail = (slot + 1) % self.slot_num
+        return None
+
+    def held_slot(self, lane: int = 0) -> int:
+        return self.popped[lane]
 
     def pop(self, lane: int = 0) -> Union[np.ndarray, Block]:
         """The bytes of the lane's next ready slot (the slot stays held until `free`)."""
@@ -76,6 +123,8 @@ class Ring:
         self.freed[slot] += 1
         if self.freed[slot] == self.consumers:
             self.ready[slot] = False
+            self.parts[slot] = {}
+            self.part_meta[slot] = {}
 
 
 def get_ring(ctx, key, slot_num: int, slot_size: int, consumers: int = 1) -> Ring:
@@ -84,7 +133,12 @@ def get_ring(ctx, key, slot_num: int, slot_size: int, consumers: int = 1) -> Rin
     ring = state.get(("pipe", key))
     if ring is None:
         ring = state[("pipe", key)] = Ring(str(key), slot_num, slot_size, consumers)
-    elif (ring.slot_num, ring.slot_size, ring.consumers) != (slot_num, slot_size, consumers):
+    elif (ring.slot_num, ring.slot_size) != (slot_num, slot_size):
         raise SimulationError(f"pipe {key} re-initialized with another geometry: "
-                              f"{(slot_num, slot_size, consumers)} vs {(ring.slot_num, ring.slot_size, ring.consumers)}")
+                              f"{(slot_num, slot_size)} vs {(ring.slot_num, ring.slot_size)}")
     return ring
+
+
+def find_ring(ctx, key) -> Optional[Ring]:
+    """The ring `key` of the agent's cluster if a pipe initialization created it."""
+    return ctx.cluster.state.get(("pipe", key)) if ctx.cluster is not None else None

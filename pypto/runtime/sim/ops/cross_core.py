@@ -1,0 +1,186 @@
+"""Simulator semantics of the cross-core pipe ops (tpush / tpop / tfree, initialize_pipe, buffers).
+
+Each cluster holds two rings per pipe id (pypto/runtime/sim/pipes.py): C2V, filled by the AIC
+and drained by the AIV lane(s), and V2C the other way. `initialize_pipe` creates them (the
+first side to run creates, the other checks the geometry); the AIV side also says how many
+lanes take part, which fixes how many lanes must free a C2V slot and push a part of a V2C slot.
+A pushed slot carries the whole tile (its physical box, valid region and dtype), so a pop can
+check the layout contract (same dtype, the expected box) and a split pop can take its lane's
+half: lane L of split code 1 / 3 (rows) or 2 / 4 (columns) owns rows / columns
+[L*S, L*S + eL) with S the lane tile's extent and eL = clamp(valid - L*S, 0, S).
+
+    pl.system.aic_initialize_pipe(imp, v2c, dir_mask=3, slot_size=8192, slot_num=2)
+    pl.tile.tpush_to_aiv(acc, split=0)        # blocks while both slots are in use
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pypto.errors import SimulationError
+from pypto.runtime.sim.blocking import may_block
+from pypto.runtime.sim.pipes import find_ring, get_ring
+
+C2V, V2C = "c2v", "v2c"
+
+
+def _axis(split: int):
+    return None if not split else (0 if split in (1, 3) else 1)
+
+
+def _init(ctx, dir_mask, slot_size, slot_num, id, aiv: bool):
+    if ctx.cluster is None:
+        raise SimulationError("initialize_pipe outside a cluster launch (call the kernel through its Group)")
+    lanes = max(1, int(getattr(ctx, "subblock_num", 1))) if aiv else None
+    for bit, direction in ((1, C2V), (2, V2C)):
+        if not dir_mask & bit:
+            continue
+        ring = get_ring(ctx, (direction, id or 0), slot_num or 2, slot_size)
+        if lanes is not None:
+            ring.set_lanes(lanes, 1) if direction == C2V else ring.set_lanes(1, lanes)
+    return None
+
+
+def aic_initialize_pipe(ctx, out, *bufs, dir_mask=1, slot_size=0, slot_num=None, local_slot_num=None, id=None, **kw):
+    return _init(ctx, dir_mask, slot_size, slot_num, id, aiv=False)
+
+
+def aiv_initialize_pipe(ctx, out, *bufs, dir_mask=1, slot_size=0, slot_num=None, local_slot_num=None, id=None, **kw):
+    return _init(ctx, dir_mask, slot_size, slot_num, id, aiv=True)
+
+
+def reserve_buffer(ctx, out, name=None, size=0, base=-1, **kw):
+    return max(int(base), 0)
+
+
+def import_peer_buffer(ctx, out, name=None, peer_func=None, **kw):
+    return 0
+
+
+def _ring(ctx, direction: str, id, op: str):
+    ring = find_ring(ctx, (direction, id or 0))
+    if ring is None:
+        raise SimulationError(f"{op}: pipe {id or 0} ({direction.upper()}) is not initialized on this cluster",
+                              hint="call pl.system.aic_initialize_pipe / aiv_initialize_pipe first")
+    return ring
+
+
+def _lane(ctx) -> int:
+    return int(getattr(ctx, "subblock_idx", 0) or 0)
+
+
+def _payload(tile) -> tuple:
+    return np.array(tile.data, copy=True), tuple(tile.valid)
+
+
+@may_block
+def tpush_to_aiv(ctx, out, tile, split=0, id=None, lane_stride=None, **kw):
+    ring = _ring(ctx, C2V, id, "tile.tpush_to_aiv")
+    data, valid = _payload(tile)
+    return ring.push_part(data, 0, meta=(valid, split))
+
+
+@may_block
+def tpush_to_aic(ctx, out, tile, split=0, id=None, **kw):
+    ring = _ring(ctx, V2C, id, "tile.tpush_to_aic")
+    data, valid = _payload(tile)
+    lane = _lane(ctx) if ring.producers > 1 else 0
+    return ring.push_part(data, lane, meta=(valid, split))
+
+
+def _contract(op, out, got: np.ndarray, want_shape) -> None:
+    if got.dtype != out.data.dtype or tuple(got.shape) != tuple(want_shape):
+        raise SimulationError(f"{op}: layout contract broken: the slot holds a {got.dtype} tile of box "
+                              f"{tuple(got.shape)}, the pop expects {out.data.dtype} {tuple(want_shape)}",
+                              hint="push and pop must agree on shape, dtype and split")
+
+
+@may_block
+def tpop_from_aic(ctx, out, split=0, id=None, lane_stride=None, **kw):
+    ring = _ring(ctx, C2V, id, "tile.tpop_from_aic")
+    lane = _lane(ctx) if ring.consumers > 1 else 0
+    got = ring.pop(lane)
+    if not isinstance(got, np.ndarray):
+        return got
+    slot = ring.held_slot(lane)
+    full = ring.parts[slot][0]
+    valid, _ = ring.meta[slot]
+    axis = _axis(split)
+    if axis is None:
+        _contract("tile.tpop_from_aic", out, full, out.data.shape)
+        if getattr(ctx, "replay_lane", False):
+            out.valid = (0,) * len(valid)
+            return out
+        out.data[...] = full
+        out.valid = valid
+        return out
+    stride = int(lane_stride) if lane_stride else out.data.shape[axis]
+    want = list(full.shape)
+    want[axis] = out.data.shape[axis]
+    if full.dtype != out.data.dtype or full.shape[1 - axis] != out.data.shape[1 - axis] or \
+            out.data.shape[axis] * 2 < full.shape[axis]:
+        _contract("tile.tpop_from_aic", out, full, want)
+    ext = min(max(valid[axis] - lane * stride, 0), out.data.shape[axis])
+    src = np.take(full, range(lane * stride, lane * stride + ext), axis=axis)
+    region = [slice(None)] * full.ndim
+    region[axis] = slice(0, ext)
+    out.data[tuple(region)] = src
+    lane_valid = list(valid)
+    lane_valid[axis] = ext
+    out.valid = tuple(lane_valid)
+    return out
+
+
+@may_block
+def tpop_from_aiv(ctx, out, split=0, id=None, **kw):
+    ring = _ring(ctx, V2C, id, "tile.tpop_from_aiv")
+    got = ring.pop(0)
+    if not isinstance(got, np.ndarray):
+        return got
+    slot = ring.held_slot(0)
+    parts = ring.parts[slot]
+    valid, _ = ring.meta[slot]
+    axis = _axis(split)
+    if axis is None:                             # one part (lane 1 of a replayed dual dispatch pushes nothing)
+        first = parts[0]
+        _contract("tile.tpop_from_aiv", out, first, out.data.shape)
+        out.data[...] = first
+        out.valid = valid
+        return out
+    stride = parts[0].shape[axis]
+    for arr in parts.values():
+        if arr.dtype != out.data.dtype or arr.shape[1 - axis] != out.data.shape[1 - axis] or \
+                arr.shape[axis] * 2 < out.data.shape[axis]:
+            _contract("tile.tpop_from_aiv", out, arr, out.data.shape)
+    metas = ring.part_meta[slot]
+    total = list(valid)
+    total[axis] = 0
+    for lane in sorted(parts):
+        ext = int(metas[lane][0][axis])
+        take = [slice(None)] * out.data.ndim
+        take[axis] = slice(0, ext)
+        put = [slice(None)] * out.data.ndim
+        put[axis] = slice(lane * stride, lane * stride + ext)
+        out.data[tuple(put)] = parts[lane][tuple(take)]
+        if ext:
+            total[axis] = lane * stride + ext
+    out.valid = tuple(total)
+    return out
+
+
+def _free(direction, op):
+    def free(ctx, out, tile, split=0, id=None, **kw):
+        ring = _ring(ctx, direction, id, op)
+        lane = _lane(ctx) if direction == C2V and ring.consumers > 1 else 0
+        ring.free(lane)
+        return None
+    return free
+
+
+def table() -> dict:
+    return {"tile.tpush_to_aiv": tpush_to_aiv, "tile.tpush_to_aic": tpush_to_aic,
+            "tile.tpop_from_aic": tpop_from_aic, "tile.tpop_from_aiv": tpop_from_aiv,
+            "system.tfree_to_aic": _free(C2V, "system.tfree_to_aic"),
+            "system.tfree_to_aiv": _free(V2C, "system.tfree_to_aiv"),
+            "system.aic_initialize_pipe": aic_initialize_pipe, "system.aiv_initialize_pipe": aiv_initialize_pipe,
+            "system.reserve_buffer": reserve_buffer, "system.import_peer_buffer": import_peer_buffer}
