@@ -177,6 +177,23 @@ def _verify_split_incore_orch(program: Program) -> list:
     return diags
 
 
+def _verify_cluster_outlined(program: Program) -> list:
+    diags = []
+    for f in program.functions.values():
+        w = _Walker(f, "ClusterOutlined")
+
+        class _V(IRVisitor):
+            def visit_cluster_scope_stmt(self, s):
+                w.report("a pl.cluster scope was not outlined into a Group function", s.span)
+
+            def visit_spmd_scope_stmt(self, s):
+                w.report("a pl.spmd scope was not outlined into an Spmd function", s.span)
+
+        _V().visit(f.body)
+        diags += w.diags
+    return diags
+
+
 def _verify_incore_tile_ops(program: Program) -> list:
     diags = []
     for f in program.functions.values():
@@ -244,6 +261,7 @@ VERIFIERS: dict[str, Callable[[Program], list]] = {
     "NormalizedStmtStructure": _verify_normalized,
     "NoNestedCalls": _verify_no_nested_calls,
     "SplitIncoreOrch": _verify_split_incore_orch,
+    "ClusterOutlined": _verify_cluster_outlined,
     "IncoreTileOps": _verify_incore_tile_ops,
     "TileMemoryInferred": _verify_tile_memory,
     "MixedKernelExpanded": _verify_mixed_expanded,

@@ -86,6 +86,8 @@ DEFAULT_PIPELINE = (
     ("FlattenCallExpr", "flatten_call_expr"),
     # Kernel boundaries: each pl.at scope becomes an InCore function, the parent the orchestration.
     ("OutlineIncoreScopes", "outline_incore_scopes"),
+    # Launch wrappers: pl.cluster → Group, standalone pl.spmd → Spmd (core_num / sync_start in attrs).
+    ("OutlineClusterScopes", "outline_cluster_scopes"),
     # Kernels now exist: lower their tensor ops to tile ops with entry loads / exit stores.
     ("ConvertTensorToTileOps", "convert_tensor_to_tile_ops"),
     # Every tile needs a memory space before cores are chosen and buffers planned.

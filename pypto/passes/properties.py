@@ -21,6 +21,7 @@ class IRProperty(enum.Enum):
     NormalizedStmtStructure = "NormalizedStmtStructure"
     NoNestedCalls = "NoNestedCalls"
     SplitIncoreOrch = "SplitIncoreOrch"
+    ClusterOutlined = "ClusterOutlined"
     IncoreTileOps = "IncoreTileOps"
     TileMemoryInferred = "TileMemoryInferred"
     MixedKernelExpanded = "MixedKernelExpanded"

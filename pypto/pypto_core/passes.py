@@ -20,6 +20,7 @@ from pypto.passes.instruments import (CallbackInstrument, DumpInstrument, Instru
                                       make_roundtrip_instrument)
 from pypto.passes.manager import OptimizationStrategy, Pass, PassManager  # noqa: F401
 from pypto.passes.normalize_stmt_structure import normalize_stmt_structure  # noqa: F401
+from pypto.passes.outline_cluster_scopes import outline_cluster_scopes  # noqa: F401
 from pypto.passes.outline_incore_scopes import outline_incore_scopes  # noqa: F401
 from pypto.passes.properties import IRProperty, IRPropertySet, PassProperties  # noqa: F401
 from pypto.passes.simplify import simplify  # noqa: F401

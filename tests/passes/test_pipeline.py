@@ -14,7 +14,7 @@ from pypto.passes import OptimizationStrategy, PassContext, PassManager, Verific
 from pypto.pypto_core import passes
 
 DEFAULT_ORDER = ["InlineFunctions", "ConvertToSSA", "Simplify", "NormalizeStmtStructure", "FlattenCallExpr",
-                 "OutlineIncoreScopes", "ConvertTensorToTileOps", "InferTileMemorySpace", "ExpandMixedKernel",
+                 "OutlineIncoreScopes", "OutlineClusterScopes", "ConvertTensorToTileOps", "InferTileMemorySpace", "ExpandMixedKernel",
                  "InitMemRef", "AllocateMemoryAddr"]
 
 
@@ -117,7 +117,7 @@ def test_run_passes_dumps_every_pass(tmp_path):
     assert files == ["00_frontend.py"] + [f"{i + 1:02d}_after_{n}.py" for i, n in enumerate(DEFAULT_ORDER)]
     frontend = (tmp_path / "passes_dump" / "00_frontend.py").read_text()
     assert frontend == ir.python_print(TensorLevel)
-    last = (tmp_path / "passes_dump" / "11_after_AllocateMemoryAddr.py").read_text()
+    last = (tmp_path / "passes_dump" / f"{len(DEFAULT_ORDER):02d}_after_AllocateMemoryAddr.py").read_text()
     assert "pl.tile.alloc(" in last and "addr=8192" in last
     ir.assert_structural_equal(pl.parse(last), PassManager.get_strategy().run_passes(TensorLevel))
 
