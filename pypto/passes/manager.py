@@ -90,6 +90,8 @@ DEFAULT_PIPELINE = (
     ("OutlineClusterScopes", "outline_cluster_scopes"),
     # Kernels now exist: lower their tensor ops to tile ops with entry loads / exit stores.
     ("ConvertTensorToTileOps", "convert_tensor_to_tile_ops"),
+    # Matmuls on whole Mat operands rarely fit L0: K loops of Mat → Left / Right extracts, M / N output blocks.
+    ("AutoTileMatmulL0", "auto_tile_matmul_l0"),
     # Every tile needs a memory space before cores are chosen and buffers planned.
     ("InferTileMemorySpace", "infer_tile_memory_space"),
     # Memory spaces decide the core: InCore kernels become AIV or AIC.

@@ -7,6 +7,7 @@
 
 from pypto.ir.verifier import Diagnostic, verify_property  # noqa: F401
 from pypto.passes.allocate_memory_addr import allocate_memory_addr  # noqa: F401
+from pypto.passes.auto_tile_matmul_l0 import auto_tile_matmul_l0  # noqa: F401
 from pypto.passes.context import PassContext, VerificationLevel  # noqa: F401
 from pypto.passes.convert_tensor_to_tile_ops import convert_tensor_to_tile_ops  # noqa: F401
 from pypto.passes.convert_to_ssa import convert_to_ssa  # noqa: F401
