@@ -90,6 +90,8 @@ DEFAULT_PIPELINE = (
     ("OutlineClusterScopes", "outline_cluster_scopes"),
     # Kernels now exist: lower their tensor ops to tile ops with entry loads / exit stores.
     ("ConvertTensorToTileOps", "convert_tensor_to_tile_ops"),
+    # Composite tile ops (sin / cos / select / tquant_mx) → primitives, before any tile pass looks at them.
+    ("LowerCompositeOps", "lower_composite_ops"),
     # Matmuls on whole Mat operands rarely fit L0: K loops of Mat → Left / Right extracts, M / N output blocks.
     ("AutoTileMatmulL0", "auto_tile_matmul_l0"),
     # Every tile needs a memory space before cores are chosen and buffers planned.

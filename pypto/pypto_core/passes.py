@@ -16,6 +16,7 @@ from pypto.passes.flatten_call_expr import flatten_call_expr  # noqa: F401
 from pypto.passes.infer_tile_memory_space import infer_tile_memory_space  # noqa: F401
 from pypto.passes.init_mem_ref import init_mem_ref  # noqa: F401
 from pypto.passes.inline_functions import inline_functions  # noqa: F401
+from pypto.passes.lower_composite_ops import lower_composite_ops  # noqa: F401
 from pypto.passes.instruments import (CallbackInstrument, DumpInstrument, Instrument, RoundtripInstrument,  # noqa: F401
                                       TimingInstrument, VerificationInstrument, VerificationMode,
                                       make_roundtrip_instrument)

@@ -232,6 +232,18 @@ def unary_rule(name: str, float_only: bool = False, kind: Optional[str] = None):
     return deduce
 
 
+def fp32_only_rule(name: str):
+    """sin / cos: LowerCompositeOps expands them with an FP32-only recipe (Cody-Waite constants and
+    polynomial tuned for FP32), so any other dtype is refused when the call is built."""
+    def deduce(args, kw):
+        a = expect_shaped(name, "x", args[0])
+        if a.dtype.name != "FP32":
+            raise TypeCheckError(f"{name}: argument 'x' must be FP32 (32-bit floating-point), got {a.dtype.name}",
+                                 hint="pl.cast(x, pl.FP32) first and cast the result back if needed")
+        return result_like(a)
+    return deduce
+
+
 def cast_rule(name: str):
     def deduce(args, kw):
         a = expect_shaped(name, "x", args[0])

@@ -11,7 +11,7 @@ from pypto.ir.dtypes import INDEX, DataType
 from pypto.ir.enums import CastMode, CmpType, PadValue, TensorLayout
 from pypto.errors import TypeCheckError
 from pypto.ir.ops.common import (dims_equal, fmt_shape, same_dtype, assemble_rule, concat_rule, binary_rule, cast_rule, cmp_rule, cmps_rule, expand_rule, expands_rule,
-                                 expect_axis, expect_tensor, expect_tuple, fillpad_rule, read_rule, reduce_rule,
+                                 expect_axis, expect_tensor, expect_tuple, fillpad_rule, fp32_only_rule, read_rule, reduce_rule,
                                  reshape_rule, scalar_binary_rule, slice_rule, transpose_rule, unary_rule, write_rule)
 from pypto.ir.ops.registry import CUBE, READ, READWRITE, SHARED, VECTOR, Kwarg, OpDef, register_op
 from pypto.ir.ops.tile import BINARY, EXPAND_KINDS, TRIG, UNARY_ANY, UNARY_FLOAT, accumulator_dtype
@@ -51,8 +51,8 @@ for _n in UNARY_FLOAT:
     _compute(f"tensor.{_n}", ("x",), unary_rule(f"tensor.{_n}", float_only=True))
 for _n in UNARY_ANY:
     _compute(f"tensor.{_n}", ("x",), unary_rule(f"tensor.{_n}"))
-for _n in TRIG:
-    _compute(f"tensor.{_n}", ("x",), unary_rule(f"tensor.{_n}", float_only=True))
+for _n in TRIG:     # FP32 only: LowerCompositeOps expands them with an FP32 recipe
+    _compute(f"tensor.{_n}", ("x",), fp32_only_rule(f"tensor.{_n}"))
 for _n in ("and_", "or_", "xor", "shl", "shr"):
     _compute(f"tensor.{_n}", ("lhs", "rhs"), binary_rule(f"tensor.{_n}", kind="int"))
     _compute(f"tensor.{_n.rstrip('_')}s", ("lhs", "rhs"), scalar_binary_rule(f"tensor.{_n.rstrip('_')}s", kind="int"))

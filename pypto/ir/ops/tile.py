@@ -13,7 +13,7 @@ from pypto.ir.dtypes import FP32, INT32, DataType
 from pypto.ir.enums import CastMode, CmpType, MemorySpace, PadValue, TileLayout
 from pypto.ir.ops.common import (MASK_DTYPE, assemble_rule, concat_rule, binary_rule, cast_rule, cmp_rule, cmps_rule, dims_equal,
                                  expand_rule, expands_rule, expect_scalar, expect_tensor, expect_tile, expect_tuple,
-                                 fillpad_rule, fmt_shape, packed_mask_shape, read_rule, reduce_rule, reshape_rule,
+                                 fillpad_rule, fmt_shape, fp32_only_rule, packed_mask_shape, read_rule, reduce_rule, reshape_rule,
                                  same_dtype, same_shape, scalar_binary_rule, scalar_fits, slice_rule, transpose_rule,
                                  unary_rule, write_rule)
 from pypto.ir.ops.registry import CUBE, READ, READWRITE, SHARED, VECTOR, WRITE, Kwarg, OpDef, register_op
@@ -129,8 +129,8 @@ for _n in UNARY_FLOAT:
     _vector(f"tile.{_n}", ("x",), unary_rule(f"tile.{_n}", float_only=True))
 for _n in UNARY_ANY:
     _vector(f"tile.{_n}", ("x",), unary_rule(f"tile.{_n}"))
-for _n in TRIG:
-    _vector(f"tile.{_n}", ("x",), unary_rule(f"tile.{_n}", float_only=True))
+for _n in TRIG:     # FP32 only: LowerCompositeOps expands them with an FP32 recipe
+    _vector(f"tile.{_n}", ("x",), fp32_only_rule(f"tile.{_n}"))
 
 # Bitwise ops (integers only). The vector unit's xor and rem need a scratch tile; fmod does not.
 for _n in ("and_", "or_", "shl", "shr"):

@@ -59,7 +59,8 @@ ONE_TO_ONE = ("add", "sub", "mul", "div", "adds", "subs", "muls", "divs", "maxim
               "row_expand_expdif", "col_expand", "col_expand_add", "col_expand_sub", "col_expand_mul",
               "col_expand_div", "col_expand_max", "col_expand_min", "col_expand_expdif", "transpose", "reshape",
               "fillpad", "cmp", "cmps", "expands", "full", "and_", "ands", "or_", "ors", "not_", "xor", "xors",
-              "shl", "shls", "shr", "shrs", "fmod", "fmods", "concat")
+              "shl", "shls", "shr", "shrs", "fmod", "fmods", "concat",
+              "sin", "cos")     # tile.sin / tile.cos are composite: LowerCompositeOps expands them next
 
 
 def _scratch(ctx, like, call: Call):

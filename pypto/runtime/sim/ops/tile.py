@@ -58,8 +58,8 @@ def create(ctx, out, shape, **kwargs):
 
 
 def full(ctx, out, shape, dtype=None, value=0, **kwargs):
+    # out.valid stays the result type's valid region (LowerCompositeOps may narrow a tile.full's view)
     out.data[...] = scalar_as(value, out.data.dtype)
-    out.valid = out.data.shape
     return out
 
 
@@ -113,8 +113,8 @@ UNARY = {
     "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
     "rsqrt": lambda x: 1 / np.sqrt(x), "recip": lambda x: 1 / x,
     "neg": np.negative, "abs": np.abs, "relu": lambda x: np.maximum(x, 0),
-    "sin": np.sin, "cos": np.cos, "not_": np.invert,
-}
+    "not_": np.invert,
+}   # tile.sin / tile.cos are not here: LowerCompositeOps expands them (sim/ops/composite.py rejects leftovers)
 
 
 def cast(ctx, out, x, target_type=None, mode=CastMode.round, **kwargs):

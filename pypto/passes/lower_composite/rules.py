@@ -1,0 +1,36 @@
+"""The LowerCompositeOps dispatch table: op name → lowering rule (seed 001, "Architecture").
+
+A rule is `rule(call, args, builder) -> Expr`: `call` is the original composite Call, `args`
+its operands after the pass's own rewriting (rules must use these, not `call.args`, so the
+pass's variable remapping survives), `builder` the LoweringBuilder to append statements to.
+It returns the final result expression (a MakeTuple for multi-result ops).
+
+To add a composite op: write `lower_<op>_rule` in the module of its family (one module per
+family: trig, select, mx; the distributed collectives each get their own), then add one entry
+below. The table is read-only and names every rule explicitly — no self-registration, no import
+order to get right. Calls whose op is not in the table are left alone, and no rule emits an op
+that is in the table, which is why the pass is idempotent.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Callable, Mapping, Optional
+
+from pypto.ir.expr import Call, Expr
+from pypto.passes.lower_composite.builder import LoweringBuilder
+from pypto.passes.lower_composite.select import lower_select_rule
+from pypto.passes.lower_composite.trig import lower_cos_rule, lower_sin_rule
+
+CompositeLoweringFn = Callable[[Call, tuple, LoweringBuilder], Expr]
+
+RULES: Mapping[str, CompositeLoweringFn] = MappingProxyType({
+    "tile.sin": lower_sin_rule,
+    "tile.cos": lower_cos_rule,
+    # scratch-free select → tile.create (scratch, Vec) + tile.sel / tile.sels, per the backend's plan
+    "tile.select": lower_select_rule,
+})
+
+
+def lookup_rule(op_name: str) -> Optional[CompositeLoweringFn]:
+    return RULES.get(op_name)
