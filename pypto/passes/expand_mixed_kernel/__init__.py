@@ -1,0 +1,189 @@
+"""ExpandMixedKernel: split each mixed InCore kernel into AIC + AIV (+ Group); retype pure ones.
+
+Requires: SSAForm, TileMemoryInferred / Produces: MixedKernelExpanded / Invalidates: —
+Seed 004 (pass doc 21; compiler-and-runtime.md §2, dump 22). Phases: pre-scan callers (which
+kernels an existing Group calls), expand each InCore kernel (affinity.py, construct.py,
+dce.py, pipe_setup.py), rewrite Group callers in place, check the result (verifier.py).
+
+    before:  InCore k(x, y, out): ... z = matmul(l, r); v = move(z, Vec); out = store(v, ..)
+    after:   AIC k_aic: ... z = matmul(l, r); tpush_to_aiv(z)   AIV k_aiv: v = tpop_from_aic(); store; tfree
+             Group k(x, y, out): self.k_aic(x, y, out); self.k_aiv(x, y, out); return out
+"""
+
+from __future__ import annotations
+
+from pypto.errors import UnsupportedError
+from pypto.ir.enums import FunctionType
+from pypto.ir.expr import Call, GlobalVar, TupleGetItem, Var
+from pypto.ir.function import Function, Program
+from pypto.ir.ops.registry import CUBE, VECTOR
+from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, SeqStmts, flatten_to_stmts
+from pypto.ir.types import TupleType, UnknownType
+from pypto.ir.visitor import IRMutator, substitute
+from pypto.passes.context import current_platform
+from pypto.passes.expand_mixed_kernel.affinity import call_affinity, stmt_affinity  # noqa: F401 (re-export)
+from pypto.passes.expand_mixed_kernel.construct import SideBuilder, is_mixed, store_writebacks
+from pypto.passes.expand_mixed_kernel.dce import eliminate, free_vars
+from pypto.passes.expand_mixed_kernel.pipe_setup import insert_tfrees, pipe_prologue
+from pypto.passes.expand_mixed_kernel.verifier import check_expanded
+from pypto.passes.manager import Pass
+from pypto.passes.properties import IRProperty, PassProperties
+
+_DROPPED_ATTRS = ("split",)
+
+
+def _calls_to(func: Function, name: str) -> bool:
+    from pypto.passes.analysis import calls_in
+    return any(isinstance(c.op, GlobalVar) and c.op.name == name for c in calls_in(func.body))
+
+
+def _side_body(func: Function, side: str, platform_name: str):
+    builder = SideBuilder(side, platform_name)
+    body = builder.body(func.body)
+    writebacks = store_writebacks(func.body, side)
+    if writebacks:
+        body = substitute(body, writebacks)
+    body = eliminate(body, set())
+    body = insert_tfrees(body, builder.carriers)
+    loose = free_vars(func.params, body)
+    if loose:
+        raise UnsupportedError(f"ExpandMixedKernel: kernel {func.name}: the {side} side reads "
+                               f"{', '.join(v.name for v in loose)}, which only the other core computes",
+                               func.span, hint="move the value across explicitly with pl.move (a tile) or "
+                                               "compute it on both sides (a scalar)")
+    return body
+
+
+def _returned_params(aiv: Function, writebacks: dict) -> list:
+    """For each AIV return value, the param it writes back (or None)."""
+    stmts = flatten_to_stmts(aiv.body)
+    ret = stmts[-1] if stmts and isinstance(stmts[-1], ReturnStmt) else None
+    if ret is None:
+        return []
+    defs = {}
+    for s in stmts:
+        if isinstance(s, AssignStmt) and isinstance(s.value, Call) and not isinstance(s.value.op, GlobalVar) \
+                and s.value.op.reuses_input is not None:
+            defs[s.var] = s.value.args[s.value.op.reuses_input]
+    out = []
+    for v in ret.values:
+        seen = 0
+        while v in defs and seen < 64:
+            v, seen = defs[v], seen + 1
+        out.append(v if v in aiv.params else None)
+    return out
+
+
+def _expand(func: Function, platform_name: str) -> tuple:
+    """(aic, aiv) for a mixed kernel."""
+    attrs = {k: v for k, v in func.attrs.items() if k not in _DROPPED_ATTRS}
+    aic_body = _side_body(func, CUBE, platform_name)
+    aiv_body = _side_body(func, VECTOR, platform_name)
+    aic_pro = pipe_prologue(func.name, CUBE, aic_body, aiv_body, func.attrs)
+    aiv_pro = pipe_prologue(func.name, VECTOR, aic_body, aiv_body, func.attrs)
+    aic = _with_own_params(Function(f"{func.name}_aic", func.params, [], SeqStmts(aic_pro + flatten_to_stmts(aic_body)),
+                                    FunctionType.AIC, param_directions=func.param_directions, attrs=attrs,
+                                    span=func.span))
+    aiv = Function(f"{func.name}_aiv", func.params, func.return_types, SeqStmts(aiv_pro + flatten_to_stmts(aiv_body)),
+                   FunctionType.AIV, param_directions=func.param_directions, attrs=attrs, span=func.span)
+    return aic, aiv
+
+
+def _with_own_params(func: Function) -> Function:
+    """A copy whose params are fresh Vars: two functions never share a binding."""
+    from pypto.passes.analysis import alpha_rename
+    fresh = [Var(p.name_hint, p.type, p.span) for p in func.params]
+    body, _ = alpha_rename(func.body, dict(zip(func.params, fresh)))
+    return func.replace(params=tuple(fresh), body=body)
+
+
+def _call(func: Function, args, span) -> Call:
+    rts = func.return_types
+    t = UnknownType() if not rts else rts[0] if len(rts) == 1 else TupleType(rts)
+    return Call(GlobalVar(func.name, span), args, type=t, span=span)
+
+
+def _group(func: Function, aic: Function, aiv: Function) -> Function:
+    params = [Var(p.name_hint, p.type, p.span) for p in func.params]
+    stmts = [EvalStmt(_call(aic, params, func.span), func.span)]
+    rets = _returned_params(aiv, {})
+    aiv_call = _call(aiv, params, func.span)
+    if rets and all(r is not None for r in rets):
+        stmts.append(EvalStmt(aiv_call, func.span))
+        stmts.append(ReturnStmt([params[list(aiv.params).index(r)] for r in rets], func.span))
+    elif func.return_types:
+        res = Var("result", aiv_call.type, func.span)
+        stmts.append(AssignStmt(res, aiv_call, func.span))
+        values = [res] if len(func.return_types) == 1 else [TupleGetItem(res, i) for i in range(len(func.return_types))]
+        stmts.append(ReturnStmt(values, func.span))
+    else:
+        stmts.append(EvalStmt(aiv_call, func.span))
+    return Function(func.name, params, func.return_types, SeqStmts(stmts), FunctionType.Group,
+                    param_directions=func.param_directions, attrs={}, span=func.span)
+
+
+class _GroupCallerRewrite(IRMutator):
+    """In a Group: `r = k(args)` → `k_aic(args); r = k_aiv(args)` (seed phase 3)."""
+
+    def __init__(self, split: dict):
+        self.split = split
+
+    def mutate_seq_stmts(self, s):
+        out = []
+        for x in s.stmts:
+            x = self.mutate(x)
+            c = x.value if isinstance(x, AssignStmt) else x.expr if isinstance(x, EvalStmt) else None
+            if isinstance(c, Call) and isinstance(c.op, GlobalVar) and c.op.name in self.split:
+                aic, aiv = self.split[c.op.name]
+                out.append(EvalStmt(_call(aic, c.args, c.span).replace(attrs=c.attrs), x.span))
+                aiv_call = _call(aiv, c.args, c.span).replace(attrs=c.attrs)
+                out.append(AssignStmt(x.var, aiv_call, x.span) if isinstance(x, AssignStmt) else
+                           EvalStmt(aiv_call, x.span))
+            else:
+                out.append(x)
+        return s.replace(stmts=tuple(out))
+
+
+def _run(program: Program) -> Program:
+    platform_name = current_platform().name
+    funcs = list(program.functions.values())
+    split: dict = {}
+    retyped: dict = {}
+    for f in funcs:
+        if f.func_type is not FunctionType.InCore:
+            continue
+        if is_mixed(f.body):
+            split[f.name] = _expand(f, platform_name)
+        else:
+            sides = {stmt_affinity(s) for s in flatten_to_stmts(f.body)}
+            kind = FunctionType.AIC if CUBE in sides else FunctionType.AIV
+            attrs = {k: v for k, v in f.attrs.items() if k not in _DROPPED_ATTRS}
+            retyped[f.name] = f.with_type(kind).replace(attrs=attrs)
+    if not split and not retyped:
+        return program
+    out = []
+    rewrite = _GroupCallerRewrite(split)
+    for f in funcs:
+        if f.name in retyped:
+            out.append(retyped[f.name])
+        elif f.name in split:
+            aic, aiv = split[f.name]
+            out += [aic, aiv]
+            others = [g for g in funcs if g.name != f.name and g.func_type is not FunctionType.Group
+                      and _calls_to(g, f.name)]
+            groups = [g for g in funcs if g.func_type is FunctionType.Group and _calls_to(g, f.name)]
+            if others or not groups:
+                out.append(_group(f, aic, aiv))
+        elif f.func_type is FunctionType.Group and any(_calls_to(f, n) for n in split):
+            out.append(f.replace(body=rewrite.mutate(f.body)))
+        else:
+            out.append(f)
+    result = program.with_functions(out)
+    check_expanded(result)
+    return result
+
+
+def expand_mixed_kernel() -> Pass:
+    return Pass("ExpandMixedKernel", _run,
+                PassProperties(required={IRProperty.SSAForm, IRProperty.TileMemoryInferred},
+                               produced={IRProperty.MixedKernelExpanded}))

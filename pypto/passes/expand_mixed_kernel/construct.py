@@ -1,0 +1,143 @@
+"""Build one core side's body of a mixed kernel (seed 004, Algorithm phase 2 steps 4–5a).
+
+The cube body keeps CUBE + SHARED statements, the vector body VECTOR + SHARED ones; compound
+statements are copied to both sides and pruned recursively. Each boundary move becomes the
+transfer pair of its direction:
+
+    C2V  acc → Vec:   AIC  tpush_to_aiv(acc)                 AIV  z_vec = tpop_from_aic()
+    V2C  x → Left:    AIV  [x_nz = move(x, NZ) on a5] tpush_to_aic(x_nz)
+                      AIC  x_mat = tpop_from_aiv() (Mat, NZ); x_left = move(x_mat, Left)
+
+A tensor value the other side produced by `tile.store` (a write-back) stands for the tensor it
+wrote: references to it are remapped to the store's destination (step 6, last bullet).
+"""
+
+from __future__ import annotations
+
+from pypto.errors import UnsupportedError
+from pypto.ir.enums import MemorySpace, TileLayout
+from pypto.ir.expr import Call, GlobalVar, Var
+from pypto.ir.ops.registry import CUBE, MIXED, SHARED, VECTOR, create_op_call
+from pypto.ir.stmt import (AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, SeqStmts, WhileStmt, YieldStmt,
+                           flatten_to_stmts)
+from pypto.ir.types import TensorType, TileType, TileView
+from pypto.passes.expand_mixed_kernel.affinity import C2V, boundary_direction, stmt_affinity, stmt_call
+
+NZ = (TileLayout.col_major, TileLayout.row_major)
+
+
+def transfer_view(t: TileType, platform_name: str) -> TileType:
+    """The cross-core TileView of a boundary tile: NZ towards Left / Right, the original layout otherwise."""
+    if t.memory_space in (MemorySpace.Left, MemorySpace.Right):
+        view = (t.tile_view or TileView()).replace(blayout=NZ[0], slayout=NZ[1])
+        return t.replace(tile_view=view)
+    return t
+
+
+def op_call(name: str, args=(), kwargs=None, span=None, type=None) -> Call:
+    c = create_op_call(name, list(args), kwargs or {}, span)
+    return c.replace(type=type) if type is not None else c
+
+
+class SideBuilder:
+    """Prunes a kernel body to one side; `other_defs` collects what the other side defines."""
+
+    def __init__(self, side: str, platform_name: str):
+        self.side = side
+        self.platform_name = platform_name
+        self.carriers: dict = {}           # popped Mat tile → the same-side move results that carry it on
+
+    def body(self, stmt) -> SeqStmts:
+        out = []
+        for s in flatten_to_stmts(stmt):
+            out.extend(self.stmt(s))
+        return SeqStmts(out, getattr(stmt, "span", None))
+
+    def stmt(self, s) -> list:
+        c = stmt_call(s)
+        if c is not None:
+            direction = boundary_direction(c)
+            if direction is not None:
+                return self.boundary(s, c, direction)
+            aff = stmt_affinity(s)
+            return [s] if aff in (SHARED, self.side) else []
+        if isinstance(s, ForStmt):
+            return [s.replace(body=self.body(s.body))]
+        if isinstance(s, WhileStmt):
+            return [s.replace(body=self.body(s.body))]
+        if isinstance(s, IfStmt):
+            else_body = self.body(s.else_body) if s.else_body is not None else None
+            return [s.replace(then_body=self.body(s.then_body), else_body=else_body)]
+        if isinstance(s, ReturnStmt):
+            return [s] if self.side == VECTOR else []
+        if isinstance(s, (YieldStmt, SeqStmts)):
+            return [s] if isinstance(s, YieldStmt) else [self.body(s)]
+        return [s]
+
+    def boundary(self, s, c: Call, direction: str) -> list:
+        if not isinstance(s, AssignStmt):
+            raise UnsupportedError(f"ExpandMixedKernel: a cross-core {c.op.name} must bind its result", c.span)
+        src, dst = c.args[0], s.var
+        if direction == C2V:
+            if self.side == CUBE:
+                return [EvalStmt(op_call("tile.tpush_to_aiv", [src], {"split": 0}, c.span), c.span)]
+            return [AssignStmt(dst, op_call("tile.tpop_from_aic", [], {"split": 0}, c.span, dst.type), c.span)]
+        target = c.kwargs["target_memory"]
+        cross = transfer_view(dst.type, self.platform_name)
+        if self.side == VECTOR:
+            out = []
+            pushed = src
+            if self.platform_name == "a5" and target in (MemorySpace.Left, MemorySpace.Right):
+                nz_type = src.type.replace(tile_view=cross.tile_view)
+                pushed = Var(f"{src.name_hint}_nz", nz_type, c.span)
+                move = op_call("tile.move", [src], {"target_memory": MemorySpace.Vec, "blayout": NZ[0],
+                                                    "slayout": NZ[1]}, c.span)
+                out.append(AssignStmt(pushed, move.replace(type=nz_type), c.span))
+            out.append(EvalStmt(op_call("tile.tpush_to_aic", [pushed], {"split": 0}, c.span), c.span))
+            return out
+        if target is MemorySpace.Mat:
+            return [AssignStmt(dst, op_call("tile.tpop_from_aiv", [], {"split": 0}, c.span, dst.type), c.span)]
+        mat_type = cross.replace(memory_space=MemorySpace.Mat)
+        mat = Var(f"{dst.name_hint}_mat", mat_type, c.span)
+        pop = AssignStmt(mat, op_call("tile.tpop_from_aiv", [], {"split": 0}, c.span, mat_type), c.span)
+        move = op_call("tile.move", [mat], {"target_memory": target, "blayout": dst.type.tile_view.blayout
+                                            if dst.type.tile_view else None,
+                                            "slayout": dst.type.tile_view.slayout if dst.type.tile_view else None},
+                       c.span)
+        self.carriers[mat] = dst
+        return [pop, AssignStmt(dst, move.replace(type=dst.type), c.span)]
+
+
+def store_writebacks(stmt, side: str) -> dict:
+    """Tensor Vars defined by a `tile.store` (or other tensor-writing op) that `side` drops → the tensor written."""
+    found: dict = {}
+
+    def walk(s):
+        for x in flatten_to_stmts(s):
+            c = stmt_call(x)
+            if isinstance(x, AssignStmt) and c is not None and isinstance(x.var.type, TensorType) \
+                    and not isinstance(c.op, GlobalVar) and c.op.reuses_input is not None:
+                if stmt_affinity(x) not in (SHARED, side):
+                    found[x.var] = c.args[c.op.reuses_input]
+            for child in _children(x):
+                walk(child)
+    walk(stmt)
+    resolved = {}
+    for var, target in found.items():
+        while target in found:
+            target = found[target]
+        resolved[var] = target
+    return resolved
+
+
+def _children(s) -> list:
+    if isinstance(s, (ForStmt, WhileStmt)):
+        return [s.body]
+    if isinstance(s, IfStmt):
+        return [s.then_body] + ([s.else_body] if s.else_body is not None else [])
+    return []
+
+
+def is_mixed(body) -> bool:
+    sides = {stmt_affinity(s) for s in flatten_to_stmts(body)} - {SHARED}
+    return MIXED in sides or sides == {CUBE, VECTOR}

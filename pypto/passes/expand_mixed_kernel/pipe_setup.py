@@ -1,0 +1,121 @@
+"""tfree insertion and the automatic pipe-setup prologue of split kernels (seed 004 steps 10–11).
+
+Every consumer-side tpop gets its tfree after the last statement of its block that uses the
+popped tile or a same-side tile it was moved into (a Mat → Left carrier), and before a
+trailing yield / return. Then both sides get the frontend pipe setup: the consumer reserves
+each ring's buffer, the producer imports it, both initialize the pipe.
+
+    dir_mask   1 C2V, 2 V2C, 3 both          slot_size  largest transferred tile in bytes
+    slot_num   attrs["slot_num"] or 2 (always emitted)   buffer size slot_size × (local_slot_num or slot_num)
+    names      <func>_c2v_slot_buffer / <func>_v2c_slot_buffer, base -1 (AUTO)
+"""
+
+from __future__ import annotations
+
+from pypto.ir.dtypes import INT32
+from pypto.ir.expr import Var, const
+from pypto.ir.ops.registry import CUBE
+from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, SeqStmts, WhileStmt, YieldStmt, \
+    flatten_to_stmts
+from pypto.ir.types import ScalarType, TileType
+from pypto.passes.analysis import calls_in, used_vars
+from pypto.passes.expand_mixed_kernel.affinity import stmt_call
+from pypto.passes.expand_mixed_kernel.construct import op_call
+
+DEFAULT_SLOT_NUM = 2
+_POPS = {"tile.tpop_from_aic": "system.tfree_to_aic", "tile.tpop_from_aiv": "system.tfree_to_aiv"}
+
+
+def tile_bytes(t: TileType) -> int:
+    n = 1
+    for d in t.shape:
+        n *= int(d.value)
+    return n * t.dtype.bits // 8
+
+
+def insert_tfrees(body, carriers: dict) -> SeqStmts:
+    stmts = flatten_to_stmts(body)
+    out = [_recurse(s, carriers) for s in stmts]
+    for s in list(out):
+        c = stmt_call(s)
+        if not (isinstance(s, AssignStmt) and c is not None and getattr(c.op, "name", "") in _POPS):
+            continue
+        if _has_tfree(out, s.var):
+            continue
+        watched = {s.var} | ({carriers[s.var]} if s.var in carriers else set())
+        pos = out.index(s)
+        last = pos
+        for j in range(pos + 1, len(out)):
+            if watched & set(used_vars(out[j])):
+                last = j
+        if last > pos and isinstance(out[last], (YieldStmt, ReturnStmt)):
+            last -= 1
+        free = EvalStmt(op_call(_POPS[c.op.name], [s.var], {"split": c.kwargs.get("split", 0),
+                                                            "id": c.kwargs.get("id")}, c.span), c.span)
+        out.insert(last + 1, free)
+    return SeqStmts(out, getattr(body, "span", None))
+
+
+def _has_tfree(stmts, var) -> bool:
+    return any(getattr(c.op, "name", "") in _POPS.values() and c.args and c.args[0] is var
+               for s in stmts for c in calls_in(s))
+
+
+def _recurse(s, carriers):
+    if isinstance(s, (ForStmt, WhileStmt)):
+        return s.replace(body=insert_tfrees(s.body, carriers))
+    if isinstance(s, IfStmt):
+        return s.replace(then_body=insert_tfrees(s.then_body, carriers),
+                         else_body=insert_tfrees(s.else_body, carriers) if s.else_body is not None else None)
+    return s
+
+
+def transfers(body) -> dict:
+    """{"c2v": [tile types], "v2c": [...]} of the transfers in one side's body."""
+    found = {"c2v": [], "v2c": []}
+    for c in calls_in(body):
+        name = getattr(c.op, "name", "")
+        if name == "tile.tpush_to_aiv":
+            found["c2v"].append(c.args[0].type)
+        elif name == "tile.tpush_to_aic":
+            found["v2c"].append(c.args[0].type)
+        elif name == "tile.tpop_from_aic":
+            found["c2v"].append(c.type)
+        elif name == "tile.tpop_from_aiv":
+            found["v2c"].append(c.type)
+    return found
+
+
+def pipe_prologue(func_name: str, side: str, aic_body, aiv_body, attrs: dict) -> list:
+    """The reserve / import / initialize_pipe statements one side starts with (empty without transfers)."""
+    kinds = {"c2v": [], "v2c": []}
+    for body in (aic_body, aiv_body):
+        for k, types in transfers(body).items():
+            kinds[k] += types
+    if not kinds["c2v"] and not kinds["v2c"]:
+        return []
+    slot_size = max(tile_bytes(t) for t in kinds["c2v"] + kinds["v2c"])
+    slot_num = int(attrs.get("slot_num") or DEFAULT_SLOT_NUM)
+    local = attrs.get("local_slot_num")
+    size = slot_size * int(local or slot_num)
+    dir_mask = (1 if kinds["c2v"] else 0) | (2 if kinds["v2c"] else 0)
+    stmts, bufs = [], {"c2v": const(0, INT32), "v2c": const(0, INT32)}
+    consumer_of = {"c2v": "aiv", "v2c": "aic"}
+    me = "aic" if side == CUBE else "aiv"
+    peer = "aiv" if me == "aic" else "aic"
+    for direction in ("v2c", "c2v"):
+        if not kinds[direction]:
+            continue
+        name = f"{func_name}_{direction}_slot_buffer"
+        if consumer_of[direction] == me:
+            var = Var(f"{direction}_buf", ScalarType(INT32))
+            call = op_call("system.reserve_buffer", [], {"name": name, "size": size, "base": -1})
+        else:
+            var = Var(f"{direction}_import", ScalarType(INT32))
+            call = op_call("system.import_peer_buffer", [], {"name": name, "peer_func": f"{func_name}_{peer}"})
+        stmts.append(AssignStmt(var, call))
+        bufs[direction] = var
+    init = op_call(f"system.{me}_initialize_pipe", [bufs["c2v"], bufs["v2c"]],
+                   {"dir_mask": dir_mask, "slot_size": slot_size, "slot_num": slot_num, "local_slot_num": local})
+    stmts.append(EvalStmt(init))
+    return stmts
