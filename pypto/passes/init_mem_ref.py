@@ -96,6 +96,11 @@ class _Apply(IRMutator):
         return s.replace(var=var, value=value)
 
 
+def apply_memrefs(body, memref: dict):
+    """`body` with each Var in `memref` retyped to its MemRef (uses, iter args and call types follow)."""
+    return _Apply(memref).mutate(body)
+
+
 def _run(func: Function, program: Program) -> Function:
     func, groups = plan_carry_buffers(func)
     planner = _Planner(func, groups)

@@ -100,6 +100,10 @@ DEFAULT_PIPELINE = (
     ("ExpandMixedKernel", "expand_mixed_kernel"),
     # Buffers: one MemRef per tile, sharing where values must alias (stores, in-place ops, loop carries).
     ("InitMemRef", "init_mem_ref"),
+    # Values that must be one buffer (in-place results, loop carries) share one MemRef, whoever built the IR.
+    ("MaterializeSemanticAliases", "materialize_semantic_aliases"),
+    # Tiles whose lifetimes do not overlap share an allocation: the peak per space drops before placement.
+    ("MemoryReuse", "memory_reuse"),
     # Last: place the allocations in each memory space and check the platform's capacity.
     ("AllocateMemoryAddr", "allocate_memory_addr"),
 )

@@ -15,7 +15,7 @@ from pypto.pypto_core import passes
 
 DEFAULT_ORDER = ["InlineFunctions", "ConvertToSSA", "Simplify", "NormalizeStmtStructure", "FlattenCallExpr",
                  "OutlineIncoreScopes", "OutlineClusterScopes", "ConvertTensorToTileOps", "LowerCompositeOps", "AutoTileMatmulL0", "InferTileMemorySpace", "ExpandMixedKernel",
-                 "InitMemRef", "AllocateMemoryAddr"]
+                 "InitMemRef", "MaterializeSemanticAliases", "MemoryReuse", "AllocateMemoryAddr"]
 
 
 @pl.program

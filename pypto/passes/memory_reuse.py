@@ -1,0 +1,90 @@
+"""MemoryReuse: let tiles whose lifetimes do not overlap share one allocation.
+
+Requires: HasMemRefs / Produces: — / Invalidates: —
+Reference: pass doc 33 (compiler-and-runtime.md §2, dump 34). Per kernel and memory space,
+buffers (tile.alloc) are taken largest first and each joins the first earlier buffer group
+none of whose members is live at the same time (memory_lifetimes.py); a buffer whose last read
+is the statement that defines another may hand its bytes over only when that op is in-place
+safe (no transposes / not_inplace_safe ops, no widening casts or broadcasts, no scratch
+operands). Pipeline-loop stages stay apart; allocations nothing refers to any more are dropped.
+Pinned allocations (an address given, addr >= 0) are left alone.
+
+    before:  mem_vec_0 (a: live 1..3), mem_vec_1 (b: live 2..4), mem_vec_2 (c: live 5..6)
+    after:   c: pl.MemRef(mem_vec_0, 0, ...)      # mem_vec_2 dropped
+"""
+
+from __future__ import annotations
+
+from pypto.ir.expr import Call, GlobalVar
+from pypto.ir.function import Function, Program
+from pypto.ir.stmt import AssignStmt
+from pypto.ir.types import MemRef, TileType
+from pypto.ir.verifier import defined_vars
+from pypto.ir.visitor import collect
+from pypto.passes.analysis import as_seq, body_list
+from pypto.passes.init_mem_ref import apply_memrefs
+from pypto.passes.manager import function_pass
+from pypto.passes.memory_lifetimes import buffer_lifetimes, may_write_over
+from pypto.passes.properties import IRProperty, PassProperties
+
+
+def is_alloc(s) -> bool:
+    return (isinstance(s, AssignStmt) and isinstance(s.value, Call) and not isinstance(s.value.op, GlobalVar)
+            and s.value.op.name == "tile.alloc")
+
+
+def _conflict(a, b, life, stmt_at) -> bool:
+    """Whether buffers a and b are live at the same time (a hand-over at one in-place-safe
+    statement is not a conflict)."""
+    la, lb = life[a], life[b]
+    if la.last < lb.first or lb.last < la.first:
+        return False
+    for dying, born in ((a, b), (b, a)):
+        ld, lb_ = life[dying], life[born]
+        if ld.last == lb_.first and ld.first < lb_.first and may_write_over(stmt_at.get(ld.last), dying):
+            if stmt_at[ld.last].var.type.memref.base is born:
+                return False
+    return True
+
+
+def plan_reuse(func: Function) -> dict:
+    """{dropped base Var: the base Var it now shares}, largest buffers placed first."""
+    allocs = [s for s in collect(func.body, is_alloc)]
+    life, stmt_at = buffer_lifetimes(func)
+    order = {s.var: i for i, s in enumerate(allocs)}
+    by_space: dict = {}
+    for s in allocs:
+        if s.value.kwargs["addr"] < 0 and s.var in life:
+            by_space.setdefault(s.value.kwargs["memory_space"], []).append(s)
+    merged: dict = {}
+    for stmts in by_space.values():
+        groups: list = []          # [holder base, [members]]
+        for s in sorted(stmts, key=lambda s: (-s.value.kwargs["size"], order[s.var])):
+            for holder, members in groups:
+                if not any(_conflict(s.var, m, life, stmt_at) for m in members):
+                    members.append(s.var)
+                    merged[s.var] = holder
+                    break
+            else:
+                groups.append((s.var, [s.var]))
+    return merged
+
+
+def _run(func: Function, program: Program) -> Function:
+    merged = plan_reuse(func)
+    memref: dict = {}
+    for v in [*func.params, *defined_vars(func.body)]:
+        t = v.type
+        if isinstance(t, TileType) and t.memref is not None and t.memref.base in merged:
+            memref[v] = MemRef(merged[t.memref.base], t.memref.byte_offset, t.memref.size)
+    body = apply_memrefs(func.body, memref) if memref else func.body
+    used = {v.type.memref.base for v in [*func.params, *defined_vars(body)]
+            if isinstance(v.type, TileType) and v.type.memref is not None}
+    kept = [s for s in body_list(body) if not (is_alloc(s) and s.var not in used)]
+    if not memref and len(kept) == len(body_list(body)):
+        return func
+    return func.replace(body=as_seq(kept, func.body.span))
+
+
+def memory_reuse():
+    return function_pass("MemoryReuse", _run, PassProperties(required={IRProperty.HasMemRefs}))
