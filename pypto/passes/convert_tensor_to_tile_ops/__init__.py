@@ -32,6 +32,7 @@ from pypto.ir.equality import structural_equal
 from pypto.passes.analysis import as_seq, body_list, used_vars
 from pypto.passes.convert_tensor_to_tile_ops.call_sites import CallSiteUpdate, WrapperForward
 from pypto.passes.convert_tensor_to_tile_ops.registry import CONVERTERS, SELF_LOADING, zeros
+from pypto.passes.convert_tensor_to_tile_ops.special import LOWERED_TILE_OPS
 from pypto.passes.manager import Pass
 from pypto.passes.properties import IRProperty, PassProperties
 
@@ -40,7 +41,9 @@ _MATMULS = ("tensor.matmul", "tensor.matmul_acc")
 
 
 def _is_tensor_op(e) -> bool:
-    return isinstance(e, Call) and not isinstance(e.op, GlobalVar) and e.op.name.startswith("tensor.")
+    """A call this pass rewrites: a tensor op, or a tile op that is lowered like its tensor form."""
+    return isinstance(e, Call) and not isinstance(e.op, GlobalVar) and (
+        e.op.name.startswith("tensor.") or e.op.name in LOWERED_TILE_OPS)
 
 
 def _self_loading(call: Call) -> bool:
