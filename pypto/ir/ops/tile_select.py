@@ -87,7 +87,8 @@ def _select_type(args, kw):
         if not _same_exprs(ref.valid_shape, other.valid_shape):
             raise TypeCheckError(f"tile.select: 'on_true' and 'on_false' have different valid shapes "
                                  f"{fmt_shape(ref.valid_shape)} and {fmt_shape(other.valid_shape)}",
-                                 hint="give both branches the same valid_shape (pl.fillpad / set the load's valid_shape)")
+                                 hint="select neither broadcasts nor narrows: give both branches one valid_shape "
+                                      "(set the loads' valid_shape, or pl.fillpad the narrower one)")
     elif t_tile:
         _check_scalar_branch("on_false", on_false, ref)
     else:
