@@ -18,6 +18,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.types import TileType, TupleType
 from pypto.passes.analysis import Retyper
 from pypto.passes.manager import function_pass
+from pypto.passes.operand_moves import insert_operand_moves
 from pypto.passes.properties import IRProperty, PassProperties
 
 
@@ -32,7 +33,7 @@ def _with_space(t):
 
 
 def _run(func: Function, program: Program) -> Function:
-    return Retyper(_with_space).function(func)
+    return insert_operand_moves(Retyper(_with_space).function(func))
 
 
 def infer_tile_memory_space():

@@ -42,7 +42,7 @@ def insert_tfrees(body, carriers: dict) -> SeqStmts:
             continue
         if _has_tfree(out, s.var):
             continue
-        watched = {s.var} | ({carriers[s.var]} if s.var in carriers else set())
+        watched = {s.var}       # a Mat → Left carrier move copies: the slot frees right after it
         pos = out.index(s)
         last = pos
         for j in range(pos + 1, len(out)):
@@ -103,7 +103,7 @@ def pipe_prologue(func_name: str, side: str, aic_body, aiv_body, attrs: dict) ->
     consumer_of = {"c2v": "aiv", "v2c": "aic"}
     me = "aic" if side == CUBE else "aiv"
     peer = "aiv" if me == "aic" else "aic"
-    for direction in ("v2c", "c2v"):
+    for direction in sorted(("v2c", "c2v"), key=lambda d: consumer_of[d] != me):   # reserve, then import
         if not kinds[direction]:
             continue
         name = f"{func_name}_{direction}_slot_buffer"
