@@ -4,9 +4,10 @@
     compiled = compile_program(Prog, dump_passes=True)                # build_output/<name>_<ts>/...
 
 Directories are created only when dumping, saving kernels, or given an output_dir (compile
-latency matters for @pl.jit). The output dir holds `passes_dump/` (when dumping),
-`orchestration/` (the lowered orchestration as DSL text and its simulator code),
-`kernels/sim/` (each kernel's simulator code) and `report/` (on-chip memory per kernel).
+latency matters for @pl.jit). The output dir holds `passes_dump/` (when dumping), `ptoas/`
+(one `.pto` per AIC / AIV kernel), `orchestration/` (the final IR as DSL text, the readable
+host orchestration `<fn>.host.py`, the simulator code), `kernels/sim/`, `report/` and
+`kernel_config.py` (pypto.runtime.artifacts); `CompiledProgram.from_dir` reloads it.
 """
 
 from __future__ import annotations
@@ -78,13 +79,9 @@ def compile_with_config(program, config: RunConfig) -> CompiledProgram:
 
 
 def write_artifacts(compiled: CompiledProgram) -> None:
-    """orchestration/ (lowered DSL text + simulator code), kernels/sim/, report/memory.txt."""
-    from pypto.ir.printer import python_print
-    out = compiled.output_dir
-    (out / "orchestration").mkdir(exist_ok=True)
-    (out / "orchestration" / f"{compiled.lowered.name or 'program'}.py").write_text(python_print(compiled.lowered))
-    (out / "report").mkdir(exist_ok=True)
-    (out / "report" / "memory.txt").write_text(memory_report(compiled.lowered))
+    """The reference's build layout (see pypto.runtime.artifacts)."""
+    from pypto.runtime.artifacts import write_build_dir
+    write_build_dir(compiled)
     if compiled.platform in SIM_PLATFORMS:
         _ = compiled.sim                       # generates and writes the simulator sources now
 
