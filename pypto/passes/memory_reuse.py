@@ -86,5 +86,26 @@ def _run(func: Function, program: Program) -> Function:
     return func.replace(body=as_seq(kept, func.body.span))
 
 
+def peak_before_reuse(func: Function, alignment: int = 32) -> dict:
+    """{MemorySpace: bytes} the kernel would need with one buffer per value group (InitMemRef's plan:
+    aliases, in-place results and loop carries together, nothing else shared), all placed side by
+    side — what MemoryReuse starts from. Works on final IR too, since the groups are recomputed."""
+    from pypto.passes.loop_carry_buffers import plan_carry_buffers
+    _func, groups = plan_carry_buffers(func)
+    sizes: dict = {}
+    for v in groups.parent:
+        if v.type.memref is None and v.type.nbytes() is None:
+            continue
+        root = groups.find(v)
+        n = v.type.memref.size if v.type.memref is not None else v.type.nbytes()
+        sizes[root] = max(sizes.get(root, 0), n)
+    peak: dict = {}
+    for root, n in sizes.items():
+        space = root.type.memory_space
+        if space is not None:
+            peak[space] = peak.get(space, 0) + (n + alignment - 1) // alignment * alignment
+    return peak
+
+
 def memory_reuse():
     return function_pass("MemoryReuse", _run, PassProperties(required={IRProperty.HasMemRefs}))

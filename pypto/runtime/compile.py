@@ -101,4 +101,13 @@ def memory_report(program: Program) -> str:
         lines.append(f"{f.name} ({f.func_type.name}):")
         for space, (n, end) in sorted(per_space.items(), key=lambda kv: kv[0].value):
             lines.append(f"  {space.name}: {n} allocation(s), top address {end}")
+        lines += reuse_lines(f, {space: end for space, (_n, end) in per_space.items()})
     return "\n".join(lines) + "\n"
+
+
+def reuse_lines(func: Function, after: dict) -> list:
+    """Peak bytes per space before MemoryReuse (one buffer per value group) and after it (top address)."""
+    from pypto.passes.memory_reuse import peak_before_reuse
+    before = peak_before_reuse(func)
+    return [f"  {space.name} peak bytes: before reuse {before.get(space, 0)}, after reuse {after.get(space, 0)}"
+            for space in sorted(set(before) | set(after), key=lambda s: s.value)]

@@ -54,6 +54,7 @@ class OpDef:
     input_memory: dict = field(default_factory=dict)     # arg index → allowed MemorySpaces
     effects: dict = field(default_factory=dict)          # arg index → READ / WRITE / READWRITE
     reuses_input: Optional[int] = None    # output shares the MemRef of this input (in place / accumulate)
+    not_inplace_safe: bool = False        # output may not take over a dying input's bytes (element-permuting)
     self_loading: bool = False            # reads GM tensors itself (no entry tile.load for its operands)
     min_args: Optional[int] = None        # fewer positional args allowed (optional trailing args)
     description: str = ""

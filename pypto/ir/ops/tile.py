@@ -173,7 +173,7 @@ _vector("tile.expands", ("target", "scalar"), expands_rule("tile.expands"))
 # ---------------------------------------------------------------------------- shape and view
 _vector("tile.reshape", ("x", "shape"), reshape_rule("tile.reshape"))
 _vector("tile.transpose", ("x", "axis1", "axis2", "tmp"), transpose_rule("tile.transpose"), min_args=3,
-        effects={0: READ, 3: READWRITE})
+        effects={0: READ, 3: READWRITE}, not_inplace_safe=True)
 _vector("tile.slice", ("x", "shape", "offset", "valid_shape"), slice_rule("tile.slice"), min_args=3)
 _vector("tile.concat", ("src0", "src1"), concat_rule("tile.concat"), n_tiles=2)
 
@@ -195,7 +195,7 @@ def _transpose_view_type(args, kw):
 # On hardware a zero-copy reinterpretation of the same bytes; here the result is its own buffer
 # (the simulator keeps tiles logically row-major, so the transpose is materialised).
 register_op(OpDef("tile.transpose_view", args=("x",), deduce=_transpose_view_type, output_memory="inherit",
-                  effects={0: READ}, description="the transposed (NZ <-> ZN) view of a tile, e.g. K^T for a matmul"))
+                  effects={0: READ}, not_inplace_safe=True, description="the transposed (NZ <-> ZN) view of a tile, e.g. K^T for a matmul"))
 register_op(OpDef("tile.assemble", args=("target", "source", "offset"), deduce=assemble_rule("tile.assemble"),
                   output_memory="inherit", effects={0: READWRITE, 1: READ}, reuses_input=0,
                   description="write source into target at offset (in place); the result is the updated target"))
