@@ -2,10 +2,14 @@
 
     from pypto.runtime import RunConfig, run
     compiled = run(Prog, a, b, out, config=RunConfig(platform="a2a3sim"))
+    with ChipWorker(config=RunConfig()) as worker: ...      # resident DeviceTensors, reusable handles
+    benchmark(compiled, [a, b, out], rounds=10, warmup=2)
 """
 
+from pypto.runtime.benchmark import BenchmarkResult, benchmark
 from pypto.runtime.compiled_program import CompiledProgram
 from pypto.runtime.config import RunConfig
 from pypto.runtime.runner import run
+from pypto.runtime.worker import ChipWorker, DeviceTensor
 
-__all__ = ["RunConfig", "run", "CompiledProgram"]
+__all__ = ["RunConfig", "run", "CompiledProgram", "ChipWorker", "DeviceTensor", "benchmark", "BenchmarkResult"]

@@ -9,6 +9,12 @@ tensors) of the declared dtype and shape, Python scalars for Scalar parameters. 
 with several Orchestration functions is indexed by name: `compiled["main"](...)`.
 The simulator code is generated on the first call (or at compile time when artifacts are
 written) and reused afterwards.
+
+    compiled = CompiledProgram.from_dir("build_output/AddTwice_20260101_120000_000001")   # reload a build
+    compiled.param_names, compiled.output_indices, compiled.has_return, compiled.platform
+
+DeviceTensor arguments (pypto.runtime.worker) run on their ChipWorker without host copies;
+inside `with ChipWorker(...)` every call runs on that worker.
 """
 
 from __future__ import annotations
@@ -73,8 +79,26 @@ class CompiledProgram:
         return CompiledProgram(self.program, self.lowered, platform=self.platform, output_dir=self.output_dir,
                                entry=name, _shared=self._shared)
 
+    # ------------------------------------------------------------------ reloading a build
+    @classmethod
+    def from_dir(cls, path, *, entry: Optional[str] = None) -> "CompiledProgram":
+        """Reload a compiled program from its build directory (it re-parses the final IR written there)."""
+        from pypto.runtime.artifacts import load_build_dir
+        return load_build_dir(path, entry=entry)
+
+    load = from_dir
+
+    @property
+    def orchestration_names(self) -> list:
+        return list(self.entries)
+
     def __call__(self, *args, config: Optional[RunConfig] = None):
         from pypto.runtime.sim.host_args import HostArgs, plan_params
+        from pypto.runtime.worker import DeviceTensor, current_worker
+        worker = current_worker()
+        device = next((a for a in args if isinstance(a, DeviceTensor)), None)
+        if worker is not None or device is not None:
+            return (worker or device.worker).run(self, *args)
         if config is not None:
             require_simulator(config.platform)
             if config.platform != self.platform:

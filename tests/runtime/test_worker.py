@@ -1,0 +1,118 @@
+"""ChipWorker / DeviceTensor: resident tensors, reusable handles, explicit copies only."""
+
+import numpy as np
+import pytest
+
+import pypto.language as pl
+from pypto import ir
+from pypto.errors import TypeCheckError, ValueCheckError
+from pypto.runtime import ChipWorker, DeviceTensor, RunConfig, benchmark
+
+
+@pl.program
+class Affine:
+    @pl.function(type=pl.FunctionType.InCore)
+    def affine(self, x: pl.Tensor[[32, 64], pl.FP32], w: pl.Tensor[[32, 64], pl.FP32],
+               out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+        tx = pl.load(x, [0, 0], [32, 64])
+        tw = pl.load(w, [0, 0], [32, 64])
+        y = pl.add(pl.mul(tx, tw), tw)
+        out = pl.store(y, [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[32, 64], pl.FP32], w: pl.Tensor[[32, 64], pl.FP32],
+             out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+        out = self.affine(x, w, out)
+        return out
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    return ir.compile(Affine)
+
+
+def _inputs(seed):
+    return np.random.default_rng(seed).standard_normal((32, 64), dtype=np.float32)
+
+
+def test_resident_weight_runs_three_times_without_copies(compiled):
+    weight = _inputs(0)
+    with ChipWorker(config=RunConfig()) as worker:
+        w = worker.alloc_tensor([32, 64], pl.FP32, init=weight)
+        out = worker.alloc_tensor([32, 64], pl.FP32)
+        step = worker.register(compiled)
+        for i in range(3):
+            x = _inputs(i + 1)
+            step(x, w, out)
+            assert worker.stats.copies_from_device == i        # nothing came back by itself
+            got = worker.copy_from(out)
+            np.testing.assert_allclose(got, x * weight + weight, rtol=1e-6)
+        assert worker.stats.copies_to_device == 1               # the weight, once
+        assert worker.stats.runs == 3 and step.calls == 3
+        np.testing.assert_array_equal(worker.copy_from(w), weight)   # the input stayed as it was
+    assert worker.closed and w.freed
+
+
+def test_device_output_is_written_in_place(compiled):
+    worker = ChipWorker()
+    w = worker.alloc_tensor([32, 64], np.float32, init=1.0)
+    out = worker.alloc_tensor([32, 64], pl.FP32)
+    before = out.device_array(worker)
+    compiled(_inputs(5), w, out)                     # a DeviceTensor argument routes the call to its worker
+    assert out.device_array(worker) is before        # same device memory, no reallocation
+    np.testing.assert_allclose(out.numpy(), _inputs(5) + 1.0, rtol=1e-6)
+    worker.close()
+
+
+def test_context_worker_runs_plain_calls_and_return_style(compiled):
+    x, weight = _inputs(7), _inputs(8)
+    with ChipWorker() as worker:
+        w = worker.alloc_tensor([32, 64], pl.FP32, init=weight)
+        y = compiled(x, w)                            # return style: out allocated on the host side
+        assert worker.stats.runs == 1
+    np.testing.assert_allclose(y, x * weight + weight, rtol=1e-6)
+
+
+def test_errors_name_the_problem(compiled):
+    worker = ChipWorker()
+    w = worker.alloc_tensor([16, 64], pl.FP32, init=0.0)
+    out = worker.alloc_tensor([32, 64], pl.FP32)
+    with pytest.raises(TypeCheckError, match="'w' expects shape"):
+        worker.run(compiled, _inputs(0), w, out)
+    worker.free_tensor(w)
+    with pytest.raises(ValueCheckError, match="freed"):
+        worker.copy_from(w)
+    with pytest.raises(TypeCheckError, match="shape"):
+        worker.copy_to(out, np.zeros((2, 2), np.float32))
+    other = ChipWorker()
+    with pytest.raises(ValueCheckError, match="another ChipWorker"):
+        other.run(compiled, _inputs(0), worker.alloc_tensor([32, 64], pl.FP32, init=0.0), out)
+    worker.close()
+    with pytest.raises(ValueCheckError, match="closed"):
+        worker.alloc_tensor([1], pl.FP32)
+
+
+def test_malloc_and_repr():
+    worker = ChipWorker()
+    raw = worker.malloc(128)
+    assert isinstance(raw, DeviceTensor) and raw.shape == (128,) and raw.nbytes == 128
+    assert "UINT8" in repr(raw)
+    worker.free(raw)
+    assert "freed" in repr(raw)
+
+
+def test_device_platform_needs_a_device():
+    from pypto.errors import UnsupportedError
+    with pytest.raises(UnsupportedError, match="a2a3sim"):
+        ChipWorker(config=RunConfig(platform="a2a3"))
+
+
+def test_benchmark_times_rounds(compiled):
+    x, w, out = _inputs(1), _inputs(2), np.zeros((32, 64), np.float32)
+    result = benchmark(compiled, [x, w, out], rounds=3, warmup=1)
+    assert result.rounds == 3 and len(result.times) == 3 and result.min <= result.median <= result.max
+    assert "rounds=3" in str(result)
+    np.testing.assert_allclose(out, x * w + w, rtol=1e-6)
+    with pytest.raises(ValueCheckError, match="rounds"):
+        benchmark(compiled, [x, w, out], rounds=0)
