@@ -42,10 +42,21 @@ def test_split_slot_frees_only_when_both_lanes_freed_it():
     assert ring.push(np.zeros(8, np.float32)) is None
 
 
-def test_pop_twice_without_free_is_an_error():
+def test_grouped_pops_hold_several_slots_and_free_oldest_first():
     ring = Ring("p", slot_num=2, slot_size=16)
-    ring.push(np.zeros(4, np.float32))
+    ring.push(np.full(4, 1, np.float32))
+    ring.push(np.full(4, 2, np.float32))
+    assert ring.pop()[0:4].view(np.float32)[0] == 1 and ring.pop()[0:4].view(np.float32)[0] == 2
+    ring.free()
+    assert ring.push(np.full(4, 3, np.float32)) is None       # slot 0 (the oldest) was released
+    assert isinstance(ring.push(np.zeros(4, np.float32)), Block)
+
+
+def test_missing_free_blocks_the_next_pop_of_a_one_slot_ring():
+    ring = Ring("p", slot_num=1, slot_size=16)
     ring.push(np.zeros(4, np.float32))
     ring.pop()
-    with pytest.raises(SimulationError, match="tfree"):
-        ring.pop()
+    assert isinstance(ring.push(np.zeros(4, np.float32)), Block)
+    assert isinstance(ring.pop(), Block)                       # the held slot is not popped twice
+    with pytest.raises(SimulationError, match="has not popped"):
+        Ring("q", slot_num=1, slot_size=16).free()

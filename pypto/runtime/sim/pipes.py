@@ -36,7 +36,8 @@ class Ring:
         self.freed = [0] * slot_num            # lanes that freed the slot since it was pushed
         self.tail = 0                          # next slot the producer fills
         self.heads = [0] * consumers           # next slot each consumer lane pops
-        self.popped = [None] * consumers       # slot each lane holds (popped, not freed)
+        self.popped = [[] for _ in range(consumers)]   # slots each lane holds (popped, not freed), oldest first
+        self.taken = [set() for _ in range(slot_num)]   # per slot: lanes that popped it since its push
         self.producers = producers             # lanes that each push one part of every slot (split V2C)
         self.parts = [dict() for _ in range(slot_num)]   # per slot: producer lane → its pushed array
         self.meta = [None] * slot_num          # per slot: what the (first) producer said about the tile
@@ -46,11 +47,11 @@ class Ring:
     def set_lanes(self, consumers: int, producers: int) -> None:
         """The AIV side's lane count decides how many consumers free / producers fill a slot."""
         if consumers != self.consumers:
-            if any(p is not None for p in self.popped):
+            if any(self.popped):
                 raise SimulationError(f"pipe {self.name}: lane count changed while a slot is held")
             self.consumers = consumers
             self.heads = [self.heads[0]] * consumers
-            self.popped = [None] * consumers
+            self.popped = [[] for _ in range(consumers)]
         if producers != self.producers:
             self.producers = producers
             self.ptails = [self.tail] * producers
@@ -101,28 +102,33 @@ class Ring:
         return None
 
     def held_slot(self, lane: int = 0) -> int:
-        return self.popped[lane]
+        """The slot the lane popped last (it may hold several: grouped pops)."""
+        return self.popped[lane][-1]
 
     def pop(self, lane: int = 0) -> Union[np.ndarray, Block]:
-        """The bytes of the lane's next ready slot (the slot stays held until `free`)."""
-        if self.popped[lane] is not None:
-            raise SimulationError(f"pipe {self.name}: lane {lane} pops again before freeing its previous slot",
-                                  hint="call tfree on the popped tile first")
+        """The bytes of the lane's next ready slot (the slot stays held until `free`).
+
+        A lane may hold several slots; it cannot take a slot twice between two pushes, so a
+        consumer that never frees finds its next slot "not ready" and waits, as on the chip."""
         slot = self.heads[lane]
-        if not self.ready[slot]:
-            return Block(lambda: self.ready[slot], "tpop", self.occupancy() + " (waiting for a tpush)")
-        self.popped[lane] = slot
+        if not self.ready[slot] or lane in self.taken[slot]:
+            return Block(lambda: self.ready[slot] and lane not in self.taken[slot], "tpop",
+                         self.occupancy() + " (waiting for a tpush)")
+        self.popped[lane].append(slot)
+        self.taken[slot].add(lane)
         self.heads[lane] = (slot + 1) % self.slot_num
         return self.slots[slot, :self.nbytes[slot]]
 
     def free(self, lane: int = 0) -> None:
-        slot = self.popped[lane]
-        if slot is None:
-            raise SimulationError(f"pipe {self.name}: lane {lane} frees a slot it has not popped")
-        self.popped[lane] = None
+        """Release the lane's oldest held slot; the slot is empty once every consumer lane freed it."""
+        if not self.popped[lane]:
+            raise SimulationError(f"pipe {self.name}: lane {lane} frees a slot it has not popped",
+                                  hint="every tfree must follow the tpop of the tile it frees")
+        slot = self.popped[lane].pop(0)
         self.freed[slot] += 1
         if self.freed[slot] == self.consumers:
             self.ready[slot] = False
+            self.taken[slot] = set()
             self.parts[slot] = {}
             self.part_meta[slot] = {}
 

@@ -69,6 +69,13 @@ def _lane(ctx) -> int:
     return int(getattr(ctx, "subblock_idx", 0) or 0)
 
 
+def _named(blk, op: str):
+    """A ring's Block names the op the user wrote (the ring only knows push / pop)."""
+    if blk is not None:
+        blk.what = op
+    return blk
+
+
 def _payload(tile) -> tuple:
     return np.array(tile.data, copy=True), tuple(tile.valid)
 
@@ -77,7 +84,7 @@ def _payload(tile) -> tuple:
 def tpush_to_aiv(ctx, out, tile, split=0, id=None, lane_stride=None, **kw):
     ring = _ring(ctx, C2V, id, "tile.tpush_to_aiv")
     data, valid = _payload(tile)
-    return ring.push_part(data, 0, meta=(valid, split))
+    return _named(ring.push_part(data, 0, meta=(valid, split)), "tile.tpush_to_aiv")
 
 
 @may_block
@@ -85,7 +92,7 @@ def tpush_to_aic(ctx, out, tile, split=0, id=None, **kw):
     ring = _ring(ctx, V2C, id, "tile.tpush_to_aic")
     data, valid = _payload(tile)
     lane = _lane(ctx) if ring.producers > 1 else 0
-    return ring.push_part(data, lane, meta=(valid, split))
+    return _named(ring.push_part(data, lane, meta=(valid, split)), "tile.tpush_to_aic")
 
 
 def _contract(op, out, got: np.ndarray, want_shape) -> None:
@@ -101,7 +108,7 @@ def tpop_from_aic(ctx, out, split=0, id=None, lane_stride=None, **kw):
     lane = _lane(ctx) if ring.consumers > 1 else 0
     got = ring.pop(lane)
     if not isinstance(got, np.ndarray):
-        return got
+        return _named(got, "tile.tpop_from_aic")
     slot = ring.held_slot(lane)
     full = ring.parts[slot][0]
     valid, _ = ring.meta[slot]
@@ -136,7 +143,7 @@ def tpop_from_aiv(ctx, out, split=0, id=None, **kw):
     ring = _ring(ctx, V2C, id, "tile.tpop_from_aiv")
     got = ring.pop(0)
     if not isinstance(got, np.ndarray):
-        return got
+        return _named(got, "tile.tpop_from_aiv")
     slot = ring.held_slot(0)
     parts = ring.parts[slot]
     valid, _ = ring.meta[slot]

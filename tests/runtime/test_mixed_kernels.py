@@ -1,0 +1,107 @@
+"""Mixed cube / vector kernels end to end on a2a3sim and a5sim: ExpandMixedKernel splits them,
+the Group runs its AIC and AIV lanes concurrently on one cluster, pipes carry the tiles."""
+
+import numpy as np
+import pytest
+
+import pypto.language as pl
+from pypto.ir.enums import FunctionType
+from pypto.runtime import RunConfig
+
+SIMS = pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+rng = np.random.default_rng(5)
+
+
+def _f16(*shape):
+    return rng.uniform(-1, 1, shape).astype(np.float16)
+
+
+def _mm(a, b):
+    return a.astype(np.float32) @ b.astype(np.float32)
+
+
+@pl.jit
+def tile_matmul(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        left = pl.move(pl.load(a, [0, 0], [32, 64], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Left)
+        right = pl.move(pl.load(b, [0, 0], [64, 32], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Right)
+        pl.store(pl.matmul(left, right), [0, 0], c)
+    return c
+
+
+@pl.jit
+def matmul_then_vector(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        left = pl.move(pl.load(a, [0, 0], [16, 32], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Left)
+        right = pl.move(pl.load(b, [0, 0], [32, 16], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Right)
+        acc = pl.matmul(left, right)
+        v = pl.move(acc, target_memory=pl.Mem.Vec)
+        pl.store(pl.mul(pl.exp(v), v), [0, 0], c)
+    return c
+
+
+@pl.jit
+def vector_then_matmul(a: pl.Tensor, d: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        x = pl.load(a, [0, 0], [16, 32])
+        y = pl.load(d, [0, 0], [16, 32])
+        s = pl.add(x, y)
+        left = pl.move(s, target_memory=pl.Mem.Left)
+        right = pl.move(pl.load(b, [0, 0], [32, 16], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Right)
+        pl.store(pl.matmul(left, right), [0, 0], c)
+    return c
+
+
+@pl.jit
+def tensor_matmul_bias_exp(a: pl.Tensor, b: pl.Tensor, bias: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        z = pl.matmul(a, b, out_dtype=pl.FP32)
+        c = pl.assemble(c, pl.exp(pl.add(z, bias)), [0, 0])
+    return c
+
+
+@SIMS
+def test_tile_matmul_mat_left_right_acc_gm(platform):
+    a, b = _f16(32, 64), _f16(64, 32)
+    c = np.zeros((32, 32), np.float32)
+    tile_matmul(a, b, c, config=RunConfig(platform=platform))
+    np.testing.assert_allclose(c, _mm(a, b), rtol=1e-5, atol=1e-5)
+
+
+@SIMS
+def test_matmul_then_vector_ops_c2v(platform):
+    a, b = _f16(16, 32), _f16(32, 16)
+    c = np.zeros((16, 16), np.float32)
+    matmul_then_vector(a, b, c, config=RunConfig(platform=platform))
+    z = _mm(a, b)
+    np.testing.assert_allclose(c, np.exp(z) * z, rtol=1e-5, atol=1e-6)
+
+
+@SIMS
+def test_vector_ops_feeding_a_matmul_v2c(platform):
+    a, d, b = _f16(16, 32), _f16(16, 32), _f16(32, 16)
+    c = np.zeros((16, 16), np.float32)
+    vector_then_matmul(a, d, b, c, config=RunConfig(platform=platform))
+    np.testing.assert_allclose(c, _mm(a + d, b), rtol=1e-5, atol=1e-5)
+
+
+@SIMS
+def test_tensor_level_matmul_and_vector_ops_in_one_scope(platform):
+    a, b = _f16(16, 32), _f16(32, 16)
+    bias = rng.uniform(-1, 1, (16, 16)).astype(np.float32)
+    c = np.zeros((16, 16), np.float32)
+    tensor_matmul_bias_exp(a, b, bias, c, config=RunConfig(platform=platform))
+    np.testing.assert_allclose(c, np.exp(_mm(a, b) + bias), rtol=1e-5, atol=1e-6)
+
+
+@SIMS
+def test_the_lowered_mixed_kernel_is_aic_aiv_group_with_pipes(platform):
+    lowered = tensor_matmul_bias_exp.lower(_f16(16, 32), _f16(32, 16), np.zeros((16, 16), np.float32),
+                                           np.zeros((16, 16), np.float32), config=RunConfig(platform=platform))
+    kinds = [f.func_type for f in lowered.functions.values()]
+    assert {FunctionType.AIC, FunctionType.AIV, FunctionType.Group} <= set(kinds)
+    assert FunctionType.InCore not in kinds
+    text = lowered.as_python()
+    for op in ("tpush_to_aiv", "tpop_from_aic", "tfree_to_aic", "aic_initialize_pipe", "aiv_initialize_pipe",
+               "reserve_buffer", "import_peer_buffer"):
+        assert f"pl.{'system' if 'tpush' not in op and 'tpop' not in op else 'tile'}.{op}(" in text
