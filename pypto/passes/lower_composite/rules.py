@@ -19,6 +19,7 @@ from typing import Callable, Mapping, Optional
 
 from pypto.ir.expr import Call, Expr
 from pypto.passes.lower_composite.builder import LoweringBuilder
+from pypto.passes.lower_composite.mx import lower_tquant_mx_rule
 from pypto.passes.lower_composite.select import lower_select_rule
 from pypto.passes.lower_composite.trig import lower_cos_rule, lower_sin_rule
 
@@ -29,6 +30,8 @@ RULES: Mapping[str, CompositeLoweringFn] = MappingProxyType({
     "tile.cos": lower_cos_rule,
     # scratch-free select → tile.create (scratch, Vec) + tile.sel / tile.sels, per the backend's plan
     "tile.select": lower_select_rule,
+    # packed MX quantization → tile.tquant_mx_raw + tile.tmov_x2zz with explicit Vec workspaces
+    "tile.tquant_mx": lower_tquant_mx_rule,
 })
 
 
