@@ -44,6 +44,10 @@ DSL_ONLY_DEFAULTS = {
 # slice's pad_value keyword is DSL-only too (fillpad has a real pad_value kwarg)
 _SLICE_ONLY = {"pad_value": None}
 
+# Operands that are keyword-only in the DSL although positional in the IR (gather_row's 6th
+# positional argument is `transpose`; valid_shape may be a runtime value, so the IR keeps it an operand).
+KEYWORD_ONLY = {"gather_row": ("valid_shape",)}
+
 # Helpful hints when a required positional argument is missing.
 MISSING_HINTS = {
     "tmp": "the tile reductions need a scratch tile of x's shape: tmp = pl.create_tile(shape, dtype=...)",
@@ -84,7 +88,11 @@ def bind(op: OpDef, display: str, args: list, kwargs: dict, span: Optional[Span]
     kwargs = _rename(op, kwargs)
     _drop_dsl_only(op, display, kwargs, span)
     params = [a for a in op.args if not a.startswith("*")]
-    values, rest = _place(op, display, params, list(args), kwargs, span)
+    positional = [a for a in params if a not in KEYWORD_ONLY.get(op.short_name, ())]
+    if len(positional) < len(params) and len(args) > len(positional) and isinstance(args[len(positional)], MakeTuple):
+        positional = params       # a list in that slot is the operand (the printed IR form), never a bool flag
+    values, rest = _place(op, display, positional, list(args), kwargs, span)
+    values.update({a: kwargs.pop(a) for a in params if a not in positional and a in kwargs})
     _fill_defaults(op, values)
     _pad_from_number(op, display, kwargs, span)
     ordered = []

@@ -30,6 +30,7 @@ ALIASES = {
     "load": "tile.load", "store": "tile.store", "move": "tile.move", "create_tile": "tile.create",
     "full": "tensor.full", "alloc": "tile.alloc", "create_tensor": "tensor.create", "tensor.create_tensor": "tensor.create",
     "tile.create_tile": "tile.create", "dim": "tensor.dim",
+    "create_l1": "tensor.create_l1", "paged_gather": "tensor.paged_gather",
 }
 # Name of the scalar-rhs form where it is not simply "<op>s".
 SCALAR_FORM = {"cmp": "cmps", "and_": "ands", "or_": "ors", "xor": "xors"}

@@ -13,7 +13,7 @@ import enum
 from pypto.errors import PyptoError
 from pypto.ir.expr import BinaryExpr, Call, Expr, GlobalVar
 from pypto.ir.function import Function
-from pypto.ir.types import ScalarType, TupleType, UnknownType
+from pypto.ir.types import ScalarType, TensorType, TupleType, UnknownType
 from pypto.language import scopes, typing as pl_typing
 from pypto.language.decorators import InlineFunction
 from pypto.language.parser.diagnostics import InvalidOperationError, ParserSyntaxError, ParserTypeError
@@ -131,9 +131,25 @@ def static_check(ctx, node, callee):
     return None
 
 
+_SPLIT_BOUNDARY = ("aiv_shard", "aic_gather", "tensor.aiv_shard", "tensor.aic_gather")
+
+
+def _split_boundary(ctx, path: str, args: list, kwargs: dict, span) -> None:
+    """pl.aiv_shard / pl.aic_gather on a Tensor exist only inside a pl.split_aiv region, whose mode they take."""
+    first = args[0] if args else kwargs.get("x")
+    if path not in _SPLIT_BOUNDARY or not isinstance(getattr(first, "type", None), TensorType):
+        return
+    if not ctx.split_modes:
+        raise InvalidOperationError(f"pl.{path} on a Tensor is only valid inside a `for lane in pl.split_aiv(...)` "
+                                    "region", span, hint="the region's mode says how the operand is split; on tiles "
+                                                         "use pl.tile.aiv_shard(t, split=N)")
+    kwargs.setdefault("split", ctx.split_modes[-1].value)
+
+
 def op_call(ctx, node, path: str, args: list, kwargs: dict):
     span = ctx.span(node)
     attrs = kwargs.pop("attrs", None)
+    _split_boundary(ctx, path, args, kwargs, span)
     scalar = _scalar_form(path, args, kwargs, span)
     if scalar is not None:
         return scalar

@@ -72,6 +72,7 @@ class FunctionContext:
         self.frames: list = []
         self.func_attrs: dict = {}
         self.region_vars: set = set()
+        self.split_modes: list = []                # SplitMode of each enclosing pl.split_aiv region
         self.return_types: Optional[list] = None   # declared return types (None: inferred from the return)
         self.written_params: set = set()           # Out / InOut parameter Vars (`out = expr` writes through)
 

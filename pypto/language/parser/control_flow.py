@@ -306,7 +306,11 @@ def _parse_split_aiv(ctx, node: ast.For):
     ctx.bind(lane.name_hint, lane, lane.span)
     ctx.mark_region_var(lane)
     ctx.push_block()
-    parse_body(ctx, node.body)
+    ctx.split_modes.append(mode)          # pl.aiv_shard / pl.aic_gather on a Tensor read it
+    try:
+        parse_body(ctx, node.body)
+    finally:
+        ctx.split_modes.pop()
     body = ctx.pop_block(span)
     ctx.emit(SplitAivScopeStmt(lane, body, mode, count, kwargs.get("name_hint", ""), span))
 
