@@ -1,0 +1,208 @@
+"""Tensor-level kernels (the form algorithm developers write) through the Default pipeline and
+the simulator, compared with numpy: seed 003's lowerings end to end."""
+
+import numpy as np
+import pytest
+
+import pypto.language as pl
+from pypto.runtime import run
+
+RNG = np.random.default_rng(7)
+
+
+def _run(program, *args):
+    """Run on a2a3sim; the result is the last (Out) argument, filled in place."""
+    result = run(program)(*args)
+    return args[-1] if result is None else result
+
+
+@pl.program
+class ElementwiseChain:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[32, 64], pl.FP32], y: pl.Tensor[[32, 64], pl.FP32],
+             out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            a: pl.Tensor[[32, 64], pl.FP32] = pl.mul(x, y)
+            b: pl.Tensor[[32, 64], pl.FP32] = pl.sub(a, pl.exp(y))
+            c: pl.Tensor[[32, 64], pl.FP32] = pl.maximum(pl.abs(b), x)
+            d: pl.Tensor[[32, 64], pl.FP32] = pl.sqrt(pl.adds(c, 1.0))
+            out = pl.assemble(out, pl.divs(d, 2.0), [0, 0])
+        return out
+
+
+def test_elementwise_chain():
+    x, y = RNG.standard_normal((32, 64), dtype=np.float32), RNG.uniform(-1, 1, (32, 64)).astype(np.float32)
+    got = _run(ElementwiseChain, x, y, np.zeros_like(x))
+    want = np.sqrt(np.maximum(np.abs(x * y - np.exp(y)), x) + 1.0) / 2.0
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pl.program
+class RowNormalize:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[32, 64], pl.FP32],
+             out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            s: pl.Tensor[[32, 1], pl.FP32] = pl.row_sum(x)
+            out = pl.assemble(out, pl.row_expand_div(x, s), [0, 0])
+        return out
+
+
+def test_row_sum_then_row_expand_div():
+    x = RNG.uniform(0.5, 2.0, (32, 64)).astype(np.float32)
+    np.testing.assert_allclose(_run(RowNormalize, x, np.zeros_like(x)), x / x.sum(1, keepdims=True), rtol=1e-5)
+
+
+@pl.program
+class Transpose:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[32, 64], pl.FP32],
+             out: pl.Out[pl.Tensor[[64, 32], pl.FP32]]) -> pl.Tensor[[64, 32], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out = pl.assemble(out, pl.transpose(x, 0, 1), [0, 0])
+        return out
+
+
+def test_transpose():
+    x = RNG.standard_normal((32, 64), dtype=np.float32)
+    np.testing.assert_array_equal(_run(Transpose, x, np.zeros((64, 32), np.float32)), x.T)
+
+
+@pl.program
+class ScatterUpdate:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[32, 32], pl.FP32], idx: pl.Tensor[[2, 8], pl.INT32],
+             src: pl.Tensor[[16, 32], pl.FP32],
+             out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out = pl.assemble(out, pl.scatter_update(x, -2, idx, src), [0, 0])
+        return out
+
+
+@pl.program
+class ScatterUpdateFp16:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[32, 32], pl.FP16], idx: pl.Tensor[[2, 8], pl.INT32],
+             src: pl.Tensor[[16, 32], pl.FP16],
+             out: pl.Out[pl.Tensor[[32, 32], pl.FP16]]) -> pl.Tensor[[32, 32], pl.FP16]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out = pl.assemble(out, pl.scatter_update(x, -2, idx, src), [0, 0])
+        return out
+
+
+@pytest.mark.parametrize("program, dtype", [(ScatterUpdate, np.float32), (ScatterUpdateFp16, np.float16)])
+def test_scatter_update_matches_numpy_fancy_indexing(program, dtype):
+    x = RNG.standard_normal((32, 32)).astype(dtype)
+    idx = RNG.choice(32, 16, replace=False).astype(np.int32).reshape(2, 8)   # 16 of 32 rows are hit
+    src = RNG.standard_normal((16, 32)).astype(dtype)
+    want = x.copy()
+    want[idx.ravel()] = src
+    got = _run(program, x, idx, src, np.zeros_like(x))
+    np.testing.assert_array_equal(got, want)
+    untouched = np.setdiff1d(np.arange(32), idx.ravel())
+    np.testing.assert_array_equal(got[untouched], x[untouched])        # rows no index names keep the input
+
+
+@pl.program
+class PagedGather:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, pool: pl.Tensor[[128, 32], pl.FP32], ids: pl.Tensor[[16], pl.INT32],
+             table: pl.Tensor[[8], pl.INT32],
+             out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            g: pl.Tensor[[16, 32], pl.FP32] = pl.paged_gather(pool, ids, table, 16, 32, 16, space=pl.Mem.Vec)
+            out = pl.assemble(out, pl.muls(g, 2.0), [0, 0])
+        return out
+
+
+def test_paged_gather_with_a_random_block_table():
+    pool = RNG.standard_normal((128, 32), dtype=np.float32)
+    table = RNG.permutation(8).astype(np.int32)
+    ids = RNG.choice(128, 16, replace=False).astype(np.int32)
+    phys = table[ids // 16] * 16 + ids % 16
+    np.testing.assert_array_equal(_run(PagedGather, pool, ids, table, np.zeros((16, 32), np.float32)), 2 * pool[phys])
+
+
+@pl.program
+class SpmdFor:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[128, 64], pl.FP32],
+             out: pl.Out[pl.Tensor[[128, 64], pl.FP32]]) -> pl.Tensor[[128, 64], pl.FP32]:
+        for i in pl.spmd(4):
+            t: pl.Tensor[[32, 64], pl.FP32] = pl.slice(x, [32, 64], [i * 32, 0])
+            out = pl.assemble(out, pl.exp(t), [i * 32, 0])
+        return out
+
+
+@pl.program
+class SpmdWith:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[128, 64], pl.FP32],
+             out: pl.Out[pl.Tensor[[128, 64], pl.FP32]]) -> pl.Tensor[[128, 64], pl.FP32]:
+        with pl.spmd(4, sync_start=True):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                b: pl.Scalar[pl.INDEX] = pl.tile.get_block_idx()
+                n: pl.Scalar[pl.INDEX] = pl.tile.get_block_num()
+                rows: pl.Scalar[pl.INDEX] = 128 // n
+                t: pl.Tensor[[32, 64], pl.FP32] = pl.slice(x, [32, 64], [b * rows, 0])
+                out = pl.assemble(out, pl.adds(t, 1.0), [b * rows, 0])
+        return out
+
+
+def test_spmd_for_form_runs_four_blocks():
+    x = RNG.standard_normal((128, 64), dtype=np.float32)
+    np.testing.assert_allclose(_run(SpmdFor, x, np.zeros_like(x)), np.exp(x), rtol=1e-6)
+
+
+def test_spmd_with_form_reads_block_index_and_count():
+    x = RNG.standard_normal((128, 64), dtype=np.float32)
+    np.testing.assert_array_equal(_run(SpmdWith, x, np.zeros_like(x)), x + 1)
+
+
+@pl.program
+class CallInLoop:
+    @pl.function(type=pl.FunctionType.InCore)
+    def scale(self, t: pl.Tensor[[32, 64], pl.FP32]) -> pl.Tensor[[32, 64], pl.FP32]:
+        y: pl.Tensor[[32, 64], pl.FP32] = pl.add(pl.mul(t, t), t)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[128, 64], pl.FP32],
+             out: pl.Out[pl.Tensor[[128, 64], pl.FP32]]) -> pl.Tensor[[128, 64], pl.FP32]:
+        for i in pl.range(4):
+            t: pl.Tensor[[32, 64], pl.FP32] = pl.slice(x, [32, 64], [i * 32, 0])
+            y: pl.Tensor[[32, 64], pl.FP32] = self.scale(t)
+            out = pl.assemble(out, y, [i * 32, 0])
+        return out
+
+
+def test_call_site_inside_an_orchestration_loop():
+    x = RNG.standard_normal((128, 64), dtype=np.float32)
+    compiled = run(CallInLoop)
+    loop = [s for s in compiled.lowered["main"].body.stmts if type(s).__name__ == "ForStmt"][0]
+    creates = [s for s in loop.body.stmts if type(s).__name__ == "AssignStmt" and not s.value.is_function_call()
+               and s.value.op.name == "tensor.create"]
+    assert len(creates) == 1                              # the new Out buffer is allocated per iteration
+    got = np.zeros_like(x)
+    compiled(x, got)
+    np.testing.assert_allclose(got, x * x + x, rtol=1e-6)
+
+
+@pl.program
+class Cluster:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 64], pl.FP32], w: pl.Tensor[[64, 64], pl.FP32],
+             out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        with pl.cluster():
+            with pl.at(level=pl.Level.CORE_GROUP):
+                out = pl.assemble(out, pl.matmul(x, w), [0, 0])
+        return out
+
+
+def test_cluster_launches_its_kernels_as_one_group():
+    x, w = RNG.standard_normal((64, 64), dtype=np.float32), RNG.standard_normal((64, 64), dtype=np.float32)
+    compiled = run(Cluster)
+    assert compiled.lowered["main_cluster_0"].func_type is pl.FunctionType.Group
+    got = np.zeros_like(x)
+    compiled(x, w, got)
+    np.testing.assert_allclose(got, x @ w, rtol=1e-4, atol=1e-4)
