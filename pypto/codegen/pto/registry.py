@@ -29,6 +29,7 @@ class PtoEmitter:
 
 _EMITTERS: dict = {}
 _LOWERED_AWAY: dict = {}
+_NOT_EMITTED: dict = {}
 _CORE_MODULES = {"registry", "types", "scalars", "function_emitter", "statements", "verify"}
 
 
@@ -41,6 +42,21 @@ def emits(*names: str, binds_result: bool = False):
             _EMITTERS[name] = PtoEmitter(name, fn, binds_result)
         return fn
     return register
+
+
+def not_emitted(name: str, reason: str) -> None:
+    """An op that may reach codegen but has no PTO spelling here: emitting it raises UnsupportedError
+    with `reason` (a named gap, never a guessed instruction)."""
+    def refuse(ctx):
+        from pypto.errors import UnsupportedError
+        raise UnsupportedError(f"PTO codegen: {name} is not emitted: {reason}", ctx.call.span)
+    emits(name)(refuse)
+    _NOT_EMITTED[name] = reason
+
+
+def not_emitted_ops() -> dict:
+    _ensure_loaded()
+    return dict(_NOT_EMITTED)
 
 
 def lowered_away(name: str, reason: str) -> None:

@@ -1,0 +1,234 @@
+"""The `pypto` command: compile a file's kernels to a build directory, read its pass dumps, diff a pass.
+
+    pypto compile examples/intermediate/02_program.py          # → build_output/AddTwice_<timestamp>/
+    pypto dumps build_output/AddTwice_<ts>                      # list passes_dump/
+    pypto dumps build_output/AddTwice_<ts> ConvertToSSA         # print the IR after that pass
+    pypto diff build_output/AddTwice_<ts> InitMemRef            # what the pass changed (side by side)
+    pypto diff build_output/AddTwice_<ts> InitMemRef --unified
+
+Every subcommand has `--help`. Errors print as one line on stderr with exit status 1 (2 for
+usage errors, as argparse does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import re
+import runpy
+import sys
+from pathlib import Path
+from typing import Optional
+
+_DUMP = re.compile(r"^(\d+)_(?:after_)?(.+)\.py$")
+
+
+class CliError(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------- compile
+def _load_module(path: Path) -> dict:
+    if not path.is_file():
+        raise CliError(f"{path}: no such file")
+    sys.path.insert(0, str(path.parent.resolve()))
+    try:
+        return runpy.run_path(str(path), run_name="__pypto_compile__")
+    finally:
+        sys.path.pop(0)
+
+
+def _programs(namespace: dict, wanted: Optional[str]) -> list:
+    from pypto.ir.function import Program
+    found = [(k, v) for k, v in namespace.items() if isinstance(v, Program)]
+    if wanted is not None:
+        found = [(k, v) for k, v in found if wanted in (k, v.name)]
+        if not found:
+            raise CliError(f"no @pl.program named {wanted!r} in the file")
+    return [v for _k, v in found]
+
+
+def _jit_functions(namespace: dict) -> list:
+    from pypto.language.jit import JITFunction
+    return [k for k, v in namespace.items() if isinstance(v, JITFunction)]
+
+
+def _describe(out: Path) -> str:
+    pto = sorted(p.name for p in (out / "ptoas").glob("*.pto")) if (out / "ptoas").is_dir() else []
+    dumps = len(list((out / "passes_dump").glob("*.py"))) if (out / "passes_dump").is_dir() else 0
+    return f"{out}  ({len(pto)} kernel(s): {', '.join(pto) or '-'}; {dumps} pass dump(s))"
+
+
+def cmd_compile(args) -> int:
+    from pypto import ir
+    from pypto.runtime.config import BUILD_DIR_ENV, DUMP_PASSES_ENV, build_dir_base, new_build_dir
+    path = Path(args.file)
+    if args.output:
+        os.environ[BUILD_DIR_ENV] = str(args.output)
+    namespace = _load_module(path)
+    programs = _programs(namespace, args.program)
+    for prog in programs:
+        out = new_build_dir(prog.name)
+        ir.compile(prog, output_dir=out, dump_passes=not args.no_dump, platform=args.platform)
+        print(f"compiled {prog.name}: {_describe(out)}")
+    if programs:
+        return 0
+    jits = _jit_functions(namespace)
+    if not jits:
+        raise CliError(f"{path} defines no @pl.program class and no @pl.jit function")
+    main = namespace.get("main")
+    if not callable(main):
+        raise CliError(f"{path}: @pl.jit kernels ({', '.join(jits)}) compile for the arrays they are called with; "
+                       "the file needs a main() that calls them (it is run with pass dumps on)")
+    base = build_dir_base()
+    before = set(base.iterdir()) if base.is_dir() else set()
+    os.environ[DUMP_PASSES_ENV] = "1"          # every compile main() triggers writes its build directory
+    main()
+    created = sorted(set(base.iterdir()) - before) if base.is_dir() else []
+    if not created:
+        raise CliError("main() ran but compiled nothing (were the kernels already cached?)")
+    for out in created:
+        print(f"compiled {out.name.rsplit('_', 3)[0]}: {_describe(out)}")
+    return 0
+
+
+# ---------------------------------------------------------------------------- dumps and diff
+def _dumps(build: Path) -> list:
+    d = build / "passes_dump"
+    if not d.is_dir():
+        raise CliError(f"{build} has no passes_dump/ (compile with dump_passes=True or `pypto compile`)")
+    out = []
+    for p in sorted(d.glob("*.py")):
+        m = _DUMP.match(p.name)
+        if m:
+            out.append((int(m.group(1)), m.group(2), p))
+    return sorted(out)
+
+
+def _find_dump(dumps: list, which: str):
+    if which.isdigit():
+        hits = [d for d in dumps if d[0] == int(which)]
+    else:
+        hits = [d for d in dumps if d[1] == which] or [d for d in dumps if d[1].lower() == which.lower()]
+    if not hits:
+        names = ", ".join(sorted({d[1] for d in dumps}))
+        close = difflib.get_close_matches(which, [d[1] for d in dumps], n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise CliError(f"no pass dump named {which!r}{hint}; the dumps are: {names}")
+    return hits[0]
+
+
+def cmd_dumps(args) -> int:
+    dumps = _dumps(Path(args.dir))
+    if args.pass_name is None:
+        for n, name, p in dumps:
+            print(f"{n:02d}  {name:<32} {len(p.read_text().splitlines()):>5} lines   {p}")
+        return 0
+    print(_find_dump(dumps, args.pass_name)[2].read_text(), end="")
+    return 0
+
+
+def cmd_diff(args) -> int:
+    dumps = _dumps(Path(args.dir))
+    n, name, after = _find_dump(dumps, args.pass_name)
+    earlier = [d for d in dumps if d[0] < n]
+    if not earlier:
+        raise CliError(f"{after.name} is the first dump; there is nothing before it to compare with")
+    before = earlier[-1][2]
+    a, b = before.read_text().splitlines(), after.read_text().splitlines()
+    if a == b:
+        print(f"{name} changed nothing ({before.name} == {after.name})")
+        return 0
+    if args.unified or not sys.stdout.isatty() and not args.side_by_side:
+        sys.stdout.writelines(line + "\n" for line in difflib.unified_diff(
+            a, b, fromfile=before.name, tofile=after.name, n=args.context, lineterm=""))
+        return 0
+    _side_by_side(a, b, before.name, after.name, args.context, args.width)
+    return 0
+
+
+def _side_by_side(a: list, b: list, left: str, right: str, context: int, width: Optional[int]) -> None:
+    """A rich table: removed lines red on the left, added green on the right, unchanged context dim."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+    console = Console(width=width) if width else Console()
+    table = Table(show_header=True, header_style="bold", expand=True, show_lines=False)
+    table.add_column(left, ratio=1, overflow="fold")
+    table.add_column(right, ratio=1, overflow="fold")
+    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    for group in matcher.get_grouped_opcodes(context):
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                for x, y in zip(a[i1:i2], b[j1:j2]):
+                    table.add_row(Text(x, style="dim"), Text(y, style="dim"))
+                continue
+            lhs, rhs = a[i1:i2], b[j1:j2]
+            for k in range(max(len(lhs), len(rhs))):
+                table.add_row(Text(lhs[k], style="red") if k < len(lhs) else Text(""),
+                              Text(rhs[k], style="green") if k < len(rhs) else Text(""))
+        table.add_row(Text("…", style="dim"), Text("…", style="dim"))
+    console.print(table)
+
+
+# ---------------------------------------------------------------------------- entry point
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pypto", description="PyPTO: compile kernels to build directories and inspect what each pass did.",
+        epilog="A build directory holds passes_dump/, ptoas/*.pto, orchestration/, report/ and kernel_config.py; "
+               "reload one in Python with CompiledProgram.from_dir(dir).")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    c = sub.add_parser("compile", help="compile a file's kernels into build directories",
+                       description="Import FILE (without running it as a script), compile every @pl.program class "
+                                   "in it and write one build directory per program (passes_dump/, ptoas/*.pto, "
+                                   "orchestration/, report/, kernel_config.py). A file with only @pl.jit kernels "
+                                   "has its main() run with pass dumps on, so each specialization it compiles is "
+                                   "written.")
+    c.add_argument("file", help="a Python file defining @pl.program classes or @pl.jit kernels")
+    c.add_argument("-o", "--output", metavar="DIR",
+                   help="base directory for build directories (default: $PYPTO_PROG_BUILD_DIR or ./build_output)")
+    c.add_argument("--platform", default="a2a3sim", choices=["a2a3sim", "a5sim", "a2a3", "a5"],
+                   help="target platform (default: a2a3sim)")
+    c.add_argument("--program", metavar="NAME", help="compile only the @pl.program with this name")
+    c.add_argument("--no-dump", action="store_true", help="do not write passes_dump/")
+    c.set_defaults(run=cmd_compile)
+
+    d = sub.add_parser("dumps", help="list a build directory's pass dumps, or print one",
+                       description="Without PASS: list passes_dump/ (number, pass, size). With PASS (a pass name "
+                                   "such as ConvertToSSA, or a dump number): print the IR after that pass.")
+    d.add_argument("dir", help="a build directory")
+    d.add_argument("pass_name", nargs="?", metavar="PASS", help="pass name or dump number")
+    d.set_defaults(run=cmd_dumps)
+
+    f = sub.add_parser("diff", help="show what one pass changed in the IR",
+                       description="Compare the IR before PASS (the previous dump) with the IR after it: a "
+                                   "side-by-side table in a terminal, a unified diff otherwise or with --unified.")
+    f.add_argument("dir", help="a build directory")
+    f.add_argument("pass_name", metavar="PASS", help="pass name (e.g. InitMemRef) or dump number")
+    style = f.add_mutually_exclusive_group()
+    style.add_argument("-u", "--unified", action="store_true", help="unified diff (the default when piped)")
+    style.add_argument("-s", "--side-by-side", action="store_true", help="side-by-side table (the default on a tty)")
+    f.add_argument("-C", "--context", type=int, default=3, metavar="N", help="unchanged lines around each change")
+    f.add_argument("--width", type=int, metavar="COLS", help="table width for --side-by-side")
+    f.set_defaults(run=cmd_diff)
+    return parser
+
+
+def main(argv: Optional[list] = None) -> int:
+    from pypto.errors import PyptoError
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except CliError as e:
+        print(f"pypto {args.command}: error: {e}", file=sys.stderr)
+        return 1
+    except PyptoError as e:
+        print(e.render() if hasattr(e, "render") else str(e), file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""Programs the codegen tests compile: a mixed cube + vector kernel, loops with carries, SPMD identity."""
+
+import pypto.language as pl
+
+
+@pl.program
+class MixedMatmulRelu:
+    @pl.function(type=pl.FunctionType.InCore)
+    def mm(self, x: pl.Tensor[[16, 128], pl.BF16], y: pl.Tensor[[128, 128], pl.BF16],
+           out_0: pl.Out[pl.Tensor[[16, 128], pl.FP32]]) -> pl.Tensor[[16, 128], pl.FP32]:
+        x_mat: pl.Tile[[16, 128], pl.BF16, pl.Mem.Mat] = pl.load(x, [0, 0], [16, 128], target_memory=pl.Mem.Mat)
+        y_mat: pl.Tile[[128, 128], pl.BF16, pl.Mem.Mat] = pl.load(y, [0, 0], [128, 128], target_memory=pl.Mem.Mat)
+        x_left: pl.Tile[[16, 128], pl.BF16, pl.Mem.Left] = pl.move(x_mat, target_memory=pl.Mem.Left)
+        y_right: pl.Tile[[128, 128], pl.BF16, pl.Mem.Right] = pl.move(y_mat, target_memory=pl.Mem.Right)
+        z_tile: pl.Tile[[16, 128], pl.FP32, pl.Mem.Acc] = pl.matmul(x_left, y_right)
+        z_vec: pl.Tile[[16, 128], pl.FP32, pl.Mem.Vec] = pl.move(z_tile, target_memory=pl.Mem.Vec)
+        r = pl.relu(z_vec)
+        out_0 = pl.store(r, [0, 0], out_0)
+        return out_0
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 128], pl.BF16],
+             y: pl.Tensor[[128, 128], pl.BF16]) -> pl.Tensor[[16, 128], pl.FP32]:
+        out_0 = pl.create_tensor([16, 128], dtype=pl.FP32)
+        out_0 = self.mm(x, y, out_0)
+        return out_0
+
+
+@pl.program
+class LoopCarries:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[64, 64], pl.FP32],
+          out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        acc = pl.load(x, [0, 0], [64, 64])
+        s: pl.Scalar[pl.FP32] = 0.0
+        for i in pl.range(4):
+            t = pl.load(x, [0, 0], [64, 64])
+            acc = pl.add(acc, t)
+            s = s + 1.0
+            if i < 2:
+                acc = pl.muls(acc, 2.0)
+        acc = pl.adds(acc, s)
+        out = pl.store(acc, [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 64], pl.FP32],
+             out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        out = self.k(x, out)
+        return out
+
+
+@pl.program
+class ManyOps:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[64, 64], pl.FP32],
+          out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        b = pl.tile.get_block_idx()
+        t = pl.load(x, [0, 0], [64, 64])
+        tmp = pl.create_tile([64, 64], dtype=pl.FP32, target_memory=pl.MemorySpace.Vec)
+        m: pl.Tile[[64, 1], pl.FP32] = pl.row_max(t, tmp)
+        e = pl.exp(pl.row_expand_sub(t, m))
+        c2 = pl.cast(pl.cast(e, target_type=pl.FP16), target_type=pl.FP32)
+        v = pl.tile.read(c2, [0, 1])
+        f = pl.muls(c2, v)
+        sl = pl.tile.slice(f, [32, 64], [32, 0])
+        out = pl.store(sl, [b, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 64], pl.FP32],
+             out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        out = self.k(x, out)
+        return out
