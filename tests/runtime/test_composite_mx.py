@@ -91,3 +91,13 @@ def test_a2a3sim_rejects_tquant_mx():
     with pytest.raises(PyptoError, match="a5"):
         quant_axis1(x, np.zeros((32, 128), ml_dtypes.float8_e4m3fn), np.zeros((32, 4), ml_dtypes.float8_e8m0fnu),
                     config=RunConfig(platform="a2a3sim"))
+
+
+def test_mx_group_edge_cases():
+    from pypto.runtime.sim.ops.mx import mx_quantize_groups
+    groups = np.zeros((3, 32), np.float32)
+    groups[1, 5] = np.nan
+    groups[2, :] = 1.0
+    data, exp = mx_quantize_groups(groups)
+    assert exp.tolist() == [0, 255, 127 - 8]          # all zero → byte 0; NaN → 0xFF; amax 1 → 2^-8
+    assert (data[0] == 0).all() and (data[2].view(ml_dtypes.float8_e4m3fn).astype(np.float32) == 256).all()
