@@ -73,6 +73,16 @@ class CompiledProgram:
             sim = self._shared["sim"] = SimProgram(self.lowered, self.platform, artifact_dir=self.output_dir)
         return sim
 
+    def _sim_for(self, config: RunConfig):
+        """The strict-memory SimProgram when the config asks for it (generated once), else `sim`."""
+        if not config.sim_strict_memory:
+            return self.sim
+        sim = self._shared.get("sim_strict")
+        if sim is None:
+            from pypto.runtime.sim.program import SimProgram
+            sim = self._shared["sim_strict"] = SimProgram(self.lowered, self.platform, strict_memory=True)
+        return sim
+
     def __getitem__(self, name: str) -> "CompiledProgram":
         if name not in self.entries:
             raise KeyError(f"no Orchestration function '{name}' (have: {', '.join(self.entries)})")
@@ -117,7 +127,7 @@ class CompiledProgram:
         if self._plans is None:
             self._plans = plan_params(self.function)
         host = HostArgs(self._plans, args, return_style=return_style, strict=config.sim_strict, pool=self._pool)
-        value = self.sim.run(self.entry, host.sim_args, schedule=config.sim_schedule, seed=config.sim_seed,
+        value = self._sim_for(config).run(self.entry, host.sim_args, schedule=config.sim_schedule, seed=config.sim_seed,
                              window=config.sim_task_window)
         host.write_back()
         return host.results(value) if return_style else None

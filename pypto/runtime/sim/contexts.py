@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from pypto.runtime.sim.blocking import Block
+from pypto.runtime.sim.fresh_memory import poison_fresh
 from pypto.runtime.sim.machine import POISON_BYTE
 from pypto.runtime.sim.values import TileValue
 
@@ -80,6 +81,7 @@ class CoreContext:
                 TileValue(self.core.bind(s.space, s.addr, s.shape, s.dtype, f"tile '{s.name}'", s.span), s.valid,
                           s.space)
                 for s in code.slots)
+        poison_fresh(self.core, views)     # a launch starts from garbage, never from the last task's data
         return views
 
     def bind_tile(self, slot, byte_offset) -> TileValue:

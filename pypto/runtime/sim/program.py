@@ -24,6 +24,7 @@ from pypto.ir.platform import Platform, get_platform
 from pypto.ir.visitor import collect
 from pypto.runtime.sim.blocking import is_blocking_op
 from pypto.runtime.sim.codegen import HOST_TYPES, FunctionCode, generate_function
+from pypto.runtime.sim.data_paths import check_data_paths
 from pypto.runtime.sim.machine import machine_for
 from pypto.runtime.sim.scheduler import Run
 
@@ -41,10 +42,13 @@ def default_ops() -> dict:
 
 class SimProgram:
     def __init__(self, program: Program, platform, *, ops: Optional[dict] = None,
-                 artifact_dir: Optional[Path] = None, fast_paths: bool = True):
+                 artifact_dir: Optional[Path] = None, fast_paths: bool = True, strict_memory: bool = False):
         self.program = program
         self.platform: Platform = platform if isinstance(platform, Platform) else get_platform(platform)
         self.ops = default_ops() if ops is None else ops
+        if strict_memory:                          # every op checks its operands' bytes were written
+            from pypto.runtime.sim.fresh_memory import strict_ops
+            self.ops, fast_paths = strict_ops(self.ops), False
         self.artifact_dir = Path(artifact_dir) if artifact_dir is not None else None
         self._yield_memo: dict = {}
         self.functions: dict = {}
@@ -52,6 +56,8 @@ class SimProgram:
         for f in program.functions.values():
             if f.func_type in _SKIPPED:
                 continue
+            if f.func_type not in HOST_TYPES:
+                check_data_paths(f, self.platform)      # the chip's memory graph, before anything runs
             code = generate_function(f, program, self.ops, self.needs_yield, self._filename(f), fast_paths=fast_paths)
             self.functions[f.name] = code
             self.by_filename[code.filename] = code
