@@ -13,6 +13,7 @@ usage errors, as argparse does).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import os
 import re
@@ -60,12 +61,31 @@ def _describe(out: Path) -> str:
     return f"{out}  ({len(pto)} kernel(s): {', '.join(pto) or '-'}; {dumps} pass dump(s))"
 
 
+@contextlib.contextmanager
+def _environment(**values):
+    """Set environment variables for the duration of a command (the CLI may run inside a larger process)."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update({k: v for k, v in values.items() if v is not None})
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def cmd_compile(args) -> int:
+    from pypto.runtime.config import BUILD_DIR_ENV
+    with _environment(**{BUILD_DIR_ENV: str(args.output) if args.output else None}):
+        return _compile(args)
+
+
+def _compile(args) -> int:
     from pypto import ir
-    from pypto.runtime.config import BUILD_DIR_ENV, DUMP_PASSES_ENV, build_dir_base, new_build_dir
+    from pypto.runtime.config import DUMP_PASSES_ENV, build_dir_base, new_build_dir
     path = Path(args.file)
-    if args.output:
-        os.environ[BUILD_DIR_ENV] = str(args.output)
     namespace = _load_module(path)
     programs = _programs(namespace, args.program)
     for prog in programs:
@@ -83,8 +103,8 @@ def cmd_compile(args) -> int:
                        "the file needs a main() that calls them (it is run with pass dumps on)")
     base = build_dir_base()
     before = set(base.iterdir()) if base.is_dir() else set()
-    os.environ[DUMP_PASSES_ENV] = "1"          # every compile main() triggers writes its build directory
-    main()
+    with _environment(**{DUMP_PASSES_ENV: "1"}):      # every compile main() triggers writes its build dir
+        main()
     created = sorted(set(base.iterdir()) - before) if base.is_dir() else []
     if not created:
         raise CliError("main() ran but compiled nothing (were the kernels already cached?)")
