@@ -92,6 +92,8 @@ DEFAULT_PIPELINE = (
     ("ConvertTensorToTileOps", "convert_tensor_to_tile_ops"),
     # Composite tile ops (sin / cos / select / tquant_mx) → primitives, before any tile pass looks at them.
     ("LowerCompositeOps", "lower_composite_ops"),
+    # The vector ISA addresses tiles as rows x columns: rank > 2 tiles → 2-D; transpose gets its scratch.
+    ("FlattenTileNdTo2D", "flatten_tile_nd_to_2d"),
     # Matmuls on whole Mat operands rarely fit L0: K loops of Mat → Left / Right extracts, M / N output blocks.
     ("AutoTileMatmulL0", "auto_tile_matmul_l0"),
     # Every tile needs a memory space before cores are chosen and buffers planned.

@@ -206,3 +206,26 @@ def test_cluster_launches_its_kernels_as_one_group():
     got = np.zeros_like(x)
     compiled(x, w, got)
     np.testing.assert_allclose(got, x @ w, rtol=1e-4, atol=1e-4)
+
+
+@pl.program
+class ThreeD:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[2, 16, 32], pl.FP32],
+             out: pl.Out[pl.Tensor[[2, 16, 32], pl.FP32]]) -> pl.Tensor[[2, 16, 32], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            y: pl.Tensor[[2, 16, 32], pl.FP32] = pl.add(pl.exp(x), x)
+            out = pl.assemble(out, y, [0, 0, 0])
+        return out
+
+
+def test_rank3_tensors_compute_on_flattened_2d_tiles():
+    x = RNG.standard_normal((2, 16, 32), dtype=np.float32)
+    compiled = run(ThreeD)
+    kernel = compiled.lowered["main_incore_0"]
+    computes = [s.value for s in kernel.body.stmts if type(s).__name__ == "AssignStmt"
+                and s.value.op.name in ("tile.exp", "tile.add")]
+    assert [c.type.rank for c in computes] == [2, 2]
+    got = np.zeros_like(x)
+    compiled(x, got)
+    np.testing.assert_allclose(got, np.exp(x) + x, rtol=1e-6)
