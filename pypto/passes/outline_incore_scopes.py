@@ -137,7 +137,9 @@ class Outliner(IRMutator):
         self.counter = 0
 
     def function_attrs(self, scope) -> dict:
-        return {}
+        # pl.split(mode) of a pl.at scope travels to the kernel as attrs["split"] (read by ExpandMixedKernel)
+        split = getattr(scope, "split", None)
+        return {"split": split} if split is not None and split.value != 0 else {}
 
     def _name(self, scope) -> str:
         base = scope.name_hint or f"{self.parent.name}_{self.suffix}_{self.counter}"

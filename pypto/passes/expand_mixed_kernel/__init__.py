@@ -76,7 +76,7 @@ def _returned_params(aiv: Function, writebacks: dict) -> list:
 
 def _expand(func: Function, platform_name: str) -> tuple:
     """(aic, aiv) for a mixed kernel."""
-    attrs = {k: v for k, v in func.attrs.items() if k not in _DROPPED_ATTRS}
+    attrs = dict(func.attrs)                   # a mixed kernel keeps its split mode for SplitVectorKernel
     aic_body = _side_body(func, CUBE, platform_name)
     aiv_body = _side_body(func, VECTOR, platform_name)
     aic_pro = pipe_prologue(func.name, CUBE, aic_body, aiv_body, func.attrs)
