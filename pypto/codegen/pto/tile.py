@@ -11,7 +11,7 @@ Data movement, views and in-place ops have a small function each.
 from __future__ import annotations
 
 from pypto.ir.enums import CastMode, CmpType
-from pypto.ir.expr import ConstInt, MakeTuple
+from pypto.ir.expr import ConstBool, ConstInt, MakeTuple
 from pypto.ir.types import TensorType, TileType
 from pypto.codegen.pto.registry import emits, lowered_away
 from pypto.codegen.pto.types import mlir_dtype, tile_buf_type
@@ -134,29 +134,27 @@ def _cmp(ctx):
                       attr=f"{{cmpMode = #pto<cmp {mode}>}}")
 
 
-@emits("tile.matmul_acc")
-def _matmul_acc(ctx):
-    """In place: ptoas wants the accumulator in ins() to be the outs() buffer itself."""
+def accumulate(ctx, acc_op: str, init_op: str, trailing: str = "") -> None:
+    """In-place accumulation (matmul_acc / gemv_acc): ptoas wants the accumulator in ins() to be the outs()
+    buffer itself. A runtime init_cond picks, per call, the initializing form or the accumulating one."""
     args = ctx.call.args
     dst, dst_type = ctx.result, ctx.result_type
     lhs, rhs = args[1], args[2]
-    operands = f"{ctx.value(lhs)}, {ctx.value(rhs)} : {ctx.type_of(lhs)}, {ctx.type_of(rhs)}"
+    pair, pair_types = f"{ctx.value(lhs)}, {ctx.value(rhs)}", f"{ctx.type_of(lhs)}, {ctx.type_of(rhs)}"
 
     def line(initializing: bool) -> str:
         if initializing:
-            return f"pto.tmatmul ins({operands}) outs({dst} : {dst_type})"
-        return (f"pto.tmatmul.acc ins({dst}, {ctx.value(lhs)}, {ctx.value(rhs)} : {dst_type}, {ctx.type_of(lhs)}, "
-                f"{ctx.type_of(rhs)}) outs({dst} : {dst_type})")
+            return f"{init_op} ins({pair} : {pair_types}) outs({dst} : {dst_type}){trailing}"
+        return f"{acc_op} ins({dst}, {pair} : {dst_type}, {pair_types}) outs({dst} : {dst_type}){trailing}"
 
     if len(args) == 3:
         ctx.emit(line(False))
         return
     init = args[3]
-    if isinstance(init, ConstInt) or type(init).__name__ == "ConstBool":
+    if isinstance(init, (ConstInt, ConstBool)):
         ctx.emit(line(bool(init.value)))
         return
-    cond = ctx.value(init)
-    ctx.structural(f"scf.if {cond} {{")
+    ctx.structural(f"scf.if {ctx.value(init)} {{")
     ctx.indent(1)
     ctx.emit(line(True))
     ctx.indent(-1)
@@ -165,6 +163,11 @@ def _matmul_acc(ctx):
     ctx.emit(line(False))
     ctx.indent(-1)
     ctx.structural("}")
+
+
+@emits("tile.matmul_acc")
+def _matmul_acc(ctx):
+    accumulate(ctx, "pto.tmatmul.acc", "pto.tmatmul")
 
 
 @emits("tile.extract")
