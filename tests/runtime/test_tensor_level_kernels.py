@@ -229,3 +229,25 @@ def test_rank3_tensors_compute_on_flattened_2d_tiles():
     got = np.zeros_like(x)
     compiled(x, got)
     np.testing.assert_allclose(got, np.exp(x) + x, rtol=1e-6)
+
+
+@pl.program
+class AssembleLoop:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[64, 32], pl.FP32]) -> pl.Tensor[[64, 32], pl.FP32]:
+        buf: pl.Tensor[[64, 32], pl.FP32] = pl.tensor.create([64, 32], dtype=pl.FP32)
+        for i, (acc,) in pl.range(4, init_values=(buf,)):
+            t: pl.Tensor[[16, 32], pl.FP32] = pl.slice(x, [16, 32], [i * 16, 0])
+            acc2: pl.Tensor[[64, 32], pl.FP32] = pl.assemble(acc, pl.exp(t), [i * 16, 0])
+            r = pl.yield_(acc2)
+        return r
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 32], pl.FP32]) -> pl.Tensor[[64, 32], pl.FP32]:
+        y: pl.Tensor[[64, 32], pl.FP32] = self.k(x)
+        return y
+
+
+def test_assemble_loop_kernel_stores_its_pieces():
+    x = RNG.standard_normal((64, 32), dtype=np.float32)
+    np.testing.assert_allclose(run(AssembleLoop)(x), np.exp(x), rtol=1e-6)

@@ -8,7 +8,8 @@ Phase 1 (each InCore function): an entry `tile.load(p, zeros, shape, shape, targ
 for each tensor param a converted op reads directly (self-loading ops — slice, read, write,
 assemble, matmul — read GM themselves); each tensor op rewritten through the conversion
 registry, types propagated through iter_args / return_vars; each returned tile stored with
-`tile.store` into a new trailing Out param `ret<i>_out`, the store result returned.
+`tile.store` into a new trailing Out param `ret<i>_out`, the store result returned (a result built
+by a tile.assemble loop instead stores each piece into the Out param: assemble_loop.py).
 Phase 2a: Spmd / Group wrappers forward the new Out params to their inner call.
 Phase 2b: Orchestration / Opaque call sites create one `tensor.create` per new Out param.
 
@@ -30,6 +31,7 @@ from pypto.ir.types import TensorType, TileType
 from pypto.ir.visitor import IRMutator, IRVisitor, substitute
 from pypto.ir.equality import structural_equal
 from pypto.passes.analysis import as_seq, body_list, used_vars
+from pypto.passes.convert_tensor_to_tile_ops.assemble_loop import store_loop
 from pypto.passes.convert_tensor_to_tile_ops.call_sites import CallSiteUpdate, WrapperForward
 from pypto.passes.convert_tensor_to_tile_ops.registry import CONVERTERS, SELF_LOADING, zeros
 from pypto.passes.convert_tensor_to_tile_ops.special import LOWERED_TILE_OPS
@@ -323,6 +325,11 @@ class _KernelConverter:
                     params.append(out)
                     directions.append(ParamDirection.Out)
                     added.append(out)
+                    rewritten = store_loop(stmts, v, out)
+                    if rewritten is not None:       # an assemble loop stores its pieces into the Out param
+                        stmts, result = rewritten
+                        values.append(result)
+                        continue
                     store = create_op_call("tile.store", [v, zeros(len(rt.shape)), out], {}, ret.span)
                     sv = Var(f"ret{i}_store", store.type, ret.span)
                     stmts.append(AssignStmt(sv, store, ret.span))

@@ -186,3 +186,49 @@ def test_transpose_becomes_the_three_argument_tile_transpose():
             return ret0_store
 
     ir.assert_structural_equal(_convert(Before), Expected)
+
+
+def test_returned_assemble_loop_stores_each_piece_into_the_out_param():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[64, 32], pl.FP32]) -> pl.Tensor[[64, 32], pl.FP32]:
+            buf: pl.Tensor[[64, 32], pl.FP32] = pl.tensor.create([64, 32], dtype=pl.FP32)
+            for i, (acc,) in pl.range(4, init_values=(buf,)):
+                t: pl.Tensor[[16, 32], pl.FP32] = pl.slice(x, [16, 32], [i * 16, 0])
+                e: pl.Tensor[[16, 32], pl.FP32] = pl.exp(t)
+                acc2: pl.Tensor[[64, 32], pl.FP32] = pl.assemble(acc, e, [i * 16, 0])
+                r = pl.yield_(acc2)
+            return r
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[64, 32], pl.FP32],
+              ret0_out: pl.Out[pl.Tensor[[64, 32], pl.FP32]]) -> pl.Tensor[[64, 32], pl.FP32]:
+            for i, (acc,) in pl.range(4, init_values=(ret0_out,)):
+                t: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [i * 16, 0], [16, 32], [16, 32])
+                e: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.exp(t)
+                acc2: pl.Tensor[[64, 32], pl.FP32] = pl.tile.store(e, [i * 16, 0], acc)
+                r = pl.yield_(acc2)
+            return r
+
+    ir.assert_structural_equal(_convert(Before), Expected)
+
+
+def test_assemble_loop_whose_buffer_is_read_keeps_the_on_chip_buffer():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[64, 32], pl.FP32]) -> pl.Tensor[[64, 32], pl.FP32]:
+            buf: pl.Tensor[[64, 32], pl.FP32] = pl.tensor.create([64, 32], dtype=pl.FP32)
+            for i, (acc,) in pl.range(4, init_values=(buf,)):
+                t: pl.Tensor[[16, 32], pl.FP32] = pl.slice(x, [16, 32], [i * 16, 0])
+                acc2: pl.Tensor[[64, 32], pl.FP32] = pl.assemble(acc, t, [i * 16, 0])
+                acc3: pl.Tensor[[64, 32], pl.FP32] = pl.add(acc2, acc2)
+                r = pl.yield_(acc3)
+            return r
+
+    kernel = _convert(Before)["k"]
+    names = [s.value.op.name for s in kernel.body.stmts if isinstance(s, ir.AssignStmt)]
+    assert names == ["tile.create", "tile.store"]       # not the pattern: the buffer stays, one exit store
