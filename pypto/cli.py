@@ -248,6 +248,9 @@ def main(argv: Optional[list] = None) -> int:
     except PyptoError as e:
         print(e.render() if hasattr(e, "render") else str(e), file=sys.stderr)
         return 1
+    except BrokenPipeError:                    # `pypto dumps dir | head`: the reader left; not an error
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

@@ -89,3 +89,15 @@ def test_compile_leaves_the_environment_as_it_was(tmp_path, monkeypatch):
     before = os.environ.get("PYPTO_PROG_BUILD_DIR")
     assert main(["compile", str(JIT_EXAMPLE), "-o", str(tmp_path)]) == 0
     assert "PYPTO_DUMP_PASSES" not in os.environ and os.environ.get("PYPTO_PROG_BUILD_DIR") == before
+
+
+@pytest.mark.parametrize("example", sorted((ROOT / "examples").rglob("*.py")), ids=lambda p: p.stem)
+def test_every_example_compiles_to_well_formed_pto(example, tmp_path, capsys):
+    from pypto.codegen.pto.verify import check_well_formed
+    assert main(["compile", str(example), "-o", str(tmp_path)]) == 0
+    modules = list(tmp_path.rglob("ptoas/*.pto"))
+    assert modules, f"{example.name} produced no .pto"
+    for pto in modules:
+        assert check_well_formed(pto.read_text()) == [], pto
+    for build in tmp_path.iterdir():
+        assert (build / "report" / "codegen.txt").read_text().count("\n") == 1, "a kernel lacks its .pto"
