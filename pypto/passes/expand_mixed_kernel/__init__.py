@@ -23,6 +23,7 @@ from pypto.ir.visitor import IRMutator, substitute
 from pypto.passes.context import current_platform
 from pypto.passes.expand_mixed_kernel.affinity import call_affinity, stmt_affinity  # noqa: F401 (re-export)
 from pypto.passes.expand_mixed_kernel.construct import SideBuilder, is_mixed, store_writebacks
+from pypto.passes.expand_mixed_kernel.data_paths import check_data_paths
 from pypto.passes.expand_mixed_kernel.dce import eliminate, free_vars
 from pypto.passes.expand_mixed_kernel.pipe_setup import insert_tfrees, pipe_prologue
 from pypto.passes.expand_mixed_kernel.verifier import check_expanded
@@ -179,6 +180,10 @@ def _run(program: Program) -> Program:
         else:
             out.append(f)
     result = program.with_functions(out)
+    platform = current_platform()
+    for f in out:
+        if f.func_type in (FunctionType.AIC, FunctionType.AIV) and (f.name in retyped or f.name.endswith(("_aic", "_aiv"))):
+            check_data_paths(f, platform)
     check_expanded(result)
     return result
 

@@ -1,0 +1,118 @@
+"""Cube ops beyond matmul / matmul_acc / matmul_bias (tile.py): GEMV and batched matmul.
+
+GEMV is a matmul whose M is 1, on the same cube MAD: lhs [1, K] in Left, rhs [K, N] in Right,
+result [1, N] in Acc (FP32, INT32 for INT8 inputs). `acc_phase` tells the accumulator whether
+this step is a partial or the final contribution ("unspecified" by default). Batched matmul
+multiplies [.., M, K] × [.., K, N] per leading index; FlattenTileNdTo2D lowers it to 2-D matmuls.
+
+    y = pl.tile.gemv(x_left, w_right)                 # Tile[[1, N], FP32, Acc]
+    c = pl.tile.batch_matmul(a_left, b_right)         # Tile[[B, M, N], FP32, Acc]
+"""
+
+from __future__ import annotations
+
+from pypto.errors import TypeCheckError
+from pypto.ir.enums import MemorySpace
+from pypto.ir.ops.common import dims_equal, expect_scalar, expect_tile, fmt_shape, same_dtype
+from pypto.ir.dtypes import INDEX
+from pypto.ir.expr import ConstInt, as_int
+from pypto.ir.ops.registry import CUBE, READ, READWRITE, Kwarg, OpDef, register_op
+from pypto.ir.ops.tile import _acc_tile, _product, accumulator_dtype
+from pypto.ir.types import TileType
+
+ACC_PHASES = ("unspecified", "partial", "final")
+_LR = {0: (MemorySpace.Left,), 1: (MemorySpace.Right,)}
+
+
+def _phase(name, kw):
+    if kw["acc_phase"] not in ACC_PHASES:
+        raise TypeCheckError(f"{name}: acc_phase must be one of {', '.join(ACC_PHASES)}, got {kw['acc_phase']!r}")
+
+
+def _row_vector(name, lhs_arg, rhs_arg):
+    lhs = expect_tile(name, "lhs", lhs_arg)
+    if lhs.rank == 2 and as_int(lhs.shape[0]) not in (None, 1):
+        raise TypeCheckError(f"{name}: argument 'lhs' must be a row vector [1, K], got {fmt_shape(lhs.shape)}",
+                             hint="use pl.matmul for M > 1")
+    return _product(name, lhs_arg, rhs_arg)
+
+
+def _gemv_type(args, kw):
+    _phase("tile.gemv", kw)
+    return _acc_tile(*_row_vector("tile.gemv", args[0], args[1]))
+
+
+def _gemv_acc_type(args, kw):
+    _phase("tile.gemv_acc", kw)
+    acc = expect_tile("tile.gemv_acc", "acc", args[0])
+    shape, valid, dtype = _row_vector("tile.gemv_acc", args[1], args[2])
+    if acc.dtype is not dtype or not dims_equal(acc.shape, shape):
+        raise TypeCheckError(f"tile.gemv_acc: argument 'acc' must be {dtype.name} {fmt_shape(shape)}, got "
+                             f"{acc.dtype.name} {fmt_shape(acc.shape)}")
+    if len(args) > 3:
+        expect_scalar("tile.gemv_acc", "init_cond", args[3])
+    return _acc_tile(acc.shape, acc.valid_shape, dtype)
+
+
+def _gemv_bias_type(args, kw):
+    _phase("tile.gemv_bias", kw)
+    shape, valid, dtype = _row_vector("tile.gemv_bias", args[0], args[1])
+    bias = expect_tile("tile.gemv_bias", "bias", args[2])
+    if not dims_equal(bias.shape, (ConstInt(1, INDEX), shape[1])):
+        raise TypeCheckError(f"tile.gemv_bias: argument 'bias' must be [1, N] = {fmt_shape((1, shape[1]))}, "
+                             f"got {fmt_shape(bias.shape)}")
+    return _acc_tile(shape, valid, dtype)
+
+
+_PHASE_KW = {"acc_phase": Kwarg(str, "unspecified")}
+register_op(OpDef("tile.gemv", args=("lhs", "rhs"), kwargs=dict(_PHASE_KW), deduce=_gemv_type, affinity=CUBE,
+                  output_memory=MemorySpace.Acc, input_memory=dict(_LR), effects={0: READ, 1: READ},
+                  description="Left [1,K] × Right [K,N] → Acc [1,N]"))
+register_op(OpDef("tile.gemv_acc", args=("acc", "lhs", "rhs", "init_cond"), min_args=3, kwargs=dict(_PHASE_KW),
+                  deduce=_gemv_acc_type, affinity=CUBE, output_memory=MemorySpace.Acc,
+                  input_memory={0: (MemorySpace.Acc,), 1: (MemorySpace.Left,), 2: (MemorySpace.Right,)},
+                  effects={0: READWRITE, 1: READ, 2: READ}, reuses_input=0,
+                  description="acc [1,N] += lhs [1,K] × rhs [K,N] (in place); init_cond true restarts"))
+register_op(OpDef("tile.gemv_bias", args=("lhs", "rhs", "bias"), kwargs=dict(_PHASE_KW), deduce=_gemv_bias_type,
+                  affinity=CUBE, output_memory=MemorySpace.Acc,
+                  input_memory={0: (MemorySpace.Left,), 1: (MemorySpace.Right,), 2: (MemorySpace.Bias,)},
+                  effects={0: READ, 1: READ, 2: READ}, description="lhs [1,K] × rhs [K,N] + bias [1,N]"))
+
+
+def _batch(name, lhs_arg, rhs_arg):
+    a = expect_tile(name, "lhs", lhs_arg)
+    b = expect_tile(name, "rhs", rhs_arg)
+    if a.rank < 3 or a.rank != b.rank:
+        raise TypeCheckError(f"{name}: lhs and rhs must have the same rank ≥ 3 ([..., M, K] × [..., K, N]), got "
+                             f"{fmt_shape(a.shape)} and {fmt_shape(b.shape)}", hint="use pl.matmul for 2-D tiles")
+    same_dtype(name, a.dtype, b.dtype, "arguments 'lhs' and 'rhs'")
+    if not dims_equal(a.shape[:-2], b.shape[:-2]) or not dims_equal((a.shape[-1],), (b.shape[-2],)):
+        raise TypeCheckError(f"{name}: {fmt_shape(a.shape)} × {fmt_shape(b.shape)}: batch dims must match and "
+                             "lhs K must equal rhs K")
+    for arg, t, space in (("lhs", a, MemorySpace.Left), ("rhs", b, MemorySpace.Right)):
+        if t.memory_space is not None and t.memory_space is not space:
+            raise TypeCheckError(f"{name}: argument '{arg}' must be in {space.name}, got {t.memory_space.name}")
+    shape = (*a.shape[:-1], b.shape[-1])
+    return TileType(shape, accumulator_dtype(a.dtype), memory_space=MemorySpace.Acc)
+
+
+def _batch_type(args, kw):
+    return _batch("tile.batch_matmul", args[0], args[1])
+
+
+def _batch_acc_type(args, kw):
+    acc = expect_tile("tile.batch_matmul_acc", "acc", args[0])
+    t = _batch("tile.batch_matmul_acc", args[1], args[2])
+    if acc.dtype is not t.dtype or not dims_equal(acc.shape, t.shape):
+        raise TypeCheckError(f"tile.batch_matmul_acc: argument 'acc' must be {t.dtype.name} {fmt_shape(t.shape)}")
+    return TileType(acc.shape, acc.dtype, memory_space=MemorySpace.Acc)
+
+
+register_op(OpDef("tile.batch_matmul", args=("lhs", "rhs"), deduce=_batch_type, affinity=CUBE,
+                  output_memory=MemorySpace.Acc, input_memory=dict(_LR), effects={0: READ, 1: READ},
+                  description="[..., M, K] × [..., K, N] → [..., M, N] per batch index"))
+register_op(OpDef("tile.batch_matmul_acc", args=("acc", "lhs", "rhs"), deduce=_batch_acc_type, affinity=CUBE,
+                  output_memory=MemorySpace.Acc,
+                  input_memory={0: (MemorySpace.Acc,), 1: (MemorySpace.Left,), 2: (MemorySpace.Right,)},
+                  effects={0: READWRITE, 1: READ, 2: READ}, reuses_input=0,
+                  description="acc += lhs × rhs per batch index (in place)"))

@@ -1,0 +1,42 @@
+"""Data paths a backend allows, checked on each core-side kernel (compiler-and-runtime.md §5.5).
+
+After the split every remaining `tile.move` and `tile.store` runs on one core, so its
+(source, destination) memory pair must be a hardware path of the platform: e.g. a2a3 has no
+Acc → Vec or Vec → Mat path (those cross through the pipe instead), and no core stores a
+Mat / Left / Right tile to GM.
+
+    check_data_paths(aiv_function, platform)     # UnsupportedError naming the op, the pair, the fix
+"""
+
+from __future__ import annotations
+
+from pypto.errors import UnsupportedError
+from pypto.ir.enums import MemorySpace
+from pypto.ir.expr import GlobalVar
+from pypto.ir.function import Function
+from pypto.ir.platform import Platform
+from pypto.ir.types import TileType
+from pypto.passes.analysis import calls_in
+
+
+def _hint(src, dst) -> str:
+    if dst is MemorySpace.DDR:
+        return "store from Vec or Acc: move the tile there first (Mat → Left / Right feeds a matmul instead)"
+    return "route the data through an allowed space (e.g. Acc → Mat → Left), or across cores with a Vec ↔ cube move"
+
+
+def check_data_paths(func: Function, platform: Platform) -> None:
+    for c in calls_in(func.body):
+        if isinstance(c.op, GlobalVar) or c.op.name not in ("tile.move", "tile.store") or not c.args:
+            continue
+        src_t = c.args[0].type
+        if not isinstance(src_t, TileType) or src_t.memory_space is None:
+            continue
+        src = src_t.memory_space
+        dst = c.kwargs.get("target_memory") if c.op.name == "tile.move" else MemorySpace.DDR
+        if dst is None or (src, dst) in platform.data_paths or (c.op.name == "tile.move" and src is dst
+                                                                and src is MemorySpace.Vec):
+            continue
+        what = getattr(c.args[0], "name_hint", "a tile")
+        raise UnsupportedError(f"{c.op.name} of '{what}' in {func.name}: {platform.name} ({platform.backend_type}) "
+                               f"has no {src.name} → {dst.name} data path", c.span, hint=_hint(src, dst))
