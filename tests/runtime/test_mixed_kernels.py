@@ -105,3 +105,24 @@ def test_the_lowered_mixed_kernel_is_aic_aiv_group_with_pipes(platform):
     for op in ("tpush_to_aiv", "tpop_from_aic", "tfree_to_aic", "aic_initialize_pipe", "aiv_initialize_pipe",
                "reserve_buffer", "import_peer_buffer"):
         assert f"pl.{'system' if 'tpush' not in op and 'tpop' not in op else 'tile'}.{op}(" in text
+
+
+@pl.jit
+def cube_gm_vector(a: pl.Tensor, b: pl.Tensor, scratch: pl.InOut[pl.Tensor], c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        left = pl.move(pl.load(a, [0, 0], [16, 32], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Left)
+        right = pl.move(pl.load(b, [0, 0], [32, 16], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Right)
+        scratch = pl.store(pl.matmul(left, right), [0, 0], scratch)
+        v = pl.load(scratch, [0, 0], [16, 16])
+        pl.store(pl.add(v, v), [0, 0], c)
+    return c
+
+
+@SIMS
+@pytest.mark.parametrize("seed", [6, 7, 8])      # seeds whose schedule runs the AIV first: unfenced, they fail
+def test_cube_store_vector_load_through_gm_is_fenced(platform, seed):
+    a, b = _f16(16, 32), _f16(32, 16)
+    scratch = np.full((16, 16), np.nan, np.float32)
+    c = np.zeros((16, 16), np.float32)
+    cube_gm_vector(a, b, scratch, c, config=RunConfig(platform=platform, sim_schedule="random", sim_seed=seed))
+    np.testing.assert_allclose(c, 2 * _mm(a, b), rtol=1e-5, atol=1e-5)

@@ -24,6 +24,7 @@ from pypto.passes.context import current_platform
 from pypto.passes.expand_mixed_kernel.affinity import call_affinity, stmt_affinity  # noqa: F401 (re-export)
 from pypto.passes.expand_mixed_kernel.construct import SideBuilder, is_mixed, store_writebacks
 from pypto.passes.expand_mixed_kernel.data_paths import check_data_paths
+from pypto.passes.expand_mixed_kernel.gm_fence import plan_fences
 from pypto.passes.expand_mixed_kernel.dce import eliminate, free_vars
 from pypto.passes.expand_mixed_kernel.pipe_setup import insert_tfrees, pipe_prologue
 from pypto.passes.expand_mixed_kernel.verifier import check_expanded
@@ -39,7 +40,7 @@ def _calls_to(func: Function, name: str) -> bool:
 
 
 def _side_body(func: Function, side: str, platform_name: str):
-    builder = SideBuilder(side, platform_name)
+    builder = SideBuilder(side, platform_name, plan_fences(func.body))
     body = builder.body(func.body)
     writebacks = store_writebacks(func.body, side)
     if writebacks:

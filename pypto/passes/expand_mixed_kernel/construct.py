@@ -42,15 +42,25 @@ def op_call(name: str, args=(), kwargs=None, span=None, type=None) -> Call:
 class SideBuilder:
     """Prunes a kernel body to one side; `other_defs` collects what the other side defines."""
 
-    def __init__(self, side: str, platform_name: str):
+    def __init__(self, side: str, platform_name: str, fences: tuple = ({}, {})):
         self.side = side
         self.platform_name = platform_name
         self.carriers: dict = {}           # popped Mat tile → the same-side move results that carry it on
+        self.push_after, self.pop_before = fences   # GM fences (gm_fence.plan_fences)
 
     def body(self, stmt) -> SeqStmts:
         out = []
         for s in flatten_to_stmts(stmt):
+            if self.side == VECTOR:
+                for token_type in self.pop_before.get(id(s), ()):
+                    tok = Var("gm_fence", token_type, s.span)
+                    out.append(AssignStmt(tok, op_call("tile.tpop_from_aic", [], {"split": 0}, s.span, token_type),
+                                          s.span))
+                    out.append(EvalStmt(op_call("system.tfree_to_aic", [tok], {"split": 0}, s.span), s.span))
             out.extend(self.stmt(s))
+            if self.side == CUBE and id(s) in self.push_after:
+                out.append(EvalStmt(op_call("tile.tpush_to_aiv", [self.push_after[id(s)]], {"split": 0}, s.span),
+                                    s.span))
         return SeqStmts(out, getattr(stmt, "span", None))
 
     def stmt(self, s) -> list:

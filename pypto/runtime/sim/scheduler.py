@@ -73,6 +73,13 @@ def _is_dual_lane(func) -> bool:
     return bool(func.attrs.get("dual_aiv_dispatch")) or (split is not None and split not in (SplitMode.NONE, 0))
 
 
+def _run_when_picked(fn, ctx, args):
+    """A non-blocking kernel as an agent: it runs, whole, when the scheduler first steps it."""
+    fn(ctx, *args)
+    return
+    yield  # noqa: unreachable — makes this a generator
+
+
 class Run:
     def __init__(self, program, machine, *, schedule: str = "deterministic", seed: Optional[int] = None,
                  window: int = 64):
@@ -232,15 +239,18 @@ class Run:
         task.lanes_left += len(lanes)
         for core, lane, nlanes in lanes:
             ctx = CoreContext(self, core, task, task.block_idx, task.block_num, lane, nlanes)
-            self._start_lane(task, code, ctx, args, f"{core.name} ({task.name}: {code.name}, lane {lane})")
+            # random schedules also start a Group's non-blocking members late, so that a missing
+            # AIC → AIV ordering (an unfenced GM hand-over) shows up as a wrong result
+            self._start_lane(task, code, ctx, args, f"{core.name} ({task.name}: {code.name}, lane {lane})",
+                             defer=self.random is not None)
         return self._results(site, args)
 
-    def _start_lane(self, task: Task, code, ctx: CoreContext, args: tuple, name: str) -> None:
-        if code.is_generator:
+    def _start_lane(self, task: Task, code, ctx: CoreContext, args: tuple, name: str, defer: bool = False) -> None:
+        if code.is_generator or defer:
             agent = Agent(name, None, task, ctx.core, code)
             ctx.agent = agent
             try:
-                agent.gen = code.fn(ctx, *args)
+                agent.gen = code.fn(ctx, *args) if code.is_generator else _run_when_picked(code.fn, ctx, args)
             except BaseException as e:
                 raise self.located(e, name) from None
             self.agents.append(agent)
