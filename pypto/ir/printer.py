@@ -204,7 +204,8 @@ class PythonPrinter:
         if isinstance(c.op, GlobalVar):
             head = f"self.{c.op.name}"
         else:
-            head = f"pl.{c.op.name}"
+            head = c.op.name if c.op.name.startswith("pld.") else f"pl.{c.op.name}"
+            self.uses_pld = self.uses_pld or head is c.op.name
             args += [f"{k}={self.value(v)}" for k, v in c.kwargs.items()]
         if c.attrs:
             args.append(f"attrs={self.value(c.attrs)}")

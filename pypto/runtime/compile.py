@@ -59,6 +59,11 @@ def compile_program(program, output_dir=None, dump_passes=False, platform: str =
         raise TypeError(f"compile() got an unexpected keyword argument '{sorted(unknown)[0]}'")
     program = _as_program(program)
     platform = check_platform(platform or "a2a3sim")
+    if options.get("distributed_config") is not None:       # a HOST orchestrator + chip functions
+        from pypto.runtime.distributed import compile_distributed
+        return compile_distributed(program, options["distributed_config"], lambda chip: compile_program(
+            chip, output_dir, dump_passes, platform, strategy=strategy, backend_type=backend_type,
+            save_kernels=save_kernels), platform)
     out_dir: Optional[Path] = None
     if output_dir is not None:
         out_dir = Path(output_dir)

@@ -129,8 +129,8 @@ def test_render_shows_line_caret_and_help():
      ParserTypeError, r"return gives 2 value\(s\) but 'k' declares 1"),
     ("def k(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP16]:\n    return x\n",
      ParserTypeError, r"return value 0 is Tensor\[16\] FP32 but 'k' declares Tensor\[16\] FP16"),
-    ("def k(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n    y = pld.world_size()\n    return x\n",
-     UnsupportedFeatureError, r"pld.world_size is not supported yet"),
+    ("def k(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n    y = pld.no_such_op()\n    return x\n",
+     UnsupportedFeatureError, r"pld.no_such_op is not supported yet"),
     ("def k(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n    def inner():\n        pass\n    return x\n",
      UnsupportedFeatureError, r"Unsupported statement type: FunctionDef"),
 ])

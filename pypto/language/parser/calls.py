@@ -177,6 +177,8 @@ def _scalar_form(path: str, args: list, kwargs: dict, span):
 def function_call(ctx, node, name: str, args: list, kwargs: dict, callee: Function | None = None):
     span = ctx.span(node)
     attrs = kwargs.pop("attrs", None)
+    if "device" in kwargs:                      # host orchestrator dispatch to one rank (distributed)
+        attrs = {**(attrs or {}), "device": to_expr(kwargs.pop("device"), span)}
     sig = ctx.env.signatures.get(name)
     if callee is not None:
         param_names = [p.name_hint for p in callee.params]

@@ -132,6 +132,7 @@ def signature_of(env: ModuleEnv, node: ast.FunctionDef, method: bool) -> Signatu
 def parse_function_def(env: ModuleEnv, node: ast.FunctionDef, opts: FunctionOptions, *, method: bool,
                        overrides: Optional[dict] = None, name: Optional[str] = None) -> Function:
     ctx = FunctionContext(env, strict_ssa=opts.strict_ssa, func_name=node.name)
+    ctx.host_level = getattr(opts.level, "name", None) == "HOST"     # x[r] shards stacked host tensors
     params, directions = bind_params(ctx, node, method, overrides)
     return_types = with_span(ctx, node.returns or node, eval_return_annotation, ctx, node.returns)
     attrs = dict(opts.attrs)

@@ -1,0 +1,123 @@
+"""Simulator semantics of the pld.* kernel ops (mirrors pypto/ir/ops/distributed.py).
+
+The running Run knows its World (`ctx.run.world`, set by pypto.runtime.sim.world); a
+DistributedTensor operand is a numpy view of one rank's window, so the peer's copy is the
+same bytes of the peer's buffer. Signal cells are INT32: `notify` adds or sets atomically
+(the scheduler is cooperative, nothing interleaves inside an op); `wait` returns a Block
+the scheduler retries until the local cell compares true. Every remote access is
+bounds-checked against the window and the world size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pypto.errors import SimulationError
+from pypto.ir.comm_enums import NotifyOp, WaitCmp
+from pypto.ir.enums import AtomicType
+from pypto.runtime.sim.blocking import Block, may_block
+from pypto.runtime.sim.ops.numeric import write_valid
+
+
+@dataclass(frozen=True)
+class CommCtx:
+    rank: int
+    nranks: int
+
+
+def _world(ctx, what: str):
+    world = getattr(ctx.run, "world", None)
+    if world is None:
+        raise SimulationError(f"{what} needs a distributed run (a program with a HOST orchestrator compiled with "
+                              "distributed_config=DistributedConfig(device_ids=[...]))")
+    return world
+
+
+def _cell(arr: np.ndarray, offsets: tuple, what: str) -> tuple:
+    idx = tuple(int(o) for o in offsets)
+    if len(idx) != arr.ndim or any(not 0 <= o < n for o, n in zip(idx, arr.shape)):
+        raise SimulationError(f"{what}: signal cell {list(idx)} is outside the signal window {list(arr.shape)}")
+    return idx
+
+
+def _region(arr: np.ndarray, offsets: tuple, extents: tuple, what: str) -> tuple:
+    for d, (o, e, n) in enumerate(zip(offsets, extents, arr.shape)):
+        if o < 0 or o + e > n:
+            raise SimulationError(f"{what}: dim {d} window [{o}, {o + e}) is outside the window extent {n}",
+                                  hint="remote offsets and shapes must stay inside the peer's window")
+    return tuple(slice(int(o), int(o) + int(e)) for o, e in zip(offsets, extents))
+
+
+def get_comm_ctx(ctx, out, dt):
+    world = _world(ctx, "pld.get_comm_ctx")
+    return CommCtx(world.rank_of(dt, "pld.get_comm_ctx"), world.nranks)
+
+
+def notify(ctx, out, target, peer, offsets, value, op=NotifyOp.AtomicAdd):
+    what = "pld.system.notify"
+    remote = _world(ctx, what).peer_view(target, peer, what)
+    idx = _cell(remote, offsets, what)
+    if op is NotifyOp.Set:
+        remote[idx] = np.int32(int(value))
+    else:
+        remote[idx] = np.int32(int(remote[idx]) + int(value))
+    return None
+
+
+@may_block
+def wait(ctx, out, signal, offsets, expected, cmp=WaitCmp.Ge):
+    what = "pld.system.wait"
+    idx = _cell(signal, offsets, what)
+    expected = int(expected)
+    if cmp is WaitCmp.Eq:
+        ready = lambda: int(signal[idx]) == expected    # noqa: E731
+    else:
+        ready = lambda: int(signal[idx]) >= expected    # noqa: E731
+    if ready():
+        return None
+    world = getattr(ctx.run, "world", None)
+    rank = world.rank_of(signal, what) if world is not None else "?"
+    sym = "==" if cmp is WaitCmp.Eq else ">="
+    return Block(ready, what, _CellState(f"rank {rank} signal cell {list(idx)}", signal, idx, f"{sym} {expected}"))
+
+
+class _CellState:
+    """A Block detail that reads the cell when the deadlock is reported (not when the wait began)."""
+
+    def __init__(self, name, signal, idx, want):
+        self.name, self.signal, self.idx, self.want = name, signal, idx, want
+
+    def __str__(self) -> str:
+        return f"{self.name} = {int(self.signal[self.idx])}, waits for {self.want}"
+
+
+def remote_load(ctx, out, target, peer, offsets, shape, valid_shape=None):
+    what = "pld.tile.remote_load"
+    remote = _world(ctx, what).peer_view(target, peer, what)
+    valid = tuple(int(v) for v in (valid_shape if valid_shape is not None else shape))
+    write_valid(out, remote[_region(remote, offsets, valid, what)])
+    return out
+
+
+def remote_store(ctx, out, src, target, peer, offsets, atomic=AtomicType.None_):
+    what = "pld.tile.remote_store"
+    remote = _world(ctx, what).peer_view(target, peer, what)
+    region = _region(remote, offsets, src.valid, what)
+    data = src.view().astype(remote.dtype, copy=False)
+    if atomic is AtomicType.Add:
+        remote[region] += data
+    else:
+        remote[region] = data
+    return None
+
+
+def table() -> dict:
+    return {"pld.get_comm_ctx": get_comm_ctx,
+            "pld.rank": lambda ctx, out, c: c.rank,
+            "pld.nranks": lambda ctx, out, c: c.nranks,
+            "pld.system.notify": notify,
+            "pld.system.wait": wait,
+            "pld.tile.remote_load": remote_load,
+            "pld.tile.remote_store": remote_store}
