@@ -72,3 +72,23 @@ class ManyOps:
              out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
         out = self.k(x, out)
         return out
+
+
+M = pl.dynamic("M")
+
+
+@pl.program
+class DynamicRows:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[M, 64], pl.FP32], n: pl.Scalar[pl.INDEX],
+          out: pl.Out[pl.Tensor[[M, 64], pl.FP32]]) -> pl.Tensor[[M, 64], pl.FP32]:
+        for i in pl.range(n):
+            t = pl.exp(pl.load(x, [i * 16, 0], [16, 64]))
+            out = pl.store(t, [i * 16, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[M, 64], pl.FP32],
+             out: pl.Out[pl.Tensor[[M, 64], pl.FP32]]) -> pl.Tensor[[M, 64], pl.FP32]:
+        out = self.k(x, 4, out)
+        return out

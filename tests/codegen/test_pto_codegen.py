@@ -9,7 +9,7 @@ from pypto.codegen.pto import all_emitters, generate, generate_function, lowered
 from pypto.codegen.pto.verify import check_well_formed
 from pypto.ir.ops import all_ops
 
-from tests.codegen.programs import LoopCarries, ManyOps, MixedMatmulRelu
+from tests.codegen.programs import DynamicRows, LoopCarries, ManyOps, MixedMatmulRelu
 
 # Instruction names as the reference's PTO backend spells them (src/backend/common/pto_ops_*.cpp).
 REFERENCE_OPS = {
@@ -127,6 +127,15 @@ def test_views_scalars_and_spmd_identity():
     assert "{rmode = #pto<round_mode ROUND>}" in text
     assert re.search(r"%v = pto\.tgetval ins\(%\w+, %\w+ : !pto\.tile_buf<.*>, index\) outs : f32", text)
     assert "pto.trowexpandsub" in text and "pto.trowmax" in text
+
+
+def test_signature_orders_tensors_scalars_then_dynamic_dims():
+    text = generate(ir.compile(DynamicRows).lowered)["k"]
+    assert_reference_module(text)
+    assert "func.func @k(%arg0: !pto.ptr<f32>, %arg1: !pto.ptr<f32>, %arg2: index, %arg3: index)" in text
+    assert "pto.make_tensor_view %arg0, shape = [%arg3, %c64_index]" in text      # M arrives as %arg3
+    assert "scf.for %i = %c0_index to %arg2 step %c1_index {" in text             # n is %arg2
+    assert text.count("pto.partition_view %out_view") == 1                        # the tensor carry keeps its view
 
 
 def test_generate_function_is_one_module_per_kernel():

@@ -55,6 +55,7 @@ class FunctionEmitter:
         self._taken: set = set()
         self._spmd_used: set = set()
         self._pending_yield: Optional[list] = None
+        self._signature: list = []
 
     # ------------------------------------------------------------------ names and lines
     def fresh(self, hint: str) -> str:
@@ -260,21 +261,37 @@ class FunctionEmitter:
 
     # ------------------------------------------------------------------ prologue
     def _make_tensor_views(self, params) -> None:
+        """Bind the signature: tensors first (%arg0..), then scalars, then the dynamic dims of the tensor
+        shapes (index), as the reference orders them; then one make_tensor_view per tensor."""
         self._out = self._prologue
-        for i, p in enumerate(params):
-            arg = f"%arg{i}"
-            self._taken.add(arg)
-            if isinstance(p.type, ScalarType):
-                self.bind(p, arg, self.type_of(p))
-                continue
-            if not isinstance(p.type, TensorType):
+        tensors = [p for p in params if isinstance(p.type, TensorType)]
+        others = [p for p in params if not isinstance(p.type, TensorType)]
+        for p in others:
+            if not isinstance(p.type, ScalarType):
                 raise UnsupportedError(f"PTO codegen: kernel parameter '{p.name_hint}' of type "
                                        f"{type(p.type).__name__} cannot be passed to a PTO kernel", p.span)
+        self._signature = []
+        for i, p in enumerate(tensors + others):
+            arg = f"%arg{i}"
+            self._taken.add(arg)
             self._names[p] = arg
-        for p in params:
-            if isinstance(p.type, TensorType):
-                self._views[p] = self._tensor_view_of(p, self._names[p])
+            self._signature.append(f"{arg}: {ptr_type(p.type) if p in tensors else self.type_of(p)}")
+        for d in self._dynamic_dims(tensors):
+            arg = f"%arg{len(self._signature)}"
+            self._taken.add(arg)
+            self.bind(d, arg, "index")
+            self._signature.append(f"{arg}: index")
+        for p in tensors:
+            self._views[p] = self._tensor_view_of(p, self._names[p])
         self._out = self._body
+
+    def _dynamic_dims(self, tensors) -> list:
+        out = []
+        for p in tensors:
+            for d in p.type.shape:
+                if isinstance(d, Var) and d not in self._names and d not in out:
+                    out.append(d)
+        return out
 
     def _tensor_view_of(self, p: Var, arg: str) -> str:
         t = p.type
@@ -300,8 +317,10 @@ class FunctionEmitter:
     def _dim(self, d: Expr, p: Var) -> str:
         if isinstance(d, ConstInt):
             return self.const_index(d.value)
-        if isinstance(d, Var) and d in self._names:
+        try:
             return self.index(d)
+        except InternalError:
+            pass
         raise UnsupportedError(f"PTO codegen: dynamic dim '{getattr(d, 'name_hint', d)}' of tensor "
                                f"'{p.name_hint}' is not a kernel parameter", p.span,
                                hint="pass the dim to the kernel as a Scalar[INDEX] parameter")
@@ -363,10 +382,7 @@ class FunctionEmitter:
 
     # ------------------------------------------------------------------ assembly
     def signature(self) -> str:
-        params = []
-        for i, p in enumerate(self.func.params):
-            t = p.type
-            params.append(f"%arg{i}: {ptr_type(t) if isinstance(t, TensorType) else self.type_of(p)}")
+        params = list(self._signature)
         if self._spmd_used & {"block_idx", "block_num"}:
             params += [f"{SPMD_PARAMS['block_idx']}: i32", f"{SPMD_PARAMS['block_num']}: i32"]
         if "subblock_idx" in self._spmd_used:
