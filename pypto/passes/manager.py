@@ -90,6 +90,8 @@ DEFAULT_PIPELINE = (
     ("OutlineClusterScopes", "outline_cluster_scopes"),
     # Kernels now exist: lower their tensor ops to tile ops with entry loads / exit stores.
     ("ConvertTensorToTileOps", "convert_tensor_to_tile_ops"),
+    # Loop-carried kernel outputs reuse the carried buffer (Out folds into InOut); assemble loops store.
+    ("OptimizeOrchTensors", "optimize_orch_tensors"),
     # Composite tile ops (sin / cos / select / tquant_mx) → primitives, before any tile pass looks at them.
     ("LowerCompositeOps", "lower_composite_ops"),
     # The vector ISA addresses tiles as rows x columns: rank > 2 tiles → 2-D; transpose gets its scratch.

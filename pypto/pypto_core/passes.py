@@ -16,6 +16,7 @@ from pypto.passes.flatten_call_expr import flatten_call_expr  # noqa: F401
 from pypto.passes.flatten_tile_nd_to_2d import flatten_tile_nd_to_2d  # noqa: F401
 from pypto.passes.infer_tile_memory_space import infer_tile_memory_space  # noqa: F401
 from pypto.passes.init_mem_ref import init_mem_ref  # noqa: F401
+from pypto.passes.optimize_orch_tensors import optimize_orch_tensors  # noqa: F401
 from pypto.passes.inline_functions import inline_functions  # noqa: F401
 from pypto.passes.lower_composite_ops import lower_composite_ops  # noqa: F401
 from pypto.passes.instruments import (CallbackInstrument, DumpInstrument, Instrument, RoundtripInstrument,  # noqa: F401
