@@ -75,6 +75,7 @@ class PythonPrinter:
         self.free_dims: dict = {}      # symbolic shape Vars not bound in the function → module-level pl.dynamic
         self.uses_pld = False
         self.yield_targets: list = []  # stack: return_vars of the enclosing for / if / while
+        self.declared_bases: set = set()  # MemRef bases bound nowhere: user declarations pl.MemRef("name")
 
     # ------------------------------------------------------------------ types
     def type_str(self, t: Type) -> str:
@@ -111,6 +112,8 @@ class PythonPrinter:
         return "[" + ", ".join(self.expr(d) for d in shape) + "]"
 
     def memref_str(self, m: MemRef) -> str:
+        if m.base in self.declared_bases:
+            return f"pl.MemRef({m.base.name_hint!r}, {self.expr(m.byte_offset)}, {m.size})"
         return f"pl.MemRef({self.expr(m.base)}, {self.expr(m.byte_offset)}, {m.size})"
 
     def tile_view_str(self, v: TileView) -> str:
@@ -324,6 +327,7 @@ class PythonPrinter:
         self.namer = _Namer()
         self.free_dims_before = dict(self.free_dims)
         self._collect_free_dims(f)
+        self.declared_bases = _declared_bases(f)
         for var, name in self.free_dims.items():
             self.namer.names[var] = name
             self.namer.used.add(name)
@@ -423,6 +427,14 @@ class PythonPrinter:
         if self.free_dims:
             head.append("")
         return "\n".join(head + [""] + self.lines[body_start:]) + "\n"
+
+
+def _declared_bases(f: Function) -> set:
+    """MemRef bases of f's tiles that no statement binds (user-declared allocations before InitMemRef)."""
+    from pypto.ir.verifier import defined_vars
+    defined = [*f.params, *defined_vars(f.body)]
+    bases = {v.type.memref.base for v in defined if isinstance(v.type, TileType) and v.type.memref is not None}
+    return bases - set(defined)
 
 
 def _vars_in(e) -> list:

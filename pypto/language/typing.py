@@ -73,8 +73,11 @@ def tile_type(item) -> TileType:
         raise ParserTypeError("Tile annotation needs a shape and a dtype", hint="write pl.Tile[[64, 64], pl.FP32]")
     shape, dtype = _shape("Tile", items[0]), _dtype("Tile", items[1])
     memref = view = space = None
+    from pypto.language.memref_decl import MemRefDecl
     for extra in items[2:]:
-        if isinstance(extra, _IrMemRef):
+        if isinstance(extra, MemRefDecl):
+            memref = extra
+        elif isinstance(extra, _IrMemRef):
             memref = extra
         elif isinstance(extra, MemorySpace):
             space = extra
@@ -83,6 +86,8 @@ def tile_type(item) -> TileType:
         else:
             raise ParserTypeError(f"Tile annotation: unexpected item {extra!r}",
                                   hint="after shape and dtype a Tile takes pl.MemRef(...), a pl.Mem space and a pl.TileView(...)")
+    if isinstance(memref, MemRefDecl):
+        memref = memref.resolve(TileType(shape, dtype, memory_space=space))
     return TileType(shape, dtype, memref=memref, tile_view=view, memory_space=space)
 
 
@@ -167,9 +172,13 @@ def TensorView(stride=(), layout: TensorLayout = TensorLayout.ND, valid_shape=()
     return _IrTensorView(stride=stride, layout=layout, valid_shape=valid_shape, **kwargs)
 
 
-def MemRef(base, byte_offset=0, size: int = 0) -> _IrMemRef:
-    """`pl.MemRef(base_ptr, byte_offset, size)`: where a tile lives."""
-    return _IrMemRef(base, byte_offset, size)
+def MemRef(base, byte_offset=None, size=None, *, slots=None):
+    """`pl.MemRef(base_ptr, byte_offset, size)`: where a tile lives; `pl.MemRef("name"[, slots=N])[k]`
+    declares a pinned allocation (pypto/language/memref_decl.py)."""
+    if isinstance(base, str):
+        from pypto.language.memref_decl import declare
+        return declare(base, byte_offset, size, slots)
+    return _IrMemRef(base, 0 if byte_offset is None else byte_offset, size or 0)
 
 
 def dynamic(name: str) -> Var:

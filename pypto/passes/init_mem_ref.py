@@ -3,7 +3,9 @@
 Requires: SSAForm, IncoreTileOps, TileMemoryInferred / Produces: HasMemRefs / Invalidates: —
 Reference: pass doc 31 (compiler-and-runtime.md §2, dump 32).
 
-A new tile value gets its own allocation `mem = pl.tile.alloc(memory_space=..., size=<bytes>,
+Pinned declarations (`pl.MemRef("name")`, `pl.MemRef("name", slots=N)[k]`, see
+pypto/language/memref_decl.py) get one `tile.alloc(..., pinned=True)` per name, sized for every
+tile bound to it. A new tile value gets its own allocation `mem = pl.tile.alloc(memory_space=..., size=<bytes>,
 addr=-1)`; values that must live in the same buffer share it: in-place ops (OpDef.reuses_input),
 plain aliases, if return vars (the then-branch's yielded value's, and the else value's when it
 can live there too) and each loop carry — init, iter arg, yielded value and return var in one
@@ -17,13 +19,14 @@ buffer, with a `tile.move` copy inserted where sharing would overwrite a live va
 
 from __future__ import annotations
 
-from pypto.errors import UnsupportedError
+from pypto.errors import TypeCheckError, UnsupportedError
 from pypto.ir.enums import MemorySpace
-from pypto.ir.expr import Call, IterArg, Var
+from pypto.ir.expr import Call, ConstInt, IterArg, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt
 from pypto.ir.types import MemRef, PtrType, TileType
+from pypto.ir.verifier import defined_vars
 from pypto.ir.visitor import IRMutator
 from pypto.passes.analysis import as_seq, body_list
 from pypto.passes.loop_carry_buffers import BufferGroups, plan_carry_buffers
@@ -101,17 +104,49 @@ def apply_memrefs(body, memref: dict):
     return _Apply(memref).mutate(body)
 
 
+def _declared_allocs(func: Function) -> tuple:
+    """Bind the user's pinned declarations (`pl.MemRef("name"[, slots=N])[k]`: MemRef bases bound
+    nowhere) to one allocation per name: (func with those tiles rebased, [(base, space, size)])."""
+    defined = [*func.params, *defined_vars(func.body)]
+    bound = set(defined)
+    tiles = [v for v in defined if isinstance(v.type, TileType) and v.type.memref is not None
+             and v.type.memref.base not in bound]
+    if not tiles:
+        return func, []
+    by_name: dict = {}
+    for v in tiles:
+        by_name.setdefault(v.type.memref.base.name_hint, []).append(v)
+    memref, allocs = {}, []
+    for name, members in by_name.items():
+        spaces = {m.type.memory_space or MemorySpace.Vec for m in members}
+        if len(spaces) > 1:
+            raise TypeCheckError(f"InitMemRef: pinned allocation '{name}' in {func.name} is bound to tiles in "
+                                 f"{' and '.join(sorted(s.name for s in spaces))}", members[0].span,
+                                 hint="one declared allocation lives in one memory space")
+        size = 0
+        for m in members:
+            offset = m.type.memref.byte_offset
+            end = (offset.value if isinstance(offset, ConstInt) else 0) + (m.type.nbytes() or 0)
+            size = max(size, m.type.memref.size, end)
+        base = Var(name, PtrType(), members[0].span)
+        allocs.append((base, spaces.pop(), size))
+        for m in members:
+            memref[m] = MemRef(base, m.type.memref.byte_offset, m.type.memref.size or m.type.nbytes() or 0)
+    return func.replace(body=apply_memrefs(func.body, memref)), allocs
+
+
 def _run(func: Function, program: Program) -> Function:
+    func, pinned = _declared_allocs(func)
     func, groups = plan_carry_buffers(func)
     planner = _Planner(func, groups)
     memref = planner.plan()
-    if not memref:
+    if not memref and not pinned:
         return func
-    applier = _Apply(memref)
-    body = applier.mutate(func.body)
-    allocs = [AssignStmt(base, create_op_call("tile.alloc", [], {"memory_space": space, "size": size, "addr": -1},
-                                              base.span), base.span)
-              for base, space, size in planner.allocs]
+    body = _Apply(memref).mutate(func.body) if memref else func.body
+    allocs = []
+    for k, (base, space, size) in enumerate(pinned + planner.allocs):
+        kwargs = {"memory_space": space, "size": size, "addr": -1, "pinned": k < len(pinned)}
+        allocs.append(AssignStmt(base, create_op_call("tile.alloc", [], kwargs, base.span), base.span))
     return func.replace(body=as_seq(allocs + body_list(body), func.body.span))
 
 

@@ -7,7 +7,8 @@ none of whose members is live at the same time (memory_lifetimes.py); a buffer w
 is the statement that defines another may hand its bytes over only when that op is in-place
 safe (no transposes / not_inplace_safe ops, no widening casts or broadcasts, no scratch
 operands). Pipeline-loop stages stay apart; allocations nothing refers to any more are dropped.
-Pinned allocations (an address given, addr >= 0) are left alone.
+Pinned allocations (user-declared `pl.MemRef("name")`, or an address given) are left alone:
+nothing else is packed into them.
 
     before:  mem_vec_0 (a: live 1..3), mem_vec_1 (b: live 2..4), mem_vec_2 (c: live 5..6)
     after:   c: pl.MemRef(mem_vec_0, 0, ...)      # mem_vec_2 dropped
@@ -54,7 +55,7 @@ def plan_reuse(func: Function) -> dict:
     order = {s.var: i for i, s in enumerate(allocs)}
     by_space: dict = {}
     for s in allocs:
-        if s.value.kwargs["addr"] < 0 and s.var in life:
+        if s.value.kwargs["addr"] < 0 and not s.value.kwargs.get("pinned") and s.var in life:
             by_space.setdefault(s.value.kwargs["memory_space"], []).append(s)
     merged: dict = {}
     for stmts in by_space.values():

@@ -158,7 +158,7 @@ def test_reference_keyword_spellings():
     assert op_name(build_call("tensor.read", [], {"tensor": T, "indices": [0, 0]})) == "tensor.read"
     assert op_name(build_call("fillpad", [A], {"pad_value": "max"})) == "tile.fillpad"
     c = build_call("tile.alloc", [MemorySpace.Vec, 256], {})
-    assert c.kwargs == {"memory_space": MemorySpace.Vec, "size": 256, "addr": -1}
+    assert c.kwargs == {"memory_space": MemorySpace.Vec, "size": 256, "addr": -1, "pinned": False}
     assert op_name(build_call("store", [A, [0, 0], OUT], {"shapes": None})) == "tile.store"
 
 

@@ -110,7 +110,8 @@ def _alloc_type(args, kw):
     return PtrType()
 
 
-register_op(OpDef("tile.alloc", kwargs={"memory_space": Kwarg(MemorySpace), "size": Kwarg(int), "addr": Kwarg(int, -1)},
+register_op(OpDef("tile.alloc", kwargs={"memory_space": Kwarg(MemorySpace), "size": Kwarg(int), "addr": Kwarg(int, -1),
+                                        "pinned": Kwarg(bool, False)},
                   deduce=_alloc_type, affinity=SHARED,
                   description="the base of a MemRef: `size` bytes in memory_space at addr (-1 until planned)"))
 

@@ -47,6 +47,8 @@ def parse_subscript(ctx, node: ast.Subscript):
         return Directed(base.direction, inner)
     if base is builtins.tuple:
         return MultiReturn(tuple(eval_expr(ctx, n) for n in _index_nodes(node)))
+    if base.__class__.__name__ == "MemRefDecl":          # pl.MemRef("name", slots=N)[k]
+        return base[eval_expr(ctx, node.slice)]
     if isinstance(base, Expr):
         if isinstance(base.type, TupleType):
             idx = eval_expr(ctx, node.slice)
