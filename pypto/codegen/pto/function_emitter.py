@@ -79,6 +79,10 @@ class FunctionEmitter:
         if view is not None:
             self._views[var] = view
 
+    def alias_tensor(self, var: Var, source: Expr) -> None:
+        """`var` is the GM tensor `source` (a store's result, a loop carry): same pointer, same view."""
+        self.bind_tensor(var, self.value(source), self._views.get(source) if isinstance(source, Var) else None)
+
     def loc(self) -> str:
         s = self.span
         if s is None or not getattr(s, "line", 0) or not getattr(s, "filename", ""):

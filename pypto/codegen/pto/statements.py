@@ -103,7 +103,7 @@ def _assign(ctx, s: AssignStmt) -> None:
                  ctx.type_of(s.var))
         return
     if isinstance(v, Var) and isinstance(t, TensorType):
-        ctx.bind_tensor(s.var, ctx.value(v), ctx._views.get(v))
+        ctx.alias_tensor(s.var, v)
         return
     if isinstance(v, Var) and isinstance(t, TileType):
         return                                     # an alias: bound to the same buffer by _alloc_tiles
@@ -134,7 +134,7 @@ def _carry_init(ctx, carried: IterArg, result: Var) -> None:
     if isinstance(carried.type, TensorType):
         init = carried.init_value
         for var in (carried, result):
-            ctx.bind_tensor(var, ctx.value(init), ctx._views.get(init))
+            ctx.alias_tensor(var, init)
 
 
 def _for(ctx, s: ForStmt) -> None:
@@ -210,7 +210,7 @@ def _if(ctx, s: IfStmt) -> None:
     for i, r in enumerate(s.return_vars):
         if isinstance(r.type, TensorType) and then_yield:
             src = then_yield[i]
-            ctx.bind_tensor(r, ctx.value(src), ctx._views.get(src))
+            ctx.alias_tensor(r, src)
 
 
 def _tile_move(ctx, src, dst) -> None:

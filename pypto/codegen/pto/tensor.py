@@ -42,4 +42,4 @@ def _write(ctx):
     ctx.emit(f"pto.store_scalar {ctx.value(value)}, {ctx.value(dst)}[{off}] : {ptr_type(dst.type)}, "
              f"{ctx.type_of(value)}")
     if ctx.result_var is not None:
-        ctx.bind_tensor(ctx.result_var, ctx.value(dst), ctx._views.get(dst))
+        ctx.alias_tensor(ctx.result_var, dst)

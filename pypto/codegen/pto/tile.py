@@ -89,7 +89,7 @@ def _store(ctx):
     pv, ptype = ctx.partition_view(out, offsets, tile.type.valid_shape)
     ctx.emit(f"pto.tstore ins({ctx.value(tile)} : {ctx.type_of(tile)}) outs({pv} : {ptype})")
     if ctx.result_var is not None and isinstance(ctx.result_var.type, TensorType):
-        ctx.bind_tensor(ctx.result_var, ctx.value(out), ctx._views.get(out))
+        ctx.alias_tensor(ctx.result_var, out)
 
 
 @emits("tile.full")
