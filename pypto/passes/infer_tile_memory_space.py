@@ -3,9 +3,11 @@
 Requires: SSAForm, IncoreTileOps / Produces: TileMemoryInferred / Invalidates: —
 Reference: pass doc 17 (compiler-and-runtime.md §2, dump 18) — minimum form.
 
-Type deduction already places loads (target_memory), matmul results (Acc) and elementwise
-results (their lhs's space); Mat / Left / Right / Acc arise only from those explicit loads and
-moves. A tile still without a space is a vector-unit value, so it lands in Vec.
+Three steps: backward demand — a Vec load read only by the cube (moves to Left / Right / Bias,
+cube operands) is retargeted to Mat (tile_memory_demand.py); forward resolution — type
+deduction already places loads (target_memory), matmul results (Acc) and elementwise results
+(their lhs's space), and a tile still without a space is a vector-unit value, so it lands in Vec;
+then a tile.move for each operand in a space its op cannot read (operand_moves.py).
 
     before:  t: pl.Tile[[64], pl.FP32] = ...
     after:   t: pl.Tile[[64], pl.FP32, pl.Mem.Vec] = ...
@@ -20,6 +22,7 @@ from pypto.passes.analysis import Retyper
 from pypto.passes.manager import function_pass
 from pypto.passes.operand_moves import insert_operand_moves
 from pypto.passes.properties import IRProperty, PassProperties
+from pypto.passes.tile_memory_demand import retarget_loads_by_demand
 
 
 def _with_space(t):
@@ -33,7 +36,7 @@ def _with_space(t):
 
 
 def _run(func: Function, program: Program) -> Function:
-    return insert_operand_moves(Retyper(_with_space).function(func))
+    return insert_operand_moves(Retyper(_with_space).function(retarget_loads_by_demand(func)))
 
 
 def infer_tile_memory_space():

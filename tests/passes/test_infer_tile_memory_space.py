@@ -1,0 +1,72 @@
+"""InferTileMemorySpace: backward demand retargets loads that only feed the cube into Mat."""
+
+import pypto.language as pl
+from pypto import ir
+from pypto.passes.manager import PassManager
+from pypto.pypto_core import passes
+
+
+def test_a_load_read_only_by_cube_moves_lands_in_mat():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[32, 32], pl.FP32], b: pl.Tensor[[32, 32], pl.FP32],
+              out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+            ta: pl.Tile[[32, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0], [32, 32], [32, 32])
+            tb: pl.Tile[[32, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(b, [0, 0], [32, 32], [32, 32])
+            tl: pl.Tile[[32, 32], pl.FP32, pl.Mem.Left] = pl.tile.move(ta, target_memory=pl.Mem.Left)
+            tr: pl.Tile[[32, 32], pl.FP32, pl.Mem.Right] = pl.tile.move(tb, target_memory=pl.Mem.Right)
+            c: pl.Tile[[32, 32], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(tl, tr)
+            r: pl.Tensor[[32, 32], pl.FP32] = pl.tile.store(c, [0, 0], out)
+            return r
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[32, 32], pl.FP32], b: pl.Tensor[[32, 32], pl.FP32],
+              out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+            ta: pl.Tile[[32, 32], pl.FP32, pl.Mem.Mat] = pl.tile.load(a, [0, 0], [32, 32], [32, 32],
+                                                                     target_memory=pl.Mem.Mat)
+            tb: pl.Tile[[32, 32], pl.FP32, pl.Mem.Mat] = pl.tile.load(b, [0, 0], [32, 32], [32, 32],
+                                                                     target_memory=pl.Mem.Mat)
+            tl: pl.Tile[[32, 32], pl.FP32, pl.Mem.Left] = pl.tile.move(ta, target_memory=pl.Mem.Left)
+            tr: pl.Tile[[32, 32], pl.FP32, pl.Mem.Right] = pl.tile.move(tb, target_memory=pl.Mem.Right)
+            c: pl.Tile[[32, 32], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(tl, tr)
+            r: pl.Tensor[[32, 32], pl.FP32] = pl.tile.store(c, [0, 0], out)
+            return r
+
+    ir.assert_structural_equal(passes.infer_tile_memory_space()(Before), Expected)
+
+
+def test_a_load_a_vector_op_also_reads_keeps_vec():
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[32, 32], pl.FP32], out: pl.Out[pl.Tensor[[32, 32], pl.FP32]],
+              out2: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+            ta: pl.Tile[[32, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0], [32, 32], [32, 32])
+            tl: pl.Tile[[32, 32], pl.FP32, pl.Mem.Left] = pl.tile.move(ta, target_memory=pl.Mem.Left)
+            e: pl.Tile[[32, 32], pl.FP32, pl.Mem.Vec] = pl.tile.exp(ta)
+            r: pl.Tensor[[32, 32], pl.FP32] = pl.tile.store(e, [0, 0], out)
+            return r
+
+    after = passes.infer_tile_memory_space()(P)
+    load = after["k"].body.stmts[0].value
+    assert load.kwargs["target_memory"] is pl.Mem.Vec
+
+
+@pl.program
+class TileMatmul:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[32, 32], pl.FP32], b: pl.Tensor[[32, 32], pl.FP32],
+          out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        ta: pl.Tile[[32, 32], pl.FP32] = pl.load(a, [0, 0], [32, 32])
+        tb: pl.Tile[[32, 32], pl.FP32] = pl.load(b, [0, 0], [32, 32])
+        c: pl.Tile[[32, 32], pl.FP32] = pl.matmul(ta, tb)
+        r: pl.Tensor[[32, 32], pl.FP32] = pl.store(c, [0, 0], out)
+        return r
+
+
+def test_tile_level_matmul_on_default_loads_becomes_a_pure_cube_kernel():
+    final = PassManager.get_strategy().run_passes(TileMatmul)
+    assert final["k"].func_type is pl.FunctionType.AIC        # GM → Mat → Left / Right, no vector side
