@@ -250,8 +250,12 @@ class PythonPrinter:
             self.while_stmt(s, indent)
         elif isinstance(s, InCoreScopeStmt):
             kw = ["level=pl.Level.CORE_GROUP"]
-            if s.split is not SplitMode.NONE:
-                kw.append(f"optimizations=[pl.split({s.split!r})]")
+            opts = [f"pl.split({s.split!r})"] if s.split is not SplitMode.NONE else []
+            if s.slot_num is not None:
+                local = f", local_slot_num={s.local_slot_num}" if s.local_slot_num is not None else ""
+                opts.append(f"pl.cross_core_slot(slot_num={s.slot_num}{local})")
+            if opts:
+                kw.append(f"optimizations=[{', '.join(opts)}]")
             self.scope("pl.at", kw, s, indent)
         elif isinstance(s, ClusterScopeStmt):
             self.scope("pl.cluster", [], s, indent)

@@ -19,7 +19,7 @@ from pypto.ir.enums import (AtomicType, CastMode, CmpType, CompactMode, ForKind,
                             PadValue, ParamDirection, PipeType, Role, SplitMode, TensorLayout, TileLayout)
 from pypto.language.decorators import InlineFunction, function, inline, program
 from pypto.language.scopes import (DslOp, KernelOnlyError, OpNamespace, at, cluster, cond, func_attr, incore, parallel,
-                                   pipeline, range, spmd, split, split_aiv, static_assert, static_print, unroll,
+                                   pipeline, range, spmd, split, split_aiv, cross_core_slot, static_assert, static_print, unroll,
                                    while_, yield_)
 from pypto.language.typing import (InOut, MemRef, Out, Ptr, Scalar, Tensor, TensorView, Tile, TileView, Tuple,
                                    Unknown, const, dynamic)

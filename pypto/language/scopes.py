@@ -63,7 +63,38 @@ def split(mode: SplitMode, *, slot_num: Optional[int] = None) -> SplitOption:
         mode = SplitMode[mode]
     elif isinstance(mode, int) and not isinstance(mode, SplitMode):
         mode = SplitMode(mode)
+    if slot_num is not None:
+        import warnings
+        warnings.warn("pl.split(..., slot_num=N) is deprecated: use optimizations=[pl.cross_core_slot(slot_num=N)]",
+                      DeprecationWarning, stacklevel=2)
+        _check_depths(slot_num, None)
     return SplitOption(mode, slot_num)
+
+
+@dataclass(frozen=True)
+class CrossCoreSlotOption:
+    """`pl.cross_core_slot(slot_num=, local_slot_num=)`: the depth of a scope's cross-core rings."""
+    slot_num: Optional[int] = None
+    local_slot_num: Optional[int] = None
+
+
+def _check_depths(slot_num, local_slot_num) -> None:
+    from pypto.errors import ValueCheckError
+    for name, v in (("slot_num", slot_num), ("local_slot_num", local_slot_num)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v <= 0):
+            raise ValueCheckError(f"pl.cross_core_slot: {name} must be a positive integer, got {v!r}")
+    if slot_num is not None and local_slot_num is not None and local_slot_num > slot_num:
+        raise ValueCheckError(f"pl.cross_core_slot: local_slot_num ({local_slot_num}) must not exceed slot_num "
+                              f"({slot_num})", hint="the on-chip consumer FIFO is at most as deep as the ring")
+
+
+def cross_core_slot(slot_num: Optional[int] = None, local_slot_num: Optional[int] = None) -> CrossCoreSlotOption:
+    """Ring depth (default 2 per direction) and, on a2a3, a shallower on-chip consumer FIFO."""
+    _check_depths(slot_num, local_slot_num)
+    if slot_num is None and local_slot_num is not None:
+        from pypto.errors import ValueCheckError
+        raise ValueCheckError("pl.cross_core_slot: local_slot_num needs slot_num")
+    return CrossCoreSlotOption(slot_num, local_slot_num)
 
 
 class DslOp:

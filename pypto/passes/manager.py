@@ -100,8 +100,12 @@ DEFAULT_PIPELINE = (
     ("AutoTileMatmulL0", "auto_tile_matmul_l0"),
     # Every tile needs a memory space before cores are chosen and buffers planned.
     ("InferTileMemorySpace", "infer_tile_memory_space"),
-    # Memory spaces decide the core: InCore kernels become AIV or AIC.
+    # Memory spaces decide the core: InCore kernels become AIV or AIC, mixed ones AIC + AIV + Group with pipes.
     ("ExpandMixedKernel", "expand_mixed_kernel"),
+    # pl.split kernels: the AIV half runs on both lanes, each on its part; transfers carry split codes.
+    ("SplitVectorKernel", "split_vector_kernel"),
+    # Each tfree takes the split code / pipe id of the tpop it frees.
+    ("StampTfreeSplit", "stamp_tfree_split"),
     # Buffers: one MemRef per tile, sharing where values must alias (stores, in-place ops, loop carries).
     ("InitMemRef", "init_mem_ref"),
     # Values that must be one buffer (in-place results, loop carries) share one MemRef, whoever built the IR.

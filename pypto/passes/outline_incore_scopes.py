@@ -139,7 +139,11 @@ class Outliner(IRMutator):
     def function_attrs(self, scope) -> dict:
         # pl.split(mode) of a pl.at scope travels to the kernel as attrs["split"] (read by ExpandMixedKernel)
         split = getattr(scope, "split", None)
-        return {"split": split} if split is not None and split.value != 0 else {}
+        attrs = {"split": split} if split is not None and split.value != 0 else {}
+        for key in ("slot_num", "local_slot_num"):         # pl.cross_core_slot(...): ring depths
+            if getattr(scope, key, None) is not None:
+                attrs[key] = getattr(scope, key)
+        return attrs
 
     def _name(self, scope) -> str:
         base = scope.name_hint or f"{self.parent.name}_{self.suffix}_{self.counter}"

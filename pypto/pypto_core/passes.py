@@ -30,6 +30,8 @@ from pypto.passes.outline_cluster_scopes import outline_cluster_scopes  # noqa: 
 from pypto.passes.outline_incore_scopes import outline_incore_scopes  # noqa: F401
 from pypto.passes.properties import IRProperty, IRPropertySet, PassProperties  # noqa: F401
 from pypto.passes.simplify import simplify  # noqa: F401
+from pypto.passes.split_vector_kernel import split_vector_kernel  # noqa: F401
+from pypto.passes.stamp_tfree_split import stamp_tfree_split  # noqa: F401
 
 
 def verify_properties(properties, program, where: str = "verify_properties") -> None:

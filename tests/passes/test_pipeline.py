@@ -15,7 +15,7 @@ from pypto.pypto_core import passes
 
 DEFAULT_ORDER = ["InlineFunctions", "ConvertToSSA", "Simplify", "NormalizeStmtStructure", "FlattenCallExpr",
                  "OutlineIncoreScopes", "OutlineClusterScopes", "ConvertTensorToTileOps", "OptimizeOrchTensors", "LowerCompositeOps", "FlattenTileNdTo2D", "AutoTileMatmulL0", "InferTileMemorySpace", "ExpandMixedKernel",
-                 "InitMemRef", "MaterializeSemanticAliases", "MemoryReuse", "AllocateMemoryAddr"]
+                 "SplitVectorKernel", "StampTfreeSplit", "InitMemRef", "MaterializeSemanticAliases", "MemoryReuse", "AllocateMemoryAddr"]
 
 
 @pl.program

@@ -24,7 +24,7 @@ from pypto.language.parser.op_bridge import build_call
 from pypto.language.parser.values import (MethodRef, describe_value, is_scalar_expr, to_expr, to_op_arg)
 
 _CONSTEXPR_CALLS = {pl_typing.TileView, pl_typing.TensorView, pl_typing.MemRef, pl_typing.dynamic,
-                    pl_typing.const, scopes.split}
+                    pl_typing.const, scopes.split, scopes.cross_core_slot}
 _PY_BUILTINS = {builtins.len, builtins.min, builtins.max, builtins.abs, builtins.int, builtins.float,
                 builtins.bool, builtins.tuple, builtins.list, builtins.sum, builtins.round, builtins.isinstance,
                 builtins.str, builtins.divmod, builtins.zip, builtins.enumerate, builtins.any, builtins.all}

@@ -76,14 +76,19 @@ def _at_scope(body, args, kwargs, span):
         raise ParserTypeError(f"pl.at role must be pl.Role.X, got {describe_value(role)}", span)
     name_hint = kwargs.get("name_hint", "")
     split = SplitMode.NONE
+    slots = {}
     for opt in kwargs.get("optimizations") or []:
         if isinstance(opt, scopes.SplitOption):
             split = opt.mode
+            if opt.slot_num is not None:
+                slots.setdefault("slot_num", opt.slot_num)
+        elif isinstance(opt, scopes.CrossCoreSlotOption):
+            slots.update(slot_num=opt.slot_num, local_slot_num=opt.local_slot_num)
         else:
             raise UnsupportedFeatureError(f"pl.at optimization {describe_value(opt)} is not supported yet", span,
-                                          hint="supported: pl.split(mode)")
+                                          hint="supported: pl.split(mode), pl.cross_core_slot(slot_num=...)")
     if level is Level.CORE_GROUP and role is None:
-        return InCoreScopeStmt(body, name_hint, split, span)
+        return InCoreScopeStmt(body, name_hint, split, span, **slots)
     if split is not SplitMode.NONE:
         raise ParserSyntaxError("optimizations=[pl.split(...)] applies to pl.at(level=pl.Level.CORE_GROUP)", span)
     return HierarchyScopeStmt(body, level, role, name_hint, span)

@@ -26,7 +26,7 @@ from pypto.passes.expand_mixed_kernel.construct import SideBuilder, is_mixed, st
 from pypto.passes.expand_mixed_kernel.data_paths import check_data_paths
 from pypto.passes.expand_mixed_kernel.gm_fence import plan_fences
 from pypto.passes.expand_mixed_kernel.dce import eliminate, free_vars
-from pypto.passes.expand_mixed_kernel.pipe_setup import insert_tfrees, pipe_prologue
+from pypto.passes.expand_mixed_kernel.pipe_setup import insert_tfrees, pipe_prologue, transfers
 from pypto.passes.expand_mixed_kernel.verifier import check_expanded
 from pypto.passes.manager import Pass
 from pypto.passes.properties import IRProperty, PassProperties
@@ -81,6 +81,11 @@ def _expand(func: Function, platform_name: str) -> tuple:
     attrs = dict(func.attrs)                   # a mixed kernel keeps its split mode for SplitVectorKernel
     aic_body = _side_body(func, CUBE, platform_name)
     aiv_body = _side_body(func, VECTOR, platform_name)
+    if platform_name == "a5" and func.attrs.get("local_slot_num") is not None and \
+            (transfers(aic_body)["c2v"] or transfers(aic_body)["v2c"]):
+        raise UnsupportedError(f"pl.cross_core_slot(local_slot_num={func.attrs['local_slot_num']}) on kernel "
+                               f"{func.name}: a5 (Ascend950) keeps its rings in the consumer's SRAM and has no "
+                               "separate local depth", func.span, hint="omit local_slot_num (portable source)")
     aic_pro = pipe_prologue(func.name, CUBE, aic_body, aiv_body, func.attrs)
     aiv_pro = pipe_prologue(func.name, VECTOR, aic_body, aiv_body, func.attrs)
     aic = _with_own_params(Function(f"{func.name}_aic", func.params, [], SeqStmts(aic_pro + flatten_to_stmts(aic_body)),
