@@ -1,0 +1,48 @@
+"""The MixedKernelExpanded checks (seed 004 "属性验证器") on hand-written split kernels."""
+
+import pypto.language as pl
+from pypto.passes.expand_mixed_kernel.verifier import problems
+
+
+def _program(*, tfree=True, init=True, reserve=True, pop_space=pl.Mem.Vec):
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.AIV)
+        def vec(self, out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            if reserve:
+                buf: pl.Scalar[pl.INT32] = pl.system.reserve_buffer(name="c2v", size=2048)
+            if init:
+                pl.system.aiv_initialize_pipe(pl.const(0, pl.INT32), pl.const(0, pl.INT32), dir_mask=1,
+                                              slot_size=1024, slot_num=2)
+            t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.tpop_from_aic(split=0)
+            out = pl.store(t, [0, 0], out)
+            if tfree:
+                pl.system.tfree_to_aic(t)
+            return out
+    return P
+
+
+def _program_pop_in_mat():
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.AIC)
+        def cube(self, x: pl.Tensor[[16, 16], pl.FP32]):
+            buf: pl.Scalar[pl.INT32] = pl.system.reserve_buffer(name="v2c", size=2048)
+            pl.system.aic_initialize_pipe(pl.const(0, pl.INT32), buf, dir_mask=2, slot_size=1024, slot_num=2)
+            t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Left] = pl.tile.tpop_from_aiv(split=0)
+            pl.system.tfree_to_aiv(t)
+    return P
+
+
+def test_a_complete_consumer_passes():
+    assert problems(_program()) == []
+
+
+def test_missing_tfree_setup_or_reserve_are_reported():
+    assert problems(_program(tfree=False)) == ["vec: tile.tpop_from_aic result 't' has no matching tfree"]
+    assert problems(_program(init=False)) == ["vec: cross-core transfers without initialize_pipe"]
+    assert problems(_program(reserve=False)) == ["vec: pops without a reserve_buffer for its ring"]
+
+
+def test_an_aic_pop_must_land_in_mat():
+    assert problems(_program_pop_in_mat()) == ["cube: tile.tpop_from_aiv must land in Mat"]
