@@ -27,7 +27,7 @@ from pypto.ir.expr import Call, GlobalVar, IterArg, Var
 from pypto.ir.function import Function
 from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, WhileStmt, YieldStmt
-from pypto.ir.types import TileType
+from pypto.ir.types import TileType, static_dims
 from pypto.ir.visitor import IRVisitor, substitute
 from pypto.passes.analysis import as_seq, body_list, defined_vars, used_vars
 
@@ -67,13 +67,20 @@ class BufferGroups:
 
 
 def shared_source(value):
-    """The Var a value must share its buffer with: itself when an alias, the input of an in-place op."""
+    """The Var a value must share its buffer with: itself when an alias, the input of an in-place op,
+    the input of a view (a reshape of a fully valid tile: the same bytes under another shape)."""
     if isinstance(value, Var):
         return value
     if isinstance(value, Call) and not isinstance(value.op, GlobalVar) and value.op.reuses_input is not None:
         i = value.op.reuses_input
         if i < len(value.args) and isinstance(value.args[i], Var):
             return value.args[i]
+    if isinstance(value, Call) and not isinstance(value.op, GlobalVar) and value.op.name == "tile.reshape":
+        x = value.args[0]
+        if (isinstance(x, Var) and isinstance(x.type, TileType) and x.type.nbytes() is not None
+                and x.type.nbytes() == value.type.nbytes()
+                and static_dims(x.type.valid_shape) == static_dims(x.type.shape)):
+            return x
     return None
 
 
