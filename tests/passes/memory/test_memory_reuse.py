@@ -174,3 +174,27 @@ def test_a_reshape_is_a_view_of_its_input_buffer():
     run(ReshapeView, x, out, config=RunConfig(sim_strict_memory=True))
     r = x.reshape(32, 32)
     np.testing.assert_allclose(out, np.exp(r) + r, rtol=1e-5, atol=1e-6)
+
+
+def _stage_program(kind: str):
+    loop = "pl.pipeline(4, stage=2)" if kind == "pipeline" else "pl.range(4)"
+    return pl.parse(f"""
+import pypto.language as pl
+
+@pl.program
+class Stages:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+        for i in {loop}:
+            a: pl.Tile[[16, 64], pl.FP32] = pl.load(x, [i * 16, 0], [16, 64])
+            b: pl.Tile[[16, 64], pl.FP32] = pl.exp(a)
+            c: pl.Tile[[16, 64], pl.FP32] = pl.muls(b, 2.0)
+            out = pl.store(c, [i * 16, 0], out)
+        return out
+""")
+
+
+def test_pipeline_loop_tiles_stay_apart_so_stages_can_overlap():
+    seq = set(_bases(_lower(_stage_program("range"))["k"]).values())
+    piped = set(_bases(_lower(_stage_program("pipeline"))["k"]).values())
+    assert len(seq) == 1 and len(piped) == 3
