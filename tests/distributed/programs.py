@@ -81,3 +81,55 @@ def builtin_barrier_shift(N: int, SIZE: int = 64, *, use_barrier: bool = True):
                 self.per_rank(x[r], y[r], data, signal, device=r)
 
     return BarrierShift
+
+
+def mesh_allreduce(N: int, SIZE: int, dtype, op, *, calls: int = 1, loop: int = 0):
+    """x[r] staged into the window, `calls` back-to-back allreduces (or one inside a loop of `loop` trips)
+    on one shared signal, the window surfaced as y[r]; the signal window is surfaced as sig[r]."""
+
+    @pl.program
+    class MeshAllReduce:
+        @pl.function(type=pl.FunctionType.InCore)
+        def kern(self, x: pl.Tensor[[1, SIZE], dtype], y: pl.Out[pl.Tensor[[1, SIZE], dtype]],
+                 sig: pl.Out[pl.Tensor[[N, 1], pl.INT32]], data: pld.DistributedTensor[[1, SIZE], dtype],
+                 signal: pld.DistributedTensor[[N, 1], pl.INT32]) -> tuple[pl.Tensor[[1, SIZE], dtype],
+                                                                            pl.Tensor[[N, 1], pl.INT32]]:
+            for c0 in pl.range(0, SIZE, 4096):
+                w = pl.min(4096, SIZE - c0)
+                t = pl.load(x, [0, c0], [1, 4096], valid_shape=[1, w])
+                data = pl.store(t, [0, c0], data)
+            if loop:
+                for _ in pl.range(loop):
+                    data = pld.tensor.allreduce(data, signal, op=op)
+            else:
+                for _ in pl.unroll(calls):
+                    data = pld.tensor.allreduce(data, signal, op=op)
+            signal = pld.tensor.barrier(signal)          # every rank retired its credits before we look
+            for c1 in pl.range(0, SIZE, 4096):
+                w1 = pl.min(4096, SIZE - c1)
+                u = pl.load(data, [0, c1], [1, 4096], valid_shape=[1, w1])
+                y = pl.store(u, [0, c1], y)
+            for i in pl.range(N):
+                v = pl.read(signal, [i, 0])
+                sig = pl.write(sig, [i, 0], v)
+            return y, sig
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def per_rank(self, x: pl.Tensor[[1, SIZE], dtype], y: pl.Out[pl.Tensor[[1, SIZE], dtype]],
+                     sig: pl.Out[pl.Tensor[[N, 1], pl.INT32]], data: pld.DistributedTensor[[1, SIZE], dtype],
+                     signal: pld.DistributedTensor[[N, 1], pl.INT32]) -> tuple[pl.Tensor[[1, SIZE], dtype],
+                                                                                pl.Tensor[[N, 1], pl.INT32]]:
+            y, sig = self.kern(x, y, sig, data, signal)
+            return y, sig
+
+        @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+        def host(self, x: pl.Tensor[[N, 1, SIZE], dtype], y: pl.Out[pl.Tensor[[N, 1, SIZE], dtype]],
+                 sig: pl.Out[pl.Tensor[[N, N, 1], pl.INT32]]):
+            data_buf = pld.alloc_window_buffer([1, SIZE], dtype=dtype)
+            signal_buf = pld.alloc_window_buffer([N, 1], dtype=pl.INT32)
+            for r in pl.range(pld.world_size()):
+                data = pld.window(data_buf, [1, SIZE], dtype=dtype)
+                signal = pld.window(signal_buf, [N, 1], dtype=pl.INT32)
+                self.per_rank(x[r], y[r], sig[r], data, signal, device=r)
+
+    return MeshAllReduce

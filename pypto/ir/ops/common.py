@@ -148,7 +148,7 @@ def result_like(t: ShapedType, shape=None, dtype: Optional[DataType] = None, val
     if valid is None and keep_view and t.tensor_view is not None and t.tensor_view.valid_shape:
         valid = t.tensor_view.valid_shape
     view = TensorView(valid_shape=valid) if valid is not None and not is_full(shape, valid) else None
-    return TensorType(shape, dtype, tensor_view=view)
+    return type(t)(shape, dtype, tensor_view=view)      # a stored-into window stays a DistributedTensor
 
 
 def ceil_div_expr(e: Expr, k: int) -> Expr:

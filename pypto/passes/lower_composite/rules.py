@@ -19,6 +19,8 @@ from typing import Callable, Mapping, Optional
 
 from pypto.ir.expr import Call, Expr
 from pypto.passes.lower_composite.builder import LoweringBuilder
+from pypto.passes.lower_composite.collective_allreduce import lower_allreduce_rule
+from pypto.passes.lower_composite.collective_barrier import lower_barrier_rule
 from pypto.passes.lower_composite.mx import lower_tquant_mx_rule
 from pypto.passes.lower_composite.select import lower_select_rule
 from pypto.passes.lower_composite.trig import lower_cos_rule, lower_sin_rule
@@ -32,6 +34,9 @@ RULES: Mapping[str, CompositeLoweringFn] = MappingProxyType({
     "tile.select": lower_select_rule,
     # packed MX quantization → tile.tquant_mx_raw + tile.tmov_x2zz with explicit Vec workspaces
     "tile.tquant_mx": lower_tquant_mx_rule,
+    # InCore pld.tensor.* collectives → notify / wait credit barriers + remote data movement (seed 001)
+    "pld.tensor.barrier": lower_barrier_rule,
+    "pld.tensor.allreduce": lower_allreduce_rule,
 })
 
 

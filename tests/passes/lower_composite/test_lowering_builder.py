@@ -49,7 +49,7 @@ def test_rule_table_is_read_only_and_names_registered_ops():
     assert isinstance(RULES, types.MappingProxyType)
     with pytest.raises(TypeError):
         RULES["tile.exp"] = None
-    assert set(RULES) == {"tile.sin", "tile.cos", "tile.select", "tile.tquant_mx"}
+    assert {n for n in RULES if not n.startswith("pld.tensor.")} == {"tile.sin", "tile.cos", "tile.select", "tile.tquant_mx"}
     assert all(has_op(name) for name in RULES)
 
 

@@ -1,0 +1,100 @@
+"""The self-cleaning credit-barrier protocol every InCore collective rule shares (seed 001, "屏障-信号协议").
+
+A mesh signal is an INT32 window of shape [NR, 1]: cell [s, 0] on rank r counts the credits
+rank s deposited on r. Each barrier generation g of one call: every rank adds 1 to its own
+row on every peer (`notify`, AtomicAdd only — never Set, which could overwrite credits a fast
+peer already pushed), then waits until each peer's cell on itself is >= g (Ge, never Eq: a
+fast peer may already have pushed the cell past g). Thresholds are call-local and start at 1.
+The epilogue retires this call's N credits from every non-self cell with AtomicAdd(-N)
+(N may be a runtime expression), keeping credits of the next call that arrived early, so a
+signal ends at zero after each call and one buffer serves back-to-back calls, also in loops.
+
+    h = CommHandles.of(b, signal)                 # ctx / rank / nranks
+    emit_barrier(b, h, signal, 1)                 # notify-all + wait-all (Ge 1)
+    emit_epilogue_reset(b, h, signal, 1)          # cells -= 1
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pypto.errors import TypeCheckError
+from pypto.ir.comm_enums import NotifyOp, ReduceOp, WaitCmp
+from pypto.ir.dtypes import INT32
+from pypto.ir.expr import BinaryExpr, ConstInt, Expr, MakeTuple, UnaryExpr, Var, const
+from pypto.ir.types import DistributedTensorType
+from pypto.passes.lower_composite.builder import LoweringBuilder
+
+UB_CHUNK_BYTES = 16 * 1024          # one Vec tile of a collective holds at most 16 KiB
+ALIGN_BYTES = 32
+
+
+@dataclass
+class CommHandles:
+    ctx: Var
+    rank: Var
+    nranks: Var
+
+    @staticmethod
+    def of(b: LoweringBuilder, window: Expr) -> "CommHandles":
+        ctx = b.bind("comm_ctx", b.op("pld.get_comm_ctx", [window]))
+        return CommHandles(ctx, b.bind("my_rank", b.op("pld.rank", [ctx])), b.bind("nranks", b.op("pld.nranks", [ctx])))
+
+
+def validate_mesh_signal(op: str, signal: Expr) -> None:
+    """ValidateMeshSignalShape: a mesh signal is [NR, 1] INT32 (ring signals use another cell layout)."""
+    t = signal.type
+    if not isinstance(t, DistributedTensorType) or t.dtype is not INT32:
+        raise TypeCheckError(f"{op}: the signal must be an INT32 pld.DistributedTensor, got {t}")
+    if len(t.shape) != 2 or not (isinstance(t.shape[1], ConstInt) and t.shape[1].value == 1):
+        raise TypeCheckError(f"{op}: a mesh signal has shape [NR, 1], got {list(t.shape)}",
+                             hint="ring and mesh signals address cells differently; do not share one buffer")
+
+
+def _cell(rank_expr: Expr) -> MakeTuple:
+    return MakeTuple([rank_expr, const(0)])
+
+
+def emit_notify_all(b: LoweringBuilder, h: CommHandles, signal: Expr, value=1) -> None:
+    """+value on my row of every peer's signal (AtomicAdd; peers only, never self)."""
+    def body(inner: LoweringBuilder, peer: Var) -> None:
+        inner.emit_if(BinaryExpr("ne", peer, h.rank), lambda t: t.emit_eval(t.op(
+            "pld.system.notify", [signal, peer, _cell(h.rank), const(value, INT32)], {"op": NotifyOp.AtomicAdd})))
+    b.emit_for("peer", 0, h.nranks, 1, body)
+
+
+def emit_wait_all(b: LoweringBuilder, h: CommHandles, signal: Expr, generation) -> None:
+    """Wait until every peer's cell on this rank is >= generation (call-local threshold)."""
+    def body(inner: LoweringBuilder, src: Var) -> None:
+        inner.emit_if(BinaryExpr("ne", src, h.rank), lambda t: t.emit_eval(t.op(
+            "pld.system.wait", [signal, _cell(src), const(generation, INT32)], {"cmp": WaitCmp.Ge})))
+    b.emit_for("src", 0, h.nranks, 1, body)
+
+
+def emit_barrier(b: LoweringBuilder, h: CommHandles, signal: Expr, generation) -> None:
+    emit_notify_all(b, h, signal)
+    emit_wait_all(b, h, signal, generation)
+
+
+def emit_epilogue_reset(b: LoweringBuilder, h: CommHandles, signal: Expr, credits) -> None:
+    """Retire this call's `credits` from every non-self cell of my own signal (AtomicAdd(-credits))."""
+    neg = const(-credits, INT32) if isinstance(credits, int) else UnaryExpr("neg", credits)
+
+    def body(inner: LoweringBuilder, src: Var) -> None:
+        inner.emit_if(BinaryExpr("ne", src, h.rank), lambda t: t.emit_eval(t.op(
+            "pld.system.notify", [signal, h.rank, _cell(src), neg], {"op": NotifyOp.AtomicAdd})))
+    b.emit_for("src", 0, h.nranks, 1, body)
+
+
+REDUCE_TILE_OPS = {ReduceOp.Sum: "tile.add", ReduceOp.Max: "tile.maximum", ReduceOp.Min: "tile.minimum",
+                   ReduceOp.Prod: "tile.mul"}
+
+
+def reduce(b: LoweringBuilder, op: ReduceOp, acc: Expr, x: Expr) -> Expr:
+    return b.op(REDUCE_TILE_OPS[op], [acc, x])
+
+
+def chunk_cols(size: int, itemsize: int) -> int:
+    """Elements per UB chunk: at most 16 KiB, shrunk to the smallest 32-byte-aligned width covering `size`."""
+    unit = ALIGN_BYTES // itemsize
+    return min(UB_CHUNK_BYTES // itemsize, -(-size // unit) * unit)
