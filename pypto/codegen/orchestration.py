@@ -11,7 +11,7 @@ type with which argument directions:
         return y
 
 `rt` needs: alloc_tensor(shape, dtype), submit_{aiv,aic,mixed,spmd}_task(kernel, inputs=, outputs=,
-inouts=, scalars=[, core_num=]) returning the callee's results, and op(name, *args, **kwargs) for
+inouts=, scalars=[, core_num=, sync_start=]) returning the callee's results, and op(name, *args, **kwargs) for
 other host ops. It is a 1:1 rendering of the final IR (the directions are the callee's).
 """
 
@@ -111,9 +111,10 @@ class _Writer:
                 key = {ParamDirection.In: "inputs", ParamDirection.Out: "outputs"}.get(d, "inouts")
                 groups[key].append(self.expr(arg))
         parts = [repr(callee.name)] + [f"{k}=[{', '.join(v)}]" for k, v in groups.items() if v]
-        core_num = c.attrs.get("core_num", callee.attrs.get("core_num"))
-        if core_num is not None:
-            parts.append(f"core_num={_literal(core_num)}")
+        for key in ("core_num", "sync_start"):
+            value = c.attrs.get(key, callee.attrs.get(key))
+            if value is not None and value is not False:
+                parts.append(f"{key}={_literal(value)}")
         return f"rt.{method}({', '.join(parts)})"
 
     # -------------------------------------------------------------- statements
@@ -192,8 +193,15 @@ def _literal(v) -> str:
 
 
 def kernel_table(program: Program) -> list:
-    """(name, core type) of every function the orchestration can submit, in program order."""
-    return [(f.name, f.func_type.name) for f in program.functions.values() if f.func_type in SUBMIT]
+    """(name, core type and, for a Group / Spmd wrapper, the kernels it launches) in program order."""
+    from pypto.ir.visitor import collect
+    rows = []
+    for f in program.functions.values():
+        if f.func_type not in SUBMIT:
+            continue
+        calls = [c.op.name for c in collect(f.body, lambda n: isinstance(n, Call) and isinstance(n.op, GlobalVar))]
+        rows.append((f.name, f.func_type.name + (f" = {' + '.join(calls)}" if calls else "")))
+    return rows
 
 
 def generate_orchestration(program: Program, func: Function) -> str:

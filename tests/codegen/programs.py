@@ -92,3 +92,16 @@ class DynamicRows:
              out: pl.Out[pl.Tensor[[M, 64], pl.FP32]]) -> pl.Tensor[[M, 64], pl.FP32]:
         out = self.k(x, 4, out)
         return out
+
+
+@pl.program
+class SpmdBlocks:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[128, 64], pl.FP32],
+             out: pl.Out[pl.Tensor[[128, 64], pl.FP32]]) -> pl.Tensor[[128, 64], pl.FP32]:
+        with pl.spmd(4, sync_start=True):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                b: pl.Scalar[pl.INDEX] = pl.tile.get_block_idx()
+                t: pl.Tensor[[32, 64], pl.FP32] = pl.slice(x, [32, 64], [b * 32, 0])
+                out = pl.assemble(out, pl.adds(t, 1.0), [b * 32, 0])
+        return out

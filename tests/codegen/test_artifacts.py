@@ -114,3 +114,19 @@ def test_every_pto_of_a_build_is_well_formed(mixed_build):
     _, out = mixed_build
     for p in (out / "ptoas").glob("*.pto"):
         assert check_well_formed(p.read_text()) == [], p.name
+
+
+def test_spmd_launch_in_the_orchestration_artifact(tmp_path):
+    from tests.codegen.programs import SpmdBlocks
+    compiled = ir.compile(SpmdBlocks, output_dir=tmp_path)
+    text = (tmp_path / "orchestration" / "main.host.py").read_text()
+    assert "rt.submit_spmd_task('main_spmd_0', inputs=[x], outputs=[out], core_num=4, sync_start=True)" in text
+    assert "main_spmd_0                      Spmd = main_incore_0" in text
+    pto = (tmp_path / "ptoas" / "main_incore_0.pto").read_text()
+    assert "%__pypto_spmd_block_idx: i32, %__pypto_spmd_block_num: i32)" in pto
+    assert check_well_formed(pto) == []
+    x = np.random.default_rng(1).standard_normal((128, 64), dtype=np.float32)
+    out = np.zeros_like(x)
+    CompiledProgram.from_dir(tmp_path)(x, out)
+    np.testing.assert_allclose(out, x + 1.0, rtol=1e-6)
+    assert compiled.param_names == ["x", "out"]

@@ -55,6 +55,8 @@ def address_space(space: MemorySpace) -> str:
 
 
 def static_int(e, what: str) -> int:
+    if isinstance(e, int):
+        return e
     if isinstance(e, ConstInt):
         return e.value
     raise UnsupportedError(f"PTO codegen: {what} must be a compile-time constant for pto.alloc_tile, got {e!r}",
@@ -78,6 +80,8 @@ def effective_view(t: TileType) -> TileView:
 
 
 def _valid_dim(e) -> str:
+    if isinstance(e, int):
+        return str(e)
     return str(e.value) if isinstance(e, ConstInt) else "?"
 
 
