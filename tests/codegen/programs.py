@@ -105,3 +105,24 @@ class SpmdBlocks:
                 t: pl.Tensor[[32, 64], pl.FP32] = pl.slice(x, [32, 64], [b * 32, 0])
                 out = pl.assemble(out, pl.adds(t, 1.0), [b * 32, 0])
         return out
+
+
+@pl.program
+class TwoEntries:
+    @pl.function(type=pl.FunctionType.InCore)
+    def scale(self, x: pl.Tensor[[32, 32], pl.FP32], k: pl.Scalar[pl.FP32],
+              out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        out = pl.store(pl.muls(pl.load(x, [0, 0], [32, 32]), k), [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def double(self, x: pl.Tensor[[32, 32], pl.FP32],
+               out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        out = self.scale(x, 2.0, out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def triple(self, x: pl.Tensor[[32, 32], pl.FP32],
+               out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        out = self.scale(x, 3.0, out)
+        return out

@@ -130,3 +130,21 @@ def test_spmd_launch_in_the_orchestration_artifact(tmp_path):
     CompiledProgram.from_dir(tmp_path)(x, out)
     np.testing.assert_allclose(out, x + 1.0, rtol=1e-6)
     assert compiled.param_names == ["x", "out"]
+
+
+def test_from_dir_indexes_orchestrations_by_name(tmp_path):
+    from tests.codegen.programs import TwoEntries
+    ir.compile(TwoEntries, output_dir=tmp_path)
+    cfg = read_kernel_config(tmp_path / "kernel_config.py")
+    assert [o["function_name"] for o in cfg["ORCHESTRATIONS"]] == ["double", "triple"]
+    assert {p.name for p in (tmp_path / "orchestration").glob("*.host.py")} == {"double.host.py", "triple.host.py"}
+    compiled = CompiledProgram.from_dir(tmp_path)
+    assert compiled.entries == ["double", "triple"]
+    x = np.random.default_rng(2).standard_normal((32, 32), dtype=np.float32)
+    for name, factor in (("double", 2.0), ("triple", 3.0)):
+        out = np.zeros_like(x)
+        compiled[name](x, out)
+        np.testing.assert_allclose(out, factor * x, rtol=1e-6)
+    assert CompiledProgram.from_dir(tmp_path, entry="triple").entry == "triple"
+    with pytest.raises(KeyError, match="no Orchestration function 'quadruple'"):
+        compiled["quadruple"]
