@@ -251,3 +251,52 @@ class AssembleLoop:
 def test_assemble_loop_kernel_stores_its_pieces():
     x = RNG.standard_normal((64, 32), dtype=np.float32)
     np.testing.assert_allclose(run(AssembleLoop)(x), np.exp(x), rtol=1e-6)
+
+
+@pl.program
+class PagedGatherMatmul:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, q: pl.Tensor[[16, 32], pl.FP32], pool: pl.Tensor[[128, 32], pl.FP32],
+             ids: pl.Tensor[[16], pl.INT32], table: pl.Tensor[[8], pl.INT32],
+             out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            kv: pl.Tensor[[16, 32], pl.FP32] = pl.paged_gather(pool, ids, table, 16, 32, 16)   # into L1 (Mat)
+            out = pl.assemble(out, pl.matmul(q, kv, b_trans=True), [0, 0])
+        return out
+
+
+def test_paged_gather_into_l1_feeds_the_matmul_directly():
+    q, pool = RNG.standard_normal((16, 32), dtype=np.float32), RNG.standard_normal((128, 32), dtype=np.float32)
+    table = RNG.permutation(8).astype(np.int32)
+    ids = RNG.choice(128, 16, replace=False).astype(np.int32)
+    phys = table[ids // 16] * 16 + ids % 16
+    compiled = run(PagedGatherMatmul)
+    assert compiled.lowered["main_incore_0"].func_type is pl.FunctionType.AIC    # no UB staging: cube only
+    got = np.zeros((16, 16), np.float32)
+    compiled(q, pool, ids, table, got)
+    np.testing.assert_allclose(got, q @ pool[phys].T, rtol=1e-5, atol=1e-5)
+
+
+@pl.program
+class GatherRowTwoRuns:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, q: pl.Tensor[[16, 64], pl.FP32], pool: pl.Tensor[[256, 64], pl.FP32], b0: pl.Scalar[pl.INDEX],
+             b1: pl.Scalar[pl.INDEX], r1: pl.Scalar[pl.INDEX],
+             out: pl.Out[pl.Tensor[[16, 128], pl.FP32]]) -> pl.Tensor[[16, 128], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            kv: pl.Tensor[[128, 64], pl.FP32] = pl.create_l1([128, 64], pl.FP32)
+            kv1: pl.Tensor[[128, 64], pl.FP32] = pl.gather_row(kv, pool, [0, 0], [b0, 0], [128, 64],
+                                                                valid_shape=[r1, 64])
+            kv2: pl.Tensor[[128, 64], pl.FP32] = pl.gather_row(kv1, pool, [r1, 0], [b1, 0], [128, 64],
+                                                                valid_shape=[128 - r1, 64])
+            out = pl.assemble(out, pl.matmul(q, kv2, b_trans=True), [0, 0])
+        return out
+
+
+@pytest.mark.parametrize("r1", [40, 1])
+def test_gather_row_two_run_split_with_a_runtime_length(r1):
+    q, pool = RNG.standard_normal((16, 64), dtype=np.float32), RNG.standard_normal((256, 64), dtype=np.float32)
+    got = np.zeros((16, 128), np.float32)
+    run(GatherRowTwoRuns)(q, pool, 10, 100, r1, got)
+    kv = np.concatenate([pool[10:10 + r1], pool[100:100 + 128 - r1]])
+    np.testing.assert_allclose(got, q @ kv.T, rtol=1e-5, atol=1e-5)
