@@ -300,3 +300,19 @@ def test_gather_row_two_run_split_with_a_runtime_length(r1):
     run(GatherRowTwoRuns)(q, pool, 10, 100, r1, got)
     kv = np.concatenate([pool[10:10 + r1], pool[100:100 + 128 - r1]])
     np.testing.assert_allclose(got, q @ kv.T, rtol=1e-5, atol=1e-5)
+
+
+@pl.jit
+def jit_blocks(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    for i in pl.spmd(4):
+        t = pl.slice(x, [32, 64], [i * 32, 0])
+        out = pl.assemble(out, pl.exp(t), [i * 32, 0])
+    return out
+
+
+def test_spmd_for_form_in_a_jit_kernel():
+    from pypto.runtime import RunConfig
+    x = RNG.standard_normal((128, 64), dtype=np.float32)
+    got = np.zeros_like(x)
+    jit_blocks(x, got, config=RunConfig())
+    np.testing.assert_allclose(got, np.exp(x), rtol=1e-6)

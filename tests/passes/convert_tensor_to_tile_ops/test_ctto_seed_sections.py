@@ -232,3 +232,34 @@ def test_assemble_loop_whose_buffer_is_read_keeps_the_on_chip_buffer():
     kernel = _convert(Before)["k"]
     names = [s.value.op.name for s in kernel.body.stmts if isinstance(s, ir.AssignStmt)]
     assert names == ["tile.create", "tile.store"]       # not the pattern: the buffer stays, one exit store
+
+
+def test_types_propagate_through_if_return_vars():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[16, 16], pl.FP32], flag: pl.Scalar[pl.INDEX]) -> pl.Tensor[[16, 16], pl.FP32]:
+            if flag > 0:
+                a: pl.Tensor[[16, 16], pl.FP32] = pl.exp(x)
+                r = pl.yield_(a)
+            else:
+                b: pl.Tensor[[16, 16], pl.FP32] = pl.neg(x)
+                r = pl.yield_(b)
+            return r
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[16, 16], pl.FP32], flag: pl.Scalar[pl.INDEX],
+              ret0_out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            x_tile: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 16], [16, 16])
+            if flag > 0:
+                a: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.exp(x_tile)
+                r = pl.yield_(a)
+            else:
+                b: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.neg(x_tile)
+                r = pl.yield_(b)
+            ret0_store: pl.Tensor[[16, 16], pl.FP32] = pl.tile.store(r, [0, 0], ret0_out)
+            return ret0_store
+
+    ir.assert_structural_equal(_convert(Before), Expected)
