@@ -316,3 +316,35 @@ def test_spmd_for_form_in_a_jit_kernel():
     got = np.zeros_like(x)
     jit_blocks(x, got, config=RunConfig())
     np.testing.assert_allclose(got, np.exp(x), rtol=1e-6)
+
+
+@pl.program
+class TileScatterUpdate:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[32, 32], pl.FP32], idx: pl.Tensor[[2, 8], pl.INT32], src: pl.Tensor[[16, 32], pl.FP32],
+          out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        xt: pl.Tile[[32, 32], pl.FP32] = pl.load(x, [0, 0], [32, 32])
+        it: pl.Tile[[2, 8], pl.INT32] = pl.load(idx, [0, 0], [2, 8])
+        st: pl.Tile[[16, 32], pl.FP32] = pl.load(src, [0, 0], [16, 32])
+        y: pl.Tile[[32, 32], pl.FP32] = pl.tile.scatter_update(xt, -2, it, st)
+        r: pl.Tensor[[32, 32], pl.FP32] = pl.store(y, [0, 0], out)
+        return r
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[32, 32], pl.FP32], idx: pl.Tensor[[2, 8], pl.INT32], src: pl.Tensor[[16, 32], pl.FP32],
+             out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        r: pl.Tensor[[32, 32], pl.FP32] = self.k(x, idx, src, out)
+        return r
+
+
+def test_tile_level_scatter_update_is_lowered_the_same_way():
+    x, src = RNG.standard_normal((32, 32), dtype=np.float32), RNG.standard_normal((16, 32), dtype=np.float32)
+    idx = RNG.choice(32, 16, replace=False).astype(np.int32).reshape(2, 8)
+    compiled = run(TileScatterUpdate)
+    names = {s.value.op.name for s in compiled.lowered["k"].body.stmts if type(s).__name__ == "AssignStmt"}
+    assert "tile.scatter_update" not in names and {"tile.scatter", "tile.sel"} <= names
+    want = x.copy()
+    want[idx.ravel()] = src
+    got = np.zeros_like(x)
+    compiled(x, idx, src, got)
+    np.testing.assert_array_equal(got, want)
