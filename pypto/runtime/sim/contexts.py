@@ -81,7 +81,7 @@ class CoreContext:
                 TileValue(self.core.bind(s.space, s.addr, s.shape, s.dtype, f"tile '{s.name}'", s.span), s.valid,
                           s.space)
                 for s in code.slots)
-        poison_fresh(self.core, views)     # a launch starts from garbage, never from the last task's data
+        poison_fresh(self.core, code)      # a launch starts from garbage, never from the last task's data
         return views
 
     def bind_tile(self, slot, byte_offset) -> TileValue:

@@ -48,15 +48,27 @@ def _byte_region(buf: np.ndarray, offset: int, tile: TileValue) -> np.ndarray:
     return rows[region]
 
 
-def poison_fresh(core, views: tuple) -> None:
-    """A kernel starts on `core`: its statically placed tiles become poison (and unwritten)."""
+def _alloc_ranges(code) -> tuple:
+    """(space, addr, size) of every placed tile.alloc of a kernel, computed once per FunctionCode."""
+    ranges = getattr(code, "_fresh_ranges", None)
+    if ranges is None:
+        from pypto.runtime.sim.layout import find_allocs
+        ranges = tuple((a.space, a.addr, a.size) for a in find_allocs(code.func).values()
+                       if a.addr is not None and a.addr >= 0 and a.size > 0)
+        code._fresh_ranges = ranges
+    return ranges
+
+
+def poison_fresh(core, code) -> None:
+    """A kernel starts on `core`: all of its allocations become poison (and unwritten), including
+    tiles placed at run time (slots picked by a loop index)."""
     flags = getattr(core, "written_bytes", None)
-    for tv in views:
-        raw = tv.data.reshape(-1).view(np.uint8)
-        raw.fill(POISON_BYTE)
-        if flags is not None and tv.space in flags:
-            buf, offset = _span_of(core, tv)
-            buf[offset:offset + raw.shape[0]] = False
+    for space, addr, size in _alloc_ranges(code):
+        if space not in core.spaces:
+            continue
+        core.arena(space)[addr:addr + size] = POISON_BYTE
+        if flags is not None and space in flags:
+            flags[space][addr:addr + size] = False
 
 
 def _checked(name: str, fn, arg_names: tuple):
