@@ -205,10 +205,10 @@ def run_with_devices(compiled, args, worker: ChipWorker):
         compiled._plans = plan_params(compiled.function)
     plans = compiled._plans
     n_inputs = sum(1 for p in plans if p.direction is not ParamDirection.Out)
-    if len(args) == len(plans):
+    if len(args) == n_inputs and compiled.has_return:
+        return_style = True                     # (also when every parameter is an input, as compiled(...) does)
+    elif len(args) == len(plans):
         return_style = False
-    elif len(args) == n_inputs and compiled.has_return:
-        return_style = True
     else:
         raise TypeCheckError(f"'{compiled.entry}' takes {len(plans)} arguments ({', '.join(compiled.param_names)}) in "
                              f"place, or its {n_inputs} inputs in return style; got {len(args)}")

@@ -116,3 +116,21 @@ def test_benchmark_times_rounds(compiled):
     np.testing.assert_allclose(out, x * w + w, rtol=1e-6)
     with pytest.raises(ValueCheckError, match="rounds"):
         benchmark(compiled, [x, w, out], rounds=0)
+
+
+def test_resident_matmul_weight_on_a_mixed_kernel():
+    """The weight of a cube + vector kernel stays on the device across three calls (return style)."""
+    import ml_dtypes
+    from tests.codegen.programs import MixedMatmulRelu
+    compiled = ir.compile(MixedMatmulRelu)
+    rng = np.random.default_rng(11)
+    weight = rng.standard_normal((128, 128)).astype(ml_dtypes.bfloat16)
+    with ChipWorker() as worker:
+        w = worker.alloc_tensor([128, 128], pl.BF16, init=weight)
+        run = worker.register(compiled)
+        for _ in range(3):
+            x = rng.standard_normal((16, 128)).astype(ml_dtypes.bfloat16)
+            y = run(x, w)
+            want = np.maximum(x.astype(np.float32) @ weight.astype(np.float32), 0)
+            np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-4)
+        assert worker.stats.copies_to_device == 1 and worker.stats.copies_from_device == 0
