@@ -1,6 +1,9 @@
 """SplitVectorKernel: the AIV half of a `pl.split(UP_DOWN / LEFT_RIGHT)` mixed kernel runs on both AIV lanes.
 
 Requires: MixedKernelExpanded / Produces: VectorKernelSplit (attrs) / Invalidates: —
+On a2a3 a mixed kernel without a split mode is dual-dispatched (attrs dual_aiv_dispatch): both
+AIV lanes run it, lane 1 only replays the pipe handshakes — its loads have valid extent 0, so
+its pops (simulator) and its results are empty and its stores write nothing.
 Reference: pass doc 23 (compiler-and-runtime.md §2, dump 24), seed 004 "split code". Here it
 also does the vector-side halving that the reference performs earlier (LowerAutoVectorSplit):
 every Vec tile of the AIV function is cut along the split axis into the lane's part, GM loads
@@ -222,10 +225,46 @@ class _CubeCodes(IRMutator):
         return c.replace(kwargs={**c.kwargs, "split": transfer_code(full, self.mode, gather=gather, span=c.span)})
 
 
+class _ReplayLoads(IRMutator):
+    """Dual dispatch: lane 1 loads nothing (valid extents × (1 - lane)), so its stores write nothing."""
+
+    def __init__(self, lane: Var):
+        self.lane = lane
+
+    def mutate_call(self, c):
+        c = self.mutate_children(c)
+        if isinstance(c.op, GlobalVar) or c.op.name != "tile.load" or c.kwargs.get("target_memory") is not MemorySpace.Vec:
+            return c
+        keep = BinaryExpr("sub", const(1, INDEX), self.lane)
+        valids = MakeTuple([BinaryExpr("mul", v, keep) for v in c.args[3].elements])
+        return c.replace(args=(*c.args[:3], valids))
+
+
+def _has_transfers(func: Function) -> bool:
+    from pypto.passes.analysis import calls_in
+    return any(not isinstance(c.op, GlobalVar) and c.op.name in _TRANSFERS for c in calls_in(func.body))
+
+
+def _dual_dispatch(func: Function) -> Function:
+    """a2a3, no split: the AIV runs on both lanes; lane 1 replays the handshakes on empty tiles."""
+    lane = Var("aiv_lane", ScalarType(INDEX), func.span)
+    body = _ReplayLoads(lane).mutate(func.body)
+    ident = AssignStmt(lane, create_op_call("tile.get_subblock_idx", [], {}, func.span), func.span)
+    return func.replace(body=SeqStmts([ident, *flatten_to_stmts(body)], func.span),
+                        attrs={**func.attrs, "dual_aiv_dispatch": True})
+
+
 def _run(program: Program) -> Program:
+    from pypto.passes.context import current_platform
+    dual = current_platform().name == "a2a3"
     out, changed = [], False
     for f in program.functions.values():
         mode = split_mode(f.attrs)
+        if mode is None and dual and f.func_type is FunctionType.AIV and not f.attrs.get("dual_aiv_dispatch") \
+                and _has_transfers(f):
+            out.append(_dual_dispatch(f))
+            changed = True
+            continue
         if mode is None or f.func_type not in (FunctionType.AIV, FunctionType.AIC):
             out.append(f)
             continue

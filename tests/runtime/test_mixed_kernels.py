@@ -126,3 +126,24 @@ def test_cube_store_vector_load_through_gm_is_fenced(platform, seed):
     c = np.zeros((16, 16), np.float32)
     cube_gm_vector(a, b, scratch, c, config=RunConfig(platform=platform, sim_schedule="random", sim_seed=seed))
     np.testing.assert_allclose(c, 2 * _mm(a, b), rtol=1e-5, atol=1e-5)
+
+
+@pl.jit
+def round_trip(a: pl.Tensor, d: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s = pl.add(pl.load(a, [0, 0], [16, 32]), pl.load(d, [0, 0], [16, 32]))
+        right = pl.move(pl.load(b, [0, 0], [32, 16], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Right)
+        acc = pl.matmul(pl.move(s, target_memory=pl.Mem.Left), right)
+        pl.store(pl.exp(pl.move(acc, target_memory=pl.Mem.Vec)), [0, 0], c)
+    return c
+
+
+@SIMS
+def test_no_split_mixed_kernel_is_dual_dispatched_on_a2a3_only(platform):
+    a, d, b = _f16(16, 32), _f16(16, 32), _f16(32, 16)
+    c = np.full((16, 16), np.nan, np.float32)
+    lowered = round_trip.lower(a, d, b, c, config=RunConfig(platform=platform))
+    aiv = next(f for f in lowered.functions.values() if f.func_type is FunctionType.AIV)
+    assert bool(aiv.attrs.get("dual_aiv_dispatch")) == (platform == "a2a3sim")
+    round_trip(a, d, b, c, config=RunConfig(platform=platform, sim_schedule="random", sim_seed=4))
+    np.testing.assert_allclose(c, np.exp(_mm(a + d, b)), rtol=1e-5, atol=1e-6)
