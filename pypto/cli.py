@@ -58,7 +58,12 @@ def _jit_functions(namespace: dict) -> list:
 def _describe(out: Path) -> str:
     pto = sorted(p.name for p in (out / "ptoas").glob("*.pto")) if (out / "ptoas").is_dir() else []
     dumps = len(list((out / "passes_dump").glob("*.py"))) if (out / "passes_dump").is_dir() else 0
-    return f"{out}  ({len(pto)} kernel(s): {', '.join(pto) or '-'}; {dumps} pass dump(s))"
+    text = f"{out}  ({len(pto)} kernel(s): {', '.join(pto) or '-'}; {dumps} pass dump(s))"
+    report = out / "report" / "codegen.txt"
+    missing = [x for x in report.read_text().splitlines()[1:] if x] if report.is_file() else []
+    for line in missing:
+        text += f"\n  warning: no .pto for {line}"
+    return text
 
 
 @contextlib.contextmanager
