@@ -20,5 +20,5 @@ for _name in ("allreduce", "barrier", "broadcast", "allgather", "reduce_scatter"
 
 _NEEDS_CTX = "distributed kernels need the CommCtx parameter (MaterializeDistTensorCtx) and pto.comm.* lowering"
 for _name in ("pld.get_comm_ctx", "pld.rank", "pld.nranks", "pld.system.notify", "pld.system.wait",
-              "pld.tile.remote_load", "pld.tile.remote_store"):
+              "pld.tile.remote_load", "pld.tile.remote_store", "pld.tile.put", "pld.tile.get"):
     not_emitted(_name, _NEEDS_CTX)

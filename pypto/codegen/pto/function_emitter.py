@@ -105,7 +105,8 @@ class FunctionEmitter:
             return self._consts[key]
         ty = mlir_dtype(dtype)
         if dtype is BOOL:
-            name, literal = ("%true" if value else "%false"), ("true" if value else "false")
+            literal = "true" if value else "false"
+            name = self.fresh(literal)
             ty = ""
         elif dtype.is_float():
             name, literal = self.fresh("cst"), scalars.float_literal(float(value))
