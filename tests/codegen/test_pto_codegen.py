@@ -9,7 +9,7 @@ from pypto.codegen.pto import all_emitters, generate, generate_function, lowered
 from pypto.codegen.pto.verify import check_well_formed
 from pypto.ir.ops import all_ops
 
-from tests.codegen.programs import DynamicRows, LoopCarries, ManyOps, MixedMatmulRelu
+from tests.codegen.programs import DynamicRows, LoopCarries, ManyOps, MixedMatmulRelu, WhileCount
 
 # Instruction names as the reference's PTO backend spells them (src/backend/common/pto_ops_*.cpp).
 REFERENCE_OPS = {
@@ -128,6 +128,14 @@ def test_views_scalars_and_spmd_identity():
     assert "{rmode = #pto<round_mode ROUND>}" in text
     assert re.search(r"%v = pto\.tgetval ins\(%\w+, %\w+ : !pto\.tile_buf<.*>, index\) outs : f32", text)
     assert "pto.trowexpandsub" in text and "pto.trowmax" in text
+
+
+def test_while_loop_is_scf_while_with_its_carries():
+    text = generate(ir.compile(WhileCount).lowered)["k"]
+    assert_reference_module(text)
+    assert re.search(r"%\w+ = scf\.while \(%i = %c0_index\) : \(index\) -> \(index\) \{", text)
+    assert re.search(r"scf\.condition\(%\w+\) %i : index", text)
+    assert re.search(r"\} do \{\n\s+\^bb0\(%\w+: index\):", text)
 
 
 def test_signature_orders_tensors_scalars_then_dynamic_dims():
