@@ -2,12 +2,13 @@
 
 Requires: SSAForm, IncoreTileOps / Produces: — / Invalidates: —
 Reference: pass doc 15 (compiler-and-runtime.md §2, dump 16). Implemented: the (m, n, k) choice
-from the platform's L0 capacities (16-aligned divisors, a traffic cost model), the K loop of
+from the platform's L0 capacities (multiples of 16, a traffic cost model), the K loop of
 Mat → Left / Right `tile.extract`s accumulating in one Acc buffer (`matmul_acc` with
 `init_cond = ko == 0`), and M / N output tiling when the [M, N] result overflows L0C and is
 consumed by exactly one `tile.store` (each [m, n] sub-tile stored straight to its window).
+Tiles need not divide the problem: partial M / N blocks and the last K block are peeled.
 Not implemented (the matmul is left as it is, so AllocateMemoryAddr reports the overflow):
-non-divisor tiles / K peeling, M / N tiling of matmul_acc or of results used on-chip,
+M / N tiling of matmul_acc or of results used on-chip,
 FIXPIPE cast folding, L0C double buffering, `pl.pipeline` stage marking.
 
     before:  l = pl.tile.move(a_mat, target_memory=Left); r = ...; c = pl.tile.matmul(l, r)
@@ -38,16 +39,19 @@ ITERATION_COST_BYTES = 4096  # per-iteration issue overhead of the cost model, i
 
 
 def _candidates(extent: int) -> list:
-    """Tile sizes for one dim: 16-aligned divisors of the extent (the extent itself always)."""
-    out = {extent}
-    if extent % FRACTAL == 0:
-        out.update(d for d in range(FRACTAL, extent, FRACTAL) if extent % d == 0)
-    return sorted(out)
+    """Tile sizes for one dim: multiples of 16 below the extent (a partial last block is peeled) and
+    the extent itself."""
+    return sorted({extent} | set(range(FRACTAL, extent, FRACTAL)))
+
+
+def _blocks(extent: int, size: int) -> int:
+    return -(-extent // size)
 
 
 def choose_l0_tile(M: int, N: int, K: int, bytes_a: int, bytes_b: int, bytes_c: int, platform) -> Optional[tuple]:
     """(m, n, k) whose Left [m, k], Right [k, n] and Acc [m, n] fit the platform's L0 buffers, with the
-    least Mat → L0 traffic (A re-read per column block, B per row block) plus per-iteration overhead."""
+    least Mat → L0 traffic (A re-read per column block, B per row block) plus per-iteration overhead.
+    A k that does not divide K needs a 16-aligned K (the peeled tail block is then 16-aligned too)."""
     cap_a = platform.space_capacity(MemorySpace.Left)
     cap_b = platform.space_capacity(MemorySpace.Right)
     cap_c = platform.space_capacity(MemorySpace.Acc)
@@ -57,10 +61,11 @@ def choose_l0_tile(M: int, N: int, K: int, bytes_a: int, bytes_b: int, bytes_c: 
             if m * n * bytes_c > cap_c:
                 continue
             for k in _candidates(K):
-                if m * k * bytes_a > cap_a or k * n * bytes_b > cap_b:
+                if m * k * bytes_a > cap_a or k * n * bytes_b > cap_b or (K % k and K % FRACTAL):
                     continue
-                steps = (M // m) * (N // n) * (K // k)
-                cost = (N // n) * M * K * bytes_a + (M // m) * K * N * bytes_b + steps * ITERATION_COST_BYTES
+                rows, cols = _blocks(M, m), _blocks(N, n)
+                steps = rows * cols * _blocks(K, k)
+                cost = cols * M * K * bytes_a + rows * K * N * bytes_b + steps * ITERATION_COST_BYTES
                 key = (cost, -(m * n * k))
                 if best is None or key < best[0]:
                     best = (key, (m, n, k))
@@ -199,7 +204,8 @@ class _Tiler:
 
     # ------------------------------------------------------------------ emission
     def k_loop(self, a: Var, b: Var, mi, ni, m: int, n: int, K: int, k: int, result: TileType, init, span):
-        """The K loop producing one [m, n] Acc tile: (statements, the loop's result Var)."""
+        """The K loop producing one [m, n] Acc tile, plus a peeled tail block when k does not divide K:
+        (statements, the Var holding the finished tile)."""
         out: list = []
         acc_type = TileType([m, n], result.dtype, memory_space=MemorySpace.Acc)
         if init is None:
@@ -207,46 +213,79 @@ class _Tiler:
                                                               "target_memory": MemorySpace.Acc}, span)
             init = Var("acc_init", create.type, span)
             out.append(AssignStmt(init, create, span))
+        full = K // k * k
         ko = Var("ko", _index_type(), span)
         carry = IterArg("acc", init.type, init, span)
+        body, pv = self.k_step(a, b, mi, ni, ko, m, n, k, carry, BinaryExpr("eq", ko, ConstInt(0, INDEX, span),
+                                                                             BOOL, span), span)
+        done = Var("acc_done", acc_type if init.type == acc_type else init.type, span)
+        out.append(ForStmt(ko, const(0, span=span), const(full, span=span), const(k, span=span), [carry],
+                           as_seq(body + [YieldStmt([pv], span)], span), [done], span=span))
+        if full < K:
+            tail, done = self.k_step(a, b, mi, ni, const(full, span=span), m, n, K - full, done, None, span)
+            out += tail
+        return out, done
+
+    @staticmethod
+    def k_step(a, b, mi, ni, ko, m: int, n: int, k: int, acc, init_cond, span) -> tuple:
+        """Extract the [m, k] / [k, n] slabs at ko and accumulate their product into acc."""
         left = create_op_call("tile.extract", [a, mi, ko, [m, k]], {"target_memory": MemorySpace.Left}, span)
         right = create_op_call("tile.extract", [b, ko, ni, [k, n]], {"target_memory": MemorySpace.Right}, span)
         lv, rv = Var("a_l0", left.type, span), Var("b_l0", right.type, span)
-        first = BinaryExpr("eq", ko, ConstInt(0, INDEX, span), BOOL, span)
-        product = create_op_call("tile.matmul_acc", [carry, lv, rv, first], {}, span)
+        args = [acc, lv, rv] + ([init_cond] if init_cond is not None else [])
+        product = create_op_call("tile.matmul_acc", args, {}, span)
         pv = Var("acc_next", product.type, span)
-        body = as_seq([AssignStmt(lv, left, span), AssignStmt(rv, right, span), AssignStmt(pv, product, span),
-                       YieldStmt([pv], span)], span)
-        done = Var("acc_done", acc_type if init.type == acc_type else init.type, span)
-        out.append(ForStmt(ko, const(0, span=span), const(K, span=span), const(k, span=span), [carry], body,
-                           [done], span=span))
-        return out, done
+        return [AssignStmt(lv, left, span), AssignStmt(rv, right, span), AssignStmt(pv, product, span)], pv
 
     def output_grid(self, a, b, dims, tile, result: TileType, store: AssignStmt, span) -> list:
-        """Loops over the [m, n] output blocks (a loop only where there are several), each block a K
-        loop whose Acc tile is stored to its window; the output tensor is carried through the stores."""
+        """The [M, N] output in [m, n] blocks: per region (full blocks, then the peeled partial row /
+        column blocks) loops over its blocks (a loop only where there are several), each block a K loop
+        whose Acc tile is stored to its window; the output tensor is carried through every store."""
         (M, N, K), (m, n, k) = dims, tile
-        base_r, base_c, out = store.value.args[1].elements[0], store.value.args[1].elements[1], store.value.args[2]
-        loops = [(name, extent, step) for name, extent, step in (("mi", M, m), ("ni", N, n)) if extent > step]
-        index = {name: Var(name, _index_type(), span) for name, _e, _s in loops}
-        mi, ni = index.get("mi", const(0, span=span)), index.get("ni", const(0, span=span))
-        carries = [IterArg(f"{out.name_hint}_{name}", out.type, out, span) for name, _e, _s in loops]
-        for inner, outer in zip(carries[1:], carries):
-            carries[carries.index(inner)] = inner.replace(init_value=outer)
-        target = carries[-1]
-        block, acc = self.k_loop(a, b, mi, ni, m, n, K, k, result, None, span)
+        out = store.value.args[2]
+        regions = [(r, c) for r in _segments(M, m) for c in _segments(N, n)]
+        stmts, current = [], out
+        for i, (rows, cols) in enumerate(regions):
+            final = store.var if i == len(regions) - 1 else Var(f"{out.name_hint}_part", out.type, span)
+            stmts += self.region(a, b, rows, cols, K, k, result, store, current, final, span)
+            current = final
+        return stmts
+
+    def region(self, a, b, rows, cols, K: int, k: int, result: TileType, store: AssignStmt, current, final,
+               span) -> list:
+        base_r, base_c = store.value.args[1].elements
+        out = store.value.args[2]
+        loops = [(name, start, stop, step) for name, (start, stop, step) in (("mi", rows), ("ni", cols))
+                 if stop - start > step]
+        index = {name: Var(name, _index_type(), span) for name, *_rest in loops}
+        mi = index.get("mi", const(rows[0], span=span))
+        ni = index.get("ni", const(cols[0], span=span))
+        carries: list = []
+        for name, *_rest in loops:
+            carries.append(IterArg(f"{out.name_hint}_{name}", out.type, carries[-1] if carries else current, span))
+        block, acc = self.k_loop(a, b, mi, ni, rows[2], cols[2], K, k, result, None, span)
         offsets = [_plus(base_r, mi, span), _plus(base_c, ni, span)]
-        stored = create_op_call("tile.store", [acc, offsets, target], {}, span)
+        stored = create_op_call("tile.store", [acc, offsets, carries[-1] if carries else current], {}, span)
+        if not loops:
+            return block + [AssignStmt(final, stored, span)]
         sv = Var(f"{out.name_hint}_block", stored.type, span)
-        body = block + [AssignStmt(sv, stored, span)]
-        value = sv
+        body, value = block + [AssignStmt(sv, stored, span)], sv
         for depth in range(len(loops) - 1, -1, -1):
-            name, extent, step = loops[depth]
-            rv = store.var if depth == 0 else Var(f"{out.name_hint}_{name}_done", out.type, span)
-            loop = ForStmt(index[name], const(0, span=span), const(extent, span=span), const(step, span=span),
+            name, start, stop, step = loops[depth]
+            rv = final if depth == 0 else Var(f"{out.name_hint}_{name}_done", out.type, span)
+            loop = ForStmt(index[name], const(start, span=span), const(stop, span=span), const(step, span=span),
                            [carries[depth]], as_seq(body + [YieldStmt([value], span)], span), [rv], span=span)
             body, value = [loop], rv
         return body
+
+
+def _segments(extent: int, size: int) -> list:
+    """(start, stop, block size) runs covering [0, extent): the full blocks, then the partial one."""
+    full = extent // size * size
+    runs = [(0, full, size)] if full else []
+    if full < extent:
+        runs.append((full, extent, extent - full))
+    return runs
 
 
 def _index_type():

@@ -129,3 +129,33 @@ def test_without_auto_tiling_the_same_matmul_overflows_l0a():
     manager.passes = [p for p in manager.passes if p.name != "AutoTileMatmulL0"]
     with PassContext(platform="a2a3"), pytest.raises(CapacityError, match=r"Left \(L0A\) buffers need 262144 bytes"):
         manager.run_passes(TensorMatmul)
+
+
+def _matmul_program(M: int, K: int, N: int):
+    return pl.parse(f"""
+import pypto.language as pl
+
+@pl.program
+class MM:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[{M}, {K}], pl.FP32], b: pl.Tensor[[{K}, {N}], pl.FP32],
+             c: pl.Out[pl.Tensor[[{M}, {N}], pl.FP32]]) -> pl.Tensor[[{M}, {N}], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            c[:] = pl.matmul(a, b)
+        return c
+""")
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+@pytest.mark.parametrize("M, K, N", [(144, 176, 208), (200, 96, 300)], ids=["k-tail", "partial-blocks"])
+def test_tiles_that_do_not_divide_the_problem_peel_their_last_blocks(platform, M, K, N):
+    mm = _matmul_program(M, K, N)
+    m, n, k = choose_l0_tile(M, N, K, 4, 4, 4, get_platform(platform[:-3]))
+    if platform == "a2a3sim":
+        assert K % k or N % n or M % m                   # these shapes force a partial block somewhere
+    rng = np.random.default_rng(M)
+    a = rng.standard_normal((M, K), dtype=np.float32)
+    b = rng.standard_normal((K, N), dtype=np.float32)
+    c = np.zeros((M, N), np.float32)
+    run(mm, a, b, c, config=RunConfig(platform=platform, sim_strict_memory=True))
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-3)
