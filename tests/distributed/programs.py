@@ -133,3 +133,56 @@ def mesh_allreduce(N: int, SIZE: int, dtype, op, *, calls: int = 1, loop: int = 
                 self.per_rank(x[r], y[r], sig[r], data, signal, device=r)
 
     return MeshAllReduce
+
+
+def collective(kind: str, N: int, SIZE: int, dtype=pl.FP32, op=pld.ReduceOp.Sum, root: int = 0):
+    """One InCore collective on a [N, SIZE] window: x[r] staged (or pushed), the window surfaced as y[r],
+    the signal (after a closing barrier) as sig[r]."""
+    XR = 1 if kind == "allgather" else N
+    staged = kind in ("reduce_scatter", "broadcast")
+
+    @pl.program
+    class Collective:
+        @pl.function(type=pl.FunctionType.InCore)
+        def kern(self, x: pl.Tensor[[XR, SIZE], dtype], y: pl.Out[pl.Tensor[[N, SIZE], dtype]],
+                 sig: pl.Out[pl.Tensor[[N, 1], pl.INT32]], data: pld.DistributedTensor[[N, SIZE], dtype],
+                 signal: pld.DistributedTensor[[N, 1], pl.INT32]) -> tuple[pl.Tensor[[N, SIZE], dtype],
+                                                                            pl.Tensor[[N, 1], pl.INT32]]:
+            if staged:
+                t = pl.load(x, [0, 0], [N, SIZE])
+                data = pl.store(t, [0, 0], data)
+            if kind == "allgather":
+                data = pld.tensor.allgather(x, data, signal)
+            if kind == "all_to_all":
+                data = pld.tensor.all_to_all(x, data, signal)
+            if kind == "reduce_scatter":
+                data = pld.tensor.reduce_scatter(data, signal, op=op)
+            if kind == "broadcast":
+                data = pld.tensor.broadcast(data, signal, root=root)
+            signal = pld.tensor.barrier(signal)
+            u = pl.load(data, [0, 0], [N, SIZE])
+            y = pl.store(u, [0, 0], y)
+            for i in pl.range(N):
+                v = pl.read(signal, [i, 0])
+                sig = pl.write(sig, [i, 0], v)
+            return y, sig
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def per_rank(self, x: pl.Tensor[[XR, SIZE], dtype], y: pl.Out[pl.Tensor[[N, SIZE], dtype]],
+                     sig: pl.Out[pl.Tensor[[N, 1], pl.INT32]], data: pld.DistributedTensor[[N, SIZE], dtype],
+                     signal: pld.DistributedTensor[[N, 1], pl.INT32]) -> tuple[pl.Tensor[[N, SIZE], dtype],
+                                                                                pl.Tensor[[N, 1], pl.INT32]]:
+            y, sig = self.kern(x, y, sig, data, signal)
+            return y, sig
+
+        @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+        def host(self, x: pl.Tensor[[N, XR, SIZE], dtype], y: pl.Out[pl.Tensor[[N, N, SIZE], dtype]],
+                 sig: pl.Out[pl.Tensor[[N, N, 1], pl.INT32]]):
+            data_buf = pld.alloc_window_buffer([N, SIZE], dtype=dtype)
+            signal_buf = pld.alloc_window_buffer([N, 1], dtype=pl.INT32)
+            for r in pl.range(pld.world_size()):
+                data = pld.window(data_buf, [N, SIZE], dtype=dtype)
+                signal = pld.window(signal_buf, [N, 1], dtype=pl.INT32)
+                self.per_rank(x[r], y[r], sig[r], data, signal, device=r)
+
+    return Collective

@@ -211,3 +211,32 @@ def _stacked_index(args, kw):
 
 register_op(OpDef("pld.stacked_index", args=("x", "rank"), deduce=_stacked_index, affinity=SHARED,
                   self_loading=True, description="x[r] in a host orchestrator: rank r's shard of a stacked tensor"))
+
+
+def _transfer(name: str, window_arg: int):
+    """pld.tile.put / get: (dst, peer, src, stage, dst_offsets, src_offsets, shape) — one side is a peer window."""
+    def deduce(args, kw):
+        dst, src = args[0].type, args[2].type
+        if not isinstance(dst, TensorType) or not isinstance(src, TensorType):
+            raise TypeCheckError(f"{name}: dst and src must be tensors, got {describe(dst)} / {describe(src)}")
+        expect_window(name, "dst" if window_arg == 0 else "src", args[window_arg])
+        expect_scalar(name, "peer", args[1])
+        stage = expect_tile(name, "stage", args[3])
+        if dst.dtype is not src.dtype or stage.dtype is not src.dtype:
+            raise TypeCheckError(f"{name}: dst, src and stage need one dtype, got {dst.dtype.name}, {src.dtype.name}, "
+                                 f"{stage.dtype.name}")
+        if len(args) > 4:
+            _offsets(name, "dst_offsets", args[4], dst.rank)
+            _offsets(name, "src_offsets", args[5], src.rank)
+            expect_tuple(name, "shape", args[6])
+        return UnknownType()
+    return deduce
+
+
+register_op(OpDef("pld.tile.put", args=("dst", "peer", "src", "stage", "dst_offsets", "src_offsets", "shape"),
+                  min_args=4, kwargs={"atomic": Kwarg(AtomicType, AtomicType.None_)}, deduce=_transfer("pld.tile.put", 0),
+                  affinity=VECTOR, self_loading=True,
+                  description="one-sided write of a local slice into a peer's window, staged through a Vec tile"))
+register_op(OpDef("pld.tile.get", args=("dst", "peer", "src", "stage", "dst_offsets", "src_offsets", "shape"),
+                  min_args=4, deduce=_transfer("pld.tile.get", 2), affinity=VECTOR, self_loading=True,
+                  description="one-sided read of a peer's window slice into a local tensor, staged through a Vec tile"))

@@ -98,3 +98,27 @@ def chunk_cols(size: int, itemsize: int) -> int:
     """Elements per UB chunk: at most 16 KiB, shrunk to the smallest 32-byte-aligned width covering `size`."""
     unit = ALIGN_BYTES // itemsize
     return min(UB_CHUNK_BYTES // itemsize, -(-size // unit) * unit)
+
+
+def stage_cols(op: str, size: int, itemsize: int) -> int:
+    """Width of a put / get staging tile: min(SIZE, chunk), rounded down to a 32-byte row when below a chunk."""
+    chunk = UB_CHUNK_BYTES // itemsize
+    unit = ALIGN_BYTES // itemsize
+    cols = min(size, chunk)
+    if cols < chunk:
+        cols = cols // unit * unit
+    if cols <= 0:
+        from pypto.errors import UnsupportedError
+        raise UnsupportedError(f"{op}: a transfer of {size} element(s) is shorter than one 32-byte unit "
+                               f"({unit} elements); no aligned staging width fits it")
+    return cols
+
+
+def static_2d(op: str, t) -> tuple:
+    """(rows, cols) of a static 2D window; collectives other than mesh allreduce lower only those."""
+    from pypto.errors import UnsupportedError
+    dims = [d.value if isinstance(d, ConstInt) else None for d in t.shape]
+    if len(dims) != 2 or None in dims:
+        raise UnsupportedError(f"{op} on a tensor of shape {list(t.shape)}: only static 2D [rows, cols] windows "
+                               "are lowered")
+    return dims[0], dims[1]

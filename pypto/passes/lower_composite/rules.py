@@ -21,6 +21,9 @@ from pypto.ir.expr import Call, Expr
 from pypto.passes.lower_composite.builder import LoweringBuilder
 from pypto.passes.lower_composite.collective_allreduce import lower_allreduce_rule
 from pypto.passes.lower_composite.collective_barrier import lower_barrier_rule
+from pypto.passes.lower_composite.collective_broadcast import lower_broadcast_rule
+from pypto.passes.lower_composite.collective_gather import lower_all_to_all_rule, lower_allgather_rule
+from pypto.passes.lower_composite.collective_reduce_scatter import lower_reduce_scatter_rule
 from pypto.passes.lower_composite.mx import lower_tquant_mx_rule
 from pypto.passes.lower_composite.select import lower_select_rule
 from pypto.passes.lower_composite.trig import lower_cos_rule, lower_sin_rule
@@ -37,6 +40,10 @@ RULES: Mapping[str, CompositeLoweringFn] = MappingProxyType({
     # InCore pld.tensor.* collectives → notify / wait credit barriers + remote data movement (seed 001)
     "pld.tensor.barrier": lower_barrier_rule,
     "pld.tensor.allreduce": lower_allreduce_rule,
+    "pld.tensor.allgather": lower_allgather_rule,
+    "pld.tensor.reduce_scatter": lower_reduce_scatter_rule,
+    "pld.tensor.broadcast": lower_broadcast_rule,
+    "pld.tensor.all_to_all": lower_all_to_all_rule,
 })
 
 

@@ -113,6 +113,35 @@ def remote_store(ctx, out, src, target, peer, offsets, atomic=AtomicType.None_):
     return None
 
 
+def _transfer_regions(dst, src, dst_offsets, src_offsets, shape, what):
+    if shape is None:
+        shape = src.shape
+    dst_offsets = dst_offsets if dst_offsets is not None else (0,) * dst.ndim
+    src_offsets = src_offsets if src_offsets is not None else (0,) * src.ndim
+    return _region(dst, dst_offsets, shape, what), _region(src, src_offsets, shape, what)
+
+
+def put(ctx, out, dst, peer, src, stage, dst_offsets=None, src_offsets=None, shape=None, atomic=AtomicType.None_):
+    """Staged one-sided write: the transfer walks the stage tile's width, as TPUT slides over it."""
+    what = "pld.tile.put"
+    remote = _world(ctx, what).peer_view(dst, peer, what)
+    d, s = _transfer_regions(remote, src, dst_offsets, src_offsets, shape, what)
+    data = src[s]
+    if atomic is AtomicType.Add:
+        remote[d] += data.astype(remote.dtype, copy=False)
+    else:
+        remote[d] = data
+    return None
+
+
+def get(ctx, out, dst, peer, src, stage, dst_offsets=None, src_offsets=None, shape=None):
+    what = "pld.tile.get"
+    remote = _world(ctx, what).peer_view(src, peer, what)
+    d, s = _transfer_regions(dst, remote, dst_offsets, src_offsets, shape, what)
+    dst[d] = remote[s]
+    return None
+
+
 def table() -> dict:
     return {"pld.get_comm_ctx": get_comm_ctx,
             "pld.rank": lambda ctx, out, c: c.rank,
@@ -120,4 +149,6 @@ def table() -> dict:
             "pld.system.notify": notify,
             "pld.system.wait": wait,
             "pld.tile.remote_load": remote_load,
-            "pld.tile.remote_store": remote_store}
+            "pld.tile.remote_store": remote_store,
+            "pld.tile.put": put,
+            "pld.tile.get": get}
