@@ -6,9 +6,10 @@ Positions number the statements depth-first; a loop owns the range from its head
 (return vars). A buffer touched both inside a loop and outside it (or carried by it) is live for
 the whole loop, since every iteration reads it again; inside a `pl.pipeline` loop every buffer
 the body touches is live for the whole loop, so the stages a later lowering overlaps never share
-bytes.
+bytes. A read of an if result (or of an alias of one) touches both branches' buffers, since the
+result names the then value's buffer even when the else branch produced it.
 
-    lifetimes = buffer_lifetimes(func)        # {base Var: Lifetime(first, last, stmt of first def, ...)}
+    life, stmt_at = buffer_lifetimes(func)    # {base Var: Lifetime(first, last, defs)}, {position: AssignStmt}
 """
 
 from __future__ import annotations
