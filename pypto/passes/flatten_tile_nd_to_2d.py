@@ -9,9 +9,10 @@ return var is retyped; compute ops are rebuilt on the 2-D operands (their types 
 the shape arguments of tile.create / tile.full / tile.reshape are flattened. At the GM boundary
 the N-D window view stays: an N-D tile.load is followed by a tile.reshape to 2-D, and a 2-D tile
 stored into an N-D window is reshaped back first (on hardware both reshapes are the same bytes).
-Physical shapes must be static. A transpose of a rank > 2 tile is not built (UnsupportedError).
-Every `tile.transpose(x, a, b)` gets the scratch the hardware instruction needs:
-`tmp = tile.create(x.shape, x.dtype, target_memory=x's space)` and the 4-argument form.
+Physical shapes must be static. Every `tile.transpose(x, a, b)` gets the scratch the hardware
+instruction needs: `tmp = tile.create(x.shape, x.dtype, target_memory=x's space)` and the
+4-argument form; a rank > 2 transpose of the last two axes runs page by page (slice, 4-argument
+transpose with one shared page scratch, assemble); other rank > 2 transposes are UnsupportedError.
 
     before:  y: Tile[[2, 16, 32]] = pl.tile.exp(x3);     t = pl.tile.transpose(a, 0, 1)
     after:   y: Tile[[32, 32]]    = pl.tile.exp(x2);     tmp = pl.tile.create([32, 64], ...)
@@ -75,6 +76,12 @@ class _Flattener(Retyper):
                 out.append(self.mutate(s))
         return as_seq(out, seq.span)
 
+    def paged_transpose(self, s: AssignStmt, x) -> list:
+        stmts, last = _page_transpose_stmts(s, x, s.value.args[0].type)
+        var = Var(s.var.name_hint, last.type, s.var.span)
+        self.vars[s.var] = var
+        return stmts + [AssignStmt(var, last, s.span)]
+
     def assign(self, s: AssignStmt) -> list:
         call, pre = s.value, []
         name = call.op.name
@@ -82,8 +89,7 @@ class _Flattener(Retyper):
         if name == "tile.transpose":
             x = args[0]
             if call.args[0].type.rank > 2:
-                raise UnsupportedError("FlattenTileNdTo2D: tile.transpose of a rank > 2 tile is not supported",
-                                       call.span, hint="transpose 2-D pages (slice each page, then transpose)")
+                return self.paged_transpose(s, x)
             if len(args) == 3:
                 t = x.type
                 scratch = create_op_call("tile.create", [list(t.shape)],
@@ -116,6 +122,41 @@ class _Flattener(Retyper):
         var = Var(var.name_hint, new_call.type, var.span)       # re-deduced (e.g. a flattened valid region)
         self.vars[s.var] = var
         return pre + [AssignStmt(var, new_call, s.span)]
+
+
+def _page_transpose_stmts(s: AssignStmt, x, orig) -> tuple:
+    """[.., M, N] with its last two axes swapped, page by page: slice page b of the 2-D view, transpose it
+    (with one shared scratch), assemble it at rows [b*N, (b+1)*N) of the [pages*N, M] result.
+    Returns (statements, the final assemble call)."""
+    call, span = s.value, s.value.span
+    rank = orig.rank
+    axes = sorted(int(as_int(a)) % rank for a in call.args[1:3])
+    if axes != [rank - 2, rank - 1]:
+        raise UnsupportedError(f"FlattenTileNdTo2D: tile.transpose of a rank {rank} tile over axes {axes} is not "
+                               "supported; only the last two axes (page by page) are", span,
+                               hint="move the axes to swap to the end with pl.reshape first")
+    m, n = (as_int(d) for d in orig.shape[-2:])
+    pages = _flat_dims(orig.shape, "tile.transpose", span)[0] // m
+    space = x.type.memory_space or MemorySpace.Vec
+    out: list = []
+
+    def bind(name, value):
+        v = Var(name, value.type, span)
+        out.append(AssignStmt(v, value, span))
+        return v
+
+    acc = bind("transposed", create_op_call("tile.create", [[pages * n, m]],
+                                            {"dtype": orig.dtype, "target_memory": space}, span))
+    tmp = bind("transpose_tmp", create_op_call("tile.create", [[m, n]],
+                                               {"dtype": orig.dtype, "target_memory": space}, span))
+    step = None
+    for b in range(pages):
+        if step is not None:
+            acc = bind("transposed", step)
+        page = bind(f"page{b}", create_op_call("tile.slice", [x, [m, n], [b * m, 0]], {}, span))
+        pt = bind(f"page{b}_t", create_op_call("tile.transpose", [page, 0, 1, tmp], {}, span))
+        step = create_op_call("tile.assemble", [acc, pt, [b * n, 0]], {}, span)
+    return out, step
 
 
 def _needs_work(f: Function) -> bool:

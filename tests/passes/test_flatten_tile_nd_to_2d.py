@@ -65,7 +65,7 @@ def test_rank3_tiles_flatten_through_compute_and_loops():
     ir.assert_structural_equal(flatten_tile_nd_to_2d()(Before), Expected)
 
 
-def test_transpose_of_a_rank3_tile_is_unsupported():
+def test_transpose_of_leading_axes_of_a_rank3_tile_is_unsupported():
     @pl.program
     class P:
         @pl.function(type=pl.FunctionType.InCore)
@@ -74,5 +74,25 @@ def test_transpose_of_a_rank3_tile_is_unsupported():
             y: pl.Tile[[16, 2, 32], pl.FP32, pl.Mem.Vec] = pl.tile.transpose(t, 0, 1)
             return x
 
-    with pytest.raises(UnsupportedError, match="transpose of a rank > 2 tile"):
+    with pytest.raises(UnsupportedError, match=r"rank 3 tile over axes \[0, 1\] is not supported"):
         flatten_tile_nd_to_2d()(P)
+
+
+def test_rank3_transpose_of_the_last_two_axes_runs_page_by_page():
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[2, 16, 32], pl.FP32],
+              out: pl.Out[pl.Tensor[[2, 32, 16], pl.FP32]]) -> pl.Tensor[[2, 32, 16], pl.FP32]:
+            t: pl.Tile[[2, 16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0, 0], [2, 16, 32], [2, 16, 32])
+            y: pl.Tile[[2, 32, 16], pl.FP32, pl.Mem.Vec] = pl.tile.transpose(t, 1, 2)
+            out2: pl.Tensor[[2, 32, 16], pl.FP32] = pl.tile.store(y, [0, 0, 0], out)
+            return out2
+
+    body = flatten_tile_nd_to_2d()(P)["k"].body.stmts
+    names = [s.value.op.name for s in body if isinstance(s, ir.AssignStmt)]
+    assert names == ["tile.load", "tile.reshape", "tile.create", "tile.create",
+                     "tile.slice", "tile.transpose", "tile.assemble",
+                     "tile.slice", "tile.transpose", "tile.assemble", "tile.reshape", "tile.store"]
+    transposes = [s.value for s in body if isinstance(s, ir.AssignStmt) and s.value.op.name == "tile.transpose"]
+    assert all(len(c.args) == 4 and c.type.rank == 2 for c in transposes)

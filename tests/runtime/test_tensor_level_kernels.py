@@ -348,3 +348,18 @@ def test_tile_level_scatter_update_is_lowered_the_same_way():
     got = np.zeros_like(x)
     compiled(x, idx, src, got)
     np.testing.assert_array_equal(got, want)
+
+
+@pl.program
+class Transpose3D:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[3, 16, 32], pl.FP32],
+             out: pl.Out[pl.Tensor[[3, 32, 16], pl.FP32]]) -> pl.Tensor[[3, 32, 16], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out = pl.assemble(out, pl.transpose(x, 1, 2), [0, 0, 0])
+        return out
+
+
+def test_rank3_transpose_runs_page_by_page():
+    x = RNG.standard_normal((3, 16, 32), dtype=np.float32)
+    np.testing.assert_array_equal(_run(Transpose3D, x, np.zeros((3, 32, 16), np.float32)), x.transpose(0, 2, 1))
