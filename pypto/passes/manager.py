@@ -100,6 +100,8 @@ DEFAULT_PIPELINE = (
     ("AutoTileMatmulL0", "auto_tile_matmul_l0"),
     # Every tile needs a memory space before cores are chosen and buffers planned.
     ("InferTileMemorySpace", "infer_tile_memory_space"),
+    # pl.split_aiv regions → lane code (shard / gather boundaries, lane index), with placement checks.
+    ("LowerAutoVectorSplit", "lower_auto_vector_split"),
     # Memory spaces decide the core: InCore kernels become AIV or AIC, mixed ones AIC + AIV + Group with pipes.
     ("ExpandMixedKernel", "expand_mixed_kernel"),
     # pl.split kernels: the AIV half runs on both lanes, each on its part; transfers carry split codes.

@@ -254,6 +254,24 @@ def _dual_dispatch(func: Function) -> Function:
                         attrs={**func.attrs, "dual_aiv_dispatch": True})
 
 
+class _RegionCodes(IRMutator):
+    """pl.split_aiv kernels: the lane tiles are the author's; the transfers only get their codes
+    (from the full tile the pair moves: twice the lane tile, even halves)."""
+
+    def __init__(self, mode):
+        self.mode = mode
+        self.axis = AXIS[mode]
+
+    def mutate_call(self, c):
+        c = self.mutate_children(c)
+        if isinstance(c.op, GlobalVar) or c.op.name not in ("tile.tpop_from_aic", "tile.tpush_to_aic"):
+            return c
+        lane = c.type if c.op.name == "tile.tpop_from_aic" else c.args[0].type
+        code = transfer_code(_full_of(lane, self.axis), self.mode, gather=c.op.name == "tile.tpush_to_aic",
+                             span=c.span)
+        return c.replace(kwargs={**c.kwargs, "split": code})
+
+
 def _run(program: Program) -> Program:
     from pypto.passes.context import current_platform
     dual = current_platform().name == "a2a3"
@@ -269,7 +287,9 @@ def _run(program: Program) -> Program:
             out.append(f)
             continue
         changed = True
-        if f.func_type is FunctionType.AIV:
+        if f.func_type is FunctionType.AIV and f.attrs.get("split_aiv"):
+            out.append(f.replace(body=_RegionCodes(mode).mutate(f.body)))     # lane code written by the author
+        elif f.func_type is FunctionType.AIV:
             out.append(_split_aiv(f, mode))
         else:
             out.append(f.replace(body=_CubeCodes(mode).mutate(f.body)))

@@ -19,6 +19,7 @@ from pypto.passes.init_mem_ref import init_mem_ref  # noqa: F401
 from pypto.passes.optimize_orch_tensors import optimize_orch_tensors  # noqa: F401
 from pypto.passes.inline_functions import inline_functions  # noqa: F401
 from pypto.passes.lower_composite_ops import lower_composite_ops  # noqa: F401
+from pypto.passes.lower_auto_vector_split import lower_auto_vector_split  # noqa: F401
 from pypto.passes.instruments import (CallbackInstrument, DumpInstrument, Instrument, RoundtripInstrument,  # noqa: F401
                                       TimingInstrument, VerificationInstrument, VerificationMode,
                                       make_roundtrip_instrument)

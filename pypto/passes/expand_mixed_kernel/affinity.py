@@ -31,8 +31,13 @@ def side_of_space(space) -> Optional[str]:
 
 
 def boundary_direction(c: Call) -> Optional[str]:
-    """C2V / V2C for a `tile.move` that crosses the cube ↔ vector line, else None."""
-    if isinstance(c.op, GlobalVar) or c.op.name != "tile.move" or not isinstance(c.args[0].type, TileType):
+    """C2V / V2C for a `tile.move` that crosses the cube ↔ vector line (or a split region's
+    `tile.aiv_shard` / `tile.aic_gather`), else None."""
+    if isinstance(c.op, GlobalVar):
+        return None
+    if c.op.name in ("tile.aiv_shard", "tile.aic_gather"):
+        return C2V if c.op.name == "tile.aiv_shard" else V2C
+    if c.op.name != "tile.move" or not isinstance(c.args[0].type, TileType):
         return None
     src = side_of_space(c.args[0].type.memory_space)
     dst = side_of_space(c.kwargs.get("target_memory"))

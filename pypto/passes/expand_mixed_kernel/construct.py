@@ -92,7 +92,7 @@ class SideBuilder:
             if self.side == CUBE:
                 return [EvalStmt(op_call("tile.tpush_to_aiv", [src], {"split": 0}, c.span), c.span)]
             return [AssignStmt(dst, op_call("tile.tpop_from_aic", [], {"split": 0}, c.span, dst.type), c.span)]
-        target = c.kwargs["target_memory"]
+        target = c.kwargs.get("target_memory", dst.type.memory_space)     # aic_gather: its Mat result
         cross = transfer_view(dst.type, self.platform_name)
         if self.side == VECTOR:
             out = []

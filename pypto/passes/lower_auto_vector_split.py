@@ -1,0 +1,93 @@
+"""LowerAutoVectorSplit: explicit `pl.split_aiv` regions of a kernel become lane code (manual mode).
+
+Requires: SSAForm, TileMemoryInferred / Produces: AivSplitLoweredValid (attrs) / Invalidates: —
+Reference: pass doc 20 (compiler-and-runtime.md §2, dump 21), the region half. Inside
+`for aiv_id in pl.split_aiv(2, mode=M)` the author writes one lane's code: `pl.aiv_shard(x)`
+receives the lane's part of a cube tile, `pl.aic_gather(y)` hands the lane's part back. The
+region is erased (`aiv_id = get_subblock_idx()`), the kernel gets attrs split=M and
+split_aiv=True, and ExpandMixedKernel turns the shard / gather into transfers; SplitVectorKernel
+then runs the vector half on both lanes without halving anything (the author already did).
+Placement errors: a vector op outside every region, a cube op inside one, two modes in one
+kernel. The AUTO form (`pl.split(M)` without regions) is handled by SplitVectorKernel.
+
+    before:  for aiv_id in pl.split_aiv(2, mode=UP_DOWN): h = aiv_shard(z); ...
+    after:   aiv_id = tile.get_subblock_idx(); h = aiv_shard(z, split=1); ...   attrs {split: UP_DOWN, split_aiv: True}
+"""
+
+from __future__ import annotations
+
+from pypto.errors import UnsupportedError
+from pypto.ir.enums import FunctionType
+from pypto.ir.expr import GlobalVar
+from pypto.ir.function import Function, Program
+from pypto.ir.ops.registry import CUBE, VECTOR, create_op_call
+from pypto.ir.stmt import AssignStmt, SeqStmts, SplitAivScopeStmt
+from pypto.ir.visitor import IRMutator, collect
+from pypto.passes.analysis import as_seq, calls_in
+from pypto.passes.expand_mixed_kernel.affinity import boundary_direction, call_affinity
+from pypto.passes.manager import function_pass
+from pypto.passes.properties import IRProperty, PassProperties
+
+_BOUNDARY = ("tile.aiv_shard", "tile.aic_gather")
+
+
+def _placement_errors(func: Function, regions: list) -> None:
+    inside = set()
+    for r in regions:
+        for c in calls_in(r.body):
+            inside.add(id(c))
+            if isinstance(c.op, GlobalVar) or c.op.name in _BOUNDARY or boundary_direction(c):
+                continue
+            if call_affinity(c) == CUBE:
+                raise UnsupportedError(f"cube op '{c.op.name}' inside a pl.split_aiv region of kernel {func.name}",
+                                       c.span, hint="compute cube values before the region and pass them in "
+                                                    "with pl.aiv_shard(x)")
+    for c in calls_in(func.body):
+        if id(c) in inside or isinstance(c.op, GlobalVar) or boundary_direction(c):
+            continue
+        if c.op.name in _BOUNDARY:
+            raise UnsupportedError(f"{c.op.name} outside every pl.split_aiv region of kernel {func.name}", c.span)
+        if call_affinity(c) == VECTOR:
+            raise UnsupportedError(f"vector op '{c.op.name}' sits outside every pl.split_aiv region of kernel "
+                                   f"{func.name}", c.span, hint="move it into the region (each lane runs the "
+                                                                "region on its own part)")
+
+
+class _Erase(IRMutator):
+    def mutate_split_aiv_scope_stmt(self, s):
+        lane = AssignStmt(s.lane_var, create_op_call("tile.get_subblock_idx", [], {}, s.span), s.span)
+        return as_seq([lane, self.mutate(s.body)], s.span)
+
+    def mutate_seq_stmts(self, s):
+        out = []
+        for x in s.stmts:
+            nx = self.mutate(x)
+            out.extend(nx.stmts if isinstance(nx, SeqStmts) and isinstance(x, SplitAivScopeStmt) else [nx])
+        return s.replace(stmts=tuple(out))
+
+
+def _run(func: Function, program: Program) -> Function:
+    if func.func_type is not FunctionType.InCore:
+        return func
+    regions = collect(func.body, lambda n: isinstance(n, SplitAivScopeStmt))
+    if not regions:
+        return func
+    modes = {r.split for r in regions}
+    if len(modes) > 1:
+        raise UnsupportedError(f"kernel {func.name} mixes pl.split_aiv modes {sorted(m.name for m in modes)}",
+                               regions[0].span, hint="use one mode for every region of a kernel")
+    for r in regions:
+        if r.count != 2:
+            raise UnsupportedError(f"pl.split_aiv({r.count}): a cluster has exactly 2 AIV lanes", r.span)
+    _placement_errors(func, regions)
+    mode = regions[0].split
+    if mode.value == 0:
+        raise UnsupportedError("pl.split_aiv(2, mode=pl.SplitMode.NONE) (task-parallel lanes) is not supported yet",
+                               regions[0].span, hint="use UP_DOWN or LEFT_RIGHT")
+    body = _Erase().mutate(func.body)
+    return func.replace(body=body, attrs={**func.attrs, "split": mode, "split_aiv": True})
+
+
+def lower_auto_vector_split():
+    return function_pass("LowerAutoVectorSplit", _run,
+                         PassProperties(required={IRProperty.SSAForm, IRProperty.TileMemoryInferred}))
