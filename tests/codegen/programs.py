@@ -146,3 +146,21 @@ class WhileCount:
              out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
         out = self.k(x, 3, out)
         return out
+
+
+@pl.program
+class ColumnVector:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[64, 64], pl.FP32],
+          out: pl.Out[pl.Tensor[[64, 1], pl.FP32]]) -> pl.Tensor[[64, 1], pl.FP32]:
+        t = pl.load(x, [0, 0], [64, 64])
+        tmp = pl.create_tile([64, 64], dtype=pl.FP32, target_memory=pl.MemorySpace.Vec)
+        s: pl.Tile[[64, 1], pl.FP32] = pl.row_sum(t, tmp)
+        out = pl.store(s, [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 64], pl.FP32],
+             out: pl.Out[pl.Tensor[[64, 1], pl.FP32]]) -> pl.Tensor[[64, 1], pl.FP32]:
+        out = self.k(x, out)
+        return out

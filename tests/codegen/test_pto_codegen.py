@@ -9,7 +9,7 @@ from pypto.codegen.pto import all_emitters, generate, generate_function, lowered
 from pypto.codegen.pto.verify import check_well_formed
 from pypto.ir.ops import all_ops
 
-from tests.codegen.programs import DynamicRows, LoopCarries, ManyOps, MixedMatmulRelu, WhileCount
+from tests.codegen.programs import ColumnVector, DynamicRows, LoopCarries, ManyOps, MixedMatmulRelu, WhileCount
 
 # Instruction names as the reference's PTO backend spells them (src/backend/common/pto_ops_*.cpp).
 REFERENCE_OPS = {
@@ -136,6 +136,16 @@ def test_while_loop_is_scf_while_with_its_carries():
     assert re.search(r"%\w+ = scf\.while \(%i = %c0_index\) : \(index\) -> \(index\) \{", text)
     assert re.search(r"scf\.condition\(%\w+\) %i : index", text)
     assert re.search(r"\} do \{\n\s+\^bb0\(%\w+: index\):", text)
+
+
+def test_column_vector_tensor_is_a_dn_view():
+    text = generate(ir.compile(ColumnVector).lowered)["k"]
+    assert_reference_module(text)
+    assert ("pto.make_tensor_view %arg1, shape = [%c64_index, %c1_index], strides = [%c1_index, %c64_index] "
+            "{layout = #pto.layout<dn>}") in text
+    assert "pto.make_tensor_view %arg0, shape = [%c64_index, %c64_index], strides = [%c64_index, %c1_index] " \
+           "{layout = #pto.layout<nd>}" in text
+    assert "pto.trowsum ins(%t, %tmp" in text
 
 
 def test_signature_orders_tensors_scalars_then_dynamic_dims():
