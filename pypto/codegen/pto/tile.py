@@ -66,7 +66,6 @@ for _name, _pto in TWO_OPERAND.items():
 
 lowered_away("tile.sin", "LowerCompositeOps expands it into an FP32 range reduction and a polynomial (seed 001)")
 lowered_away("tile.cos", "LowerCompositeOps expands it into an FP32 range reduction and a polynomial (seed 001)")
-lowered_away("tile.select", "LowerCompositeOps rewrites it into tile.sel / tile.sels with scratch (seed 001)")
 
 
 # ---------------------------------------------------------------------------- memory and data movement
@@ -168,13 +167,6 @@ def accumulate(ctx, acc_op: str, init_op: str, trailing: str = "") -> None:
 @emits("tile.matmul_acc")
 def _matmul_acc(ctx):
     accumulate(ctx, "pto.tmatmul.acc", "pto.tmatmul")
-
-
-@emits("tile.extract")
-def _extract(ctx):
-    src, row, col = ctx.call.args[:3]
-    ctx.emit(f"pto.textract ins({ctx.value(src)}, {ctx.index(row)}, {ctx.index(col)} : {ctx.type_of(src)}, index, "
-             f"index) outs({ctx.result} : {ctx.result_type})")
 
 
 @emits("tile.transpose")
