@@ -229,7 +229,7 @@ def run_with_devices(compiled, args, worker: ChipWorker):
         else:
             sim_args.append(next(host_iter))
     cfg = worker.config
-    value = compiled.sim.run(compiled.entry, sim_args, schedule=cfg.sim_schedule, seed=cfg.sim_seed,
+    value = compiled._sim_for(cfg).run(compiled.entry, sim_args, schedule=cfg.sim_schedule, seed=cfg.sim_seed,
                              window=cfg.sim_task_window)
     host.write_back()
     return host.results(value) if return_style else None
