@@ -55,6 +55,8 @@ def address_space(space: MemorySpace) -> str:
 
 
 def static_int(e, what: str) -> int:
+    if e is None:
+        raise UnsupportedError(f"PTO codegen: {what} must be a compile-time constant for pto.alloc_tile")
     if isinstance(e, int):
         return e
     if isinstance(e, ConstInt):
@@ -64,13 +66,23 @@ def static_int(e, what: str) -> int:
 
 
 def _rows_cols(shape) -> tuple:
-    """A tile buffer is 2-D: a 1-D tile is one row; FlattenTileNdTo2D has made every other tile 2-D."""
+    """A tile buffer is 2-D: a 1-D tile is one row; a rank > 2 tile (an N-D load / store that
+    FlattenTileNdTo2D reshapes around) is [prod(leading dims), last dim]."""
     if len(shape) == 1:
         return 1, shape[0]
     if len(shape) == 2:
         return shape[0], shape[1]
-    raise UnsupportedError(f"PTO codegen: tile of rank {len(shape)}; pto.tile_buf is 2-D",
-                           hint="tiles of rank > 2 need FlattenTileNdTo2D before codegen")
+    if not shape:
+        raise UnsupportedError("PTO codegen: a rank-0 tile has no pto.tile_buf")
+    rows = 1
+    for d in shape[:-1]:
+        if isinstance(d, int):
+            rows *= d
+        elif isinstance(d, ConstInt):
+            rows *= d.value
+        else:
+            return None, shape[-1]                 # dynamic: spelled "?" (or rejected for a physical shape)
+    return rows, shape[-1]
 
 
 def effective_view(t: TileType) -> TileView:
@@ -80,6 +92,8 @@ def effective_view(t: TileType) -> TileView:
 
 
 def _valid_dim(e) -> str:
+    if e is None:
+        return "?"
     if isinstance(e, int):
         return str(e)
     return str(e.value) if isinstance(e, ConstInt) else "?"
