@@ -164,3 +164,14 @@ class ColumnVector:
              out: pl.Out[pl.Tensor[[64, 1], pl.FP32]]) -> pl.Tensor[[64, 1], pl.FP32]:
         out = self.k(x, out)
         return out
+
+
+@pl.program
+class Rank3:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[2, 16, 32], pl.FP32],
+             out: pl.Out[pl.Tensor[[2, 16, 32], pl.FP32]]) -> pl.Tensor[[2, 16, 32], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            y: pl.Tensor[[2, 16, 32], pl.FP32] = pl.add(pl.exp(x), x)
+            out = pl.assemble(out, y, [0, 0, 0])
+        return out

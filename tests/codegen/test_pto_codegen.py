@@ -9,7 +9,7 @@ from pypto.codegen.pto import all_emitters, generate, generate_function, lowered
 from pypto.codegen.pto.verify import check_well_formed
 from pypto.ir.ops import all_ops
 
-from tests.codegen.programs import ColumnVector, DynamicRows, LoopCarries, ManyOps, MixedMatmulRelu, WhileCount
+from tests.codegen.programs import ColumnVector, Rank3, DynamicRows, LoopCarries, ManyOps, MixedMatmulRelu, WhileCount
 
 # Instruction names as the reference's PTO backend spells them (src/backend/common/pto_ops_*.cpp).
 REFERENCE_OPS = {
@@ -146,6 +146,14 @@ def test_column_vector_tensor_is_a_dn_view():
     assert "pto.make_tensor_view %arg0, shape = [%c64_index, %c64_index], strides = [%c64_index, %c1_index] " \
            "{layout = #pto.layout<nd>}" in text
     assert "pto.trowsum ins(%t, %tmp" in text
+
+
+def test_rank3_tensors_load_into_flattened_tile_buffers():
+    text = generate(ir.compile(Rank3).lowered)["main_incore_0"]
+    assert_reference_module(text)
+    assert "-> !pto.partition_tensor_view<2x16x32xf32>" in text and "!pto.tensor_view<?x?x?xf32>" in text
+    assert re.search(r"pto\.tload ins\(%\w+ : !pto\.partition_tensor_view<2x16x32xf32>\) outs\(%\w+ : "
+                     r"!pto\.tile_buf<loc=vec, dtype=f32, rows=32, cols=32, v_row=32, v_col=32,", text)
 
 
 def test_signature_orders_tensors_scalars_then_dynamic_dims():
