@@ -23,6 +23,7 @@ from pypto.ir.visitor import IRMutator, substitute
 from pypto.passes.context import current_platform
 from pypto.passes.expand_mixed_kernel.affinity import call_affinity, stmt_affinity  # noqa: F401 (re-export)
 from pypto.passes.expand_mixed_kernel.construct import SideBuilder, is_mixed, store_writebacks
+from pypto.passes.expand_mixed_kernel.adapt_push import adapt_manual_pushes
 from pypto.passes.expand_mixed_kernel.data_paths import check_data_paths
 from pypto.passes.expand_mixed_kernel.gm_fence import plan_fences
 from pypto.passes.expand_mixed_kernel.dce import eliminate, free_vars
@@ -166,7 +167,8 @@ def _run(program: Program) -> Program:
             kind = FunctionType.AIC if CUBE in sides else FunctionType.AIV
             attrs = {k: v for k, v in f.attrs.items() if k not in _DROPPED_ATTRS}
             retyped[f.name] = f.with_type(kind).replace(attrs=attrs)
-    if not split and not retyped:
+    manual = {f.name for f in funcs if f.func_type is FunctionType.AIV} | set(retyped)
+    if not split and not retyped and not (platform_name == "a5" and manual):
         return program
     out = []
     rewrite = _GroupCallerRewrite(split)
@@ -185,6 +187,8 @@ def _run(program: Program) -> Program:
             out.append(f.replace(body=rewrite.mutate(f.body)))
         else:
             out.append(f)
+    # AdaptManualVtoCPush: the pass's last phase, on the AIV functions it did not build pushes for
+    out = [adapt_manual_pushes(f, platform_name) if f.name in manual else f for f in out]
     result = program.with_functions(out)
     platform = current_platform()
     for f in out:
