@@ -186,3 +186,57 @@ def collective(kind: str, N: int, SIZE: int, dtype=pl.FP32, op=pld.ReduceOp.Sum,
                 self.per_rank(x[r], y[r], sig[r], data, signal, device=r)
 
     return Collective
+
+
+def ring_allreduce(N: int, SIZE: int, dtype, op, *, calls: int = 1):
+    """x[r] staged, `calls` ring allreduces on one [2(N-1), N] signal, a closing mesh barrier on its own
+    signal, then the window as y[r] and the ring signal as sig[r]."""
+    SR = max(2 * (N - 1), 1)
+
+    @pl.program
+    class RingAllReduce:
+        @pl.function(type=pl.FunctionType.InCore)
+        def kern(self, x: pl.Tensor[[1, SIZE], dtype], y: pl.Out[pl.Tensor[[1, SIZE], dtype]],
+                 sig: pl.Out[pl.Tensor[[SR, N], pl.INT32]], data: pld.DistributedTensor[[1, SIZE], dtype],
+                 signal: pld.DistributedTensor[[SR, N], pl.INT32],
+                 fence: pld.DistributedTensor[[N, 1], pl.INT32]) -> tuple[pl.Tensor[[1, SIZE], dtype],
+                                                                           pl.Tensor[[SR, N], pl.INT32]]:
+            for c0 in pl.range(0, SIZE, 4096):
+                w = pl.min(4096, SIZE - c0)
+                t = pl.load(x, [0, c0], [1, 4096], valid_shape=[1, w])
+                data = pl.store(t, [0, c0], data)
+            for _ in pl.range(calls):
+                data = pld.tensor.allreduce(data, signal, op=op, mode="ring")
+            fence = pld.tensor.barrier(fence)
+            for c1 in pl.range(0, SIZE, 4096):
+                w1 = pl.min(4096, SIZE - c1)
+                u = pl.load(data, [0, c1], [1, 4096], valid_shape=[1, w1])
+                y = pl.store(u, [0, c1], y)
+            for i in pl.range(SR):
+                for j in pl.range(N):
+                    v = pl.read(signal, [i, j])
+                    sig = pl.write(sig, [i, j], v)
+            return y, sig
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def per_rank(self, x: pl.Tensor[[1, SIZE], dtype], y: pl.Out[pl.Tensor[[1, SIZE], dtype]],
+                     sig: pl.Out[pl.Tensor[[SR, N], pl.INT32]], data: pld.DistributedTensor[[1, SIZE], dtype],
+                     signal: pld.DistributedTensor[[SR, N], pl.INT32],
+                     fence: pld.DistributedTensor[[N, 1], pl.INT32]) -> tuple[pl.Tensor[[1, SIZE], dtype],
+                                                                               pl.Tensor[[SR, N], pl.INT32]]:
+            y, sig = self.kern(x, y, sig, data, signal, fence)
+            return y, sig
+
+        @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+        def host(self, x: pl.Tensor[[N, 1, SIZE], dtype], y: pl.Out[pl.Tensor[[N, 1, SIZE], dtype]],
+                 sig: pl.Out[pl.Tensor[[N, SR, N], pl.INT32]]):
+            data_buf = pld.alloc_window_buffer([1, SIZE], dtype=dtype)
+            signal_buf = pld.alloc_window_buffer([SR, N], dtype=pl.INT32)
+            fence_buf = pld.alloc_window_buffer([N, 1], dtype=pl.INT32)
+            for r in pl.range(pld.world_size()):
+                data = pld.window(data_buf, [1, SIZE], dtype=dtype)
+                signal = pld.window(signal_buf, [SR, N], dtype=pl.INT32)
+                fence = pld.window(fence_buf, [N, 1], dtype=pl.INT32)
+                self.per_rank(x[r], y[r], sig[r], data, signal, fence, device=r)
+
+    return RingAllReduce

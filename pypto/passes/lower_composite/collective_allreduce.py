@@ -46,9 +46,13 @@ def lower_allreduce_rule(call, args: tuple, b: LoweringBuilder):
     if call.kwargs.get("core_num", 1) != 1:
         raise UnsupportedError(f"{op_name}: core_num={call.kwargs['core_num']} in an InCore function",
                                hint="InCore collectives run on one core")
-    if call.kwargs.get("mode", "mesh") != "mesh":
-        raise UnsupportedError(f"{op_name}(mode={call.kwargs['mode']!r}): only the mesh recipe is built")
+    mode = call.kwargs.get("mode", "mesh")
+    if mode not in ("mesh", "ring"):
+        raise UnsupportedError(f"{op_name}(mode={mode!r}): the modes are 'mesh' and 'ring'")
     target, signal = args[0], args[1]
+    if mode == "ring":
+        from pypto.passes.lower_composite.collective_ring import lower_ring_allreduce
+        return lower_ring_allreduce(call, args, b, _static_row_size(op_name, target))
     validate_mesh_signal(op_name, signal)
     size = _static_row_size(op_name, target)
     rop = call.kwargs.get("op", ReduceOp.Sum)

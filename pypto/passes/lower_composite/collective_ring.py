@@ -1,0 +1,134 @@
+"""pld.tensor.allreduce(mode="ring") → reduce-scatter then allgather rounds of pld.tile.put to the right neighbour.
+
+Seed 001, `pld.tensor.allreduce` (ring): the [1, SIZE] window is split into P segments at
+floor(i * SIZE / P) (FP16: each inner boundary rounded up to 16 elements and clamped to SIZE,
+so every segment starts 32-byte aligned). Reduce-scatter round k: rank r pushes segment
+(r - k) mod P to its right neighbour's same slot and folds the segment (r - k - 1) mod P its
+left neighbour pushed; after P - 1 rounds rank r owns the reduced segment (r + 1) mod P.
+Allgather round k pushes segment (r + 1 - k) mod P. Each round uses one row of the
+[2 (P - 1), P] INT32 signal; each UB subchunk of a round is fenced by a ready generation
+(2j + 1: every rank saved its own receive value) and a push-done generation (2j + 2). The
+subchunk count is uniform across rounds (the longest segment decides), so the epilogue retires
+2 * subchunks from every non-self cell of every row (2-element offsets).
+
+    before:  data = pld.tensor.allreduce(data, signal, mode="ring")
+    after:   for k in range(P - 1): for j in range(n_sub): own = load(recv slot); barrier(row k, 2j + 1);
+             pld.tile.put(data, right, data, stage, send slot); barrier(row k, 2j + 2); recv = load; store(add)
+             ... allgather rounds ...; for row: for src != me: notify(signal, me, [row, src], -2 * n_sub)
+"""
+
+from __future__ import annotations
+
+from pypto.errors import TypeCheckError, UnsupportedError
+from pypto.ir.comm_enums import NotifyOp, ReduceOp, WaitCmp
+from pypto.ir.dtypes import FP16, INT32
+from pypto.ir.enums import MemorySpace
+from pypto.ir.expr import BinaryExpr, ConstInt, MakeTuple, UnaryExpr, const
+from pypto.ir.types import DistributedTensorType
+from pypto.passes.lower_composite.builder import LoweringBuilder
+from pypto.passes.lower_composite.collective_protocol import CommHandles, chunk_cols, reduce
+
+
+
+def _validate_ring_signal(op: str, signal) -> None:
+    t = signal.type
+    if not isinstance(t, DistributedTensorType) or t.dtype is not INT32 or len(t.shape) != 2:
+        raise TypeCheckError(f"{op}(mode='ring'): the signal must be a 2D INT32 pld.DistributedTensor "
+                             f"[2 * (NR - 1), NR], got {t}")
+    if isinstance(t.shape[1], ConstInt) and t.shape[1].value == 1:
+        raise TypeCheckError(f"{op}(mode='ring'): a [NR, 1] mesh signal cannot serve a ring allreduce",
+                             hint="ring signals have one row per round: shape [2 * (NR - 1), NR]")
+
+
+def _row_barrier(b: LoweringBuilder, h: CommHandles, signal, row, generation) -> None:
+    def notify(inner, peer):
+        inner.emit_if(BinaryExpr("ne", peer, h.rank), lambda t: t.emit_eval(t.op(
+            "pld.system.notify", [signal, peer, MakeTuple([row, h.rank]), const(1, INT32)],
+            {"op": NotifyOp.AtomicAdd})))
+
+    def wait(inner, src):
+        inner.emit_if(BinaryExpr("ne", src, h.rank), lambda t: t.emit_eval(t.op(
+            "pld.system.wait", [signal, MakeTuple([row, src]), generation], {"cmp": WaitCmp.Ge})))
+    b.emit_for("peer", 0, h.nranks, 1, notify)
+    b.emit_for("src", 0, h.nranks, 1, wait)
+
+
+def lower_ring_allreduce(call, args: tuple, b: LoweringBuilder, size: int):
+    op_name = "pld.tensor.allreduce"
+    target, signal = args[0], args[1]
+    _validate_ring_signal(op_name, signal)
+    rop = call.kwargs.get("op", ReduceOp.Sum)
+    dtype = target.type.dtype
+    chunk = chunk_cols(size, dtype.get_byte())
+    align = 16 if dtype is FP16 else 1
+    h = CommHandles.of(b, signal)
+    P = h.nranks
+    stage = b.bind("ring_stage", b.op("tile.create", [MakeTuple([const(1), const(chunk)])],
+                                      {"dtype": dtype, "target_memory": MemorySpace.Vec}))
+    max_seg = b.bind("max_seg", BinaryExpr("add", BinaryExpr("floordiv", BinaryExpr("add", const(size), P),
+                                                                     P), const(align - 1)))
+    n_sub = b.bind("n_sub", BinaryExpr("floordiv", BinaryExpr("add", max_seg, const(chunk - 1)), const(chunk)))
+    right = b.bind("right", BinaryExpr("floormod", BinaryExpr("add", h.rank, const(1)), P))
+
+    def bound(bb, s):
+        v = BinaryExpr("floordiv", BinaryExpr("mul", s, const(size)), P)
+        if align > 1:
+            v = BinaryExpr("min", BinaryExpr("mul", BinaryExpr("floordiv", BinaryExpr("add", v, const(align - 1)),
+                                                                const(align)), const(align)), const(size))
+        return bb.bind("seg_bound", v)
+
+    def phase(reduce_phase: bool, data):
+        def round_body(rb: LoweringBuilder, k, cur):
+            row = k if reduce_phase else BinaryExpr("add", BinaryExpr("sub", P, const(1)), k)
+            base = BinaryExpr("sub", h.rank, k) if reduce_phase else BinaryExpr("sub", BinaryExpr("add", h.rank,
+                                                                                                  const(1)), k)
+            s_send = rb.bind("s_send", BinaryExpr("floormod", BinaryExpr("add", base, P), P))
+            s_recv = rb.bind("s_recv", BinaryExpr("floormod", BinaryExpr("add", BinaryExpr("sub", s_send,
+                                                                                             const(1)), P), P))
+            send_lo, send_hi = bound(rb, s_send), bound(rb, BinaryExpr("add", s_send, const(1)))
+            recv_lo, recv_hi = bound(rb, s_recv), bound(rb, BinaryExpr("add", s_recv, const(1)))
+
+            def sub_body(sb: LoweringBuilder, j, cur2):
+                def width(lo, hi, name):
+                    off = sb.bind(f"{name}_off", BinaryExpr("add", lo, BinaryExpr("mul", j, const(chunk))))
+                    w = BinaryExpr("max", BinaryExpr("min", const(chunk), BinaryExpr("sub", hi, off)), const(0))
+                    return off, sb.bind(f"{name}_cols", w)
+                soff, sw = width(send_lo, send_hi, "send")
+                roff, rw = width(recv_lo, recv_hi, "recv")
+                shape = MakeTuple([const(1), const(chunk)])
+                safe_off = MakeTuple([const(0), BinaryExpr("min", roff, const(size - 1))])
+                own = None
+                if reduce_phase:             # my own value of the receive slot, before the left neighbour pushes
+                    own = sb.bind("own", sb.op("tile.load", [cur2, safe_off, shape, MakeTuple(
+                        [const(1), BinaryExpr("max", rw, const(1))])], {"target_memory": MemorySpace.Vec}))
+                g = BinaryExpr("mul", j, const(2, INT32))
+                _row_barrier(sb, h, signal, row, BinaryExpr("add", g, const(1, INT32)))       # ready
+                sb.emit_if(BinaryExpr("gt", sw, const(0)), lambda t: t.emit_eval(t.op("pld.tile.put", [
+                    cur2, right, cur2, stage, MakeTuple([const(0), soff]), MakeTuple([const(0), soff]),
+                    MakeTuple([const(1), sw])])))
+                _row_barrier(sb, h, signal, row, BinaryExpr("add", g, const(2, INT32)))       # push done
+                if not reduce_phase:
+                    return cur2
+
+                def fold(tb: LoweringBuilder):
+                    offs = MakeTuple([const(0), roff])
+                    got = tb.bind("pushed", tb.op("tile.load", [cur2, offs, shape, MakeTuple([const(1), rw])],
+                                                  {"target_memory": MemorySpace.Vec}))
+                    red = tb.bind("folded", reduce(tb, rop, own, got))
+                    return tb.bind("stored", tb.op("tile.store", [red, offs, cur2]))
+                return sb.emit_if_expr(BinaryExpr("gt", rw, const(0)), fold, lambda eb: cur2)
+            return rb.emit_for_reduce("sub", 0, n_sub, 1, cur, sub_body)
+        return b.emit_for_reduce("rs_round" if reduce_phase else "ag_round", 0, BinaryExpr("sub", P, const(1)), 1,
+                                 data, round_body)
+
+    data = phase(True, target)
+    data = phase(False, data)
+    neg = UnaryExpr("neg", BinaryExpr("mul", n_sub, const(2)))
+
+    def reset_row(rb: LoweringBuilder, row):
+        def per_src(inner, src):
+            inner.emit_if(BinaryExpr("ne", src, h.rank), lambda t: t.emit_eval(t.op(
+                "pld.system.notify", [signal, h.rank, MakeTuple([row, src]), neg], {"op": NotifyOp.AtomicAdd})))
+        rb.emit_for("src", 0, P, 1, per_src)
+    b.emit_for("row", 0, BinaryExpr("mul", BinaryExpr("sub", P, const(1)), const(2)), 1, reset_row)
+    return data
