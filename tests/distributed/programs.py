@@ -240,3 +240,47 @@ def ring_allreduce(N: int, SIZE: int, dtype, op, *, calls: int = 1):
                 self.per_rank(x[r], y[r], sig[r], data, signal, fence, device=r)
 
     return RingAllReduce
+
+
+def all_to_all_v(N: int, M: int, C: int):
+    """Variable-row exchange: rank r sends send_counts[r][d] rows (clamped to [0, M]) to each rank d."""
+    R = N * M
+
+    @pl.program
+    class AllToAllV:
+        @pl.function(type=pl.FunctionType.InCore)
+        def kern(self, x: pl.Tensor[[R, C], pl.FP32], counts: pl.Tensor[[N, 1], pl.INT32],
+                 y: pl.Out[pl.Tensor[[R, C], pl.FP32]], rc: pl.Out[pl.Tensor[[N, 1], pl.INT32]],
+                 data: pld.DistributedTensor[[R, C], pl.FP32], signal: pld.DistributedTensor[[N, 1], pl.INT32],
+                 recv: pld.DistributedTensor[[N, 1], pl.INT32]) -> tuple[pl.Tensor[[R, C], pl.FP32],
+                                                                          pl.Tensor[[N, 1], pl.INT32]]:
+            data = pld.tensor.all_to_all_v(x, data, signal, counts, recv)
+            u = pl.load(data, [0, 0], [R, C])
+            y = pl.store(u, [0, 0], y)
+            for i in pl.range(N):
+                v = pl.read(recv, [i, 0])
+                rc = pl.write(rc, [i, 0], v)
+            return y, rc
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def per_rank(self, x: pl.Tensor[[R, C], pl.FP32], counts: pl.Tensor[[N, 1], pl.INT32],
+                     y: pl.Out[pl.Tensor[[R, C], pl.FP32]], rc: pl.Out[pl.Tensor[[N, 1], pl.INT32]],
+                     data: pld.DistributedTensor[[R, C], pl.FP32], signal: pld.DistributedTensor[[N, 1], pl.INT32],
+                     recv: pld.DistributedTensor[[N, 1], pl.INT32]) -> tuple[pl.Tensor[[R, C], pl.FP32],
+                                                                              pl.Tensor[[N, 1], pl.INT32]]:
+            y, rc = self.kern(x, counts, y, rc, data, signal, recv)
+            return y, rc
+
+        @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+        def host(self, x: pl.Tensor[[N, R, C], pl.FP32], counts: pl.Tensor[[N, N, 1], pl.INT32],
+                 y: pl.InOut[pl.Tensor[[N, R, C], pl.FP32]], rc: pl.Out[pl.Tensor[[N, N, 1], pl.INT32]]):
+            data_buf = pld.alloc_window_buffer([R, C], dtype=pl.FP32)
+            signal_buf = pld.alloc_window_buffer([N, 1], dtype=pl.INT32)
+            recv_buf = pld.alloc_window_buffer([N, 1], dtype=pl.INT32)
+            for r in pl.range(pld.world_size()):
+                data = pld.window(data_buf, [R, C], dtype=pl.FP32)
+                signal = pld.window(signal_buf, [N, 1], dtype=pl.INT32)
+                recv = pld.window(recv_buf, [N, 1], dtype=pl.INT32)
+                self.per_rank(x[r], counts[r], y[r], rc[r], data, signal, recv, device=r)
+
+    return AllToAllV

@@ -101,3 +101,35 @@ def test_recipe_loop_and_if_counts(kind, fors, ifs):
     n_for = len(collect(kern.body, lambda s: isinstance(s, ForStmt))) - len(collect(before.body, lambda s: isinstance(s, ForStmt)))
     n_if = len(collect(kern.body, lambda s: isinstance(s, IfStmt))) - len(collect(before.body, lambda s: isinstance(s, IfStmt)))
     assert (n_for, n_if) == (fors + 3, ifs + 3)        # + the closing pld.tensor.barrier's 3 / 3
+
+
+def test_all_to_all_v_variable_rows_with_zero_row_edges():
+    from tests.distributed.programs import all_to_all_v
+    M, C = 3, 8
+    c = ir.compile(all_to_all_v(N, M, C), platform="a2a3sim",
+                   distributed_config=DistributedConfig(device_ids=list(range(N))))
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((N, N * M, C)).astype(np.float32)
+    counts = rng.integers(-1, M + 2, (N, N, 1)).astype(np.int32)      # negatives and overflows get clamped
+    counts[0, 1, 0] = 0                                                 # a zero-row edge
+    for seed in range(3):
+        y = np.zeros((N, N * M, C), np.float32)
+        rc = np.full((N, N, 1), -5, np.int32)
+        c(x, counts, y, rc, config=RunConfig(sim_schedule="random", sim_seed=seed))
+        for r in range(N):
+            for s in range(N):
+                cnt = int(np.clip(counts[s, r, 0], 0, M))
+                assert rc[r, s, 0] == cnt
+                np.testing.assert_array_equal(y[r, s * M:s * M + cnt], x[s, r * M:r * M + cnt])
+                assert (y[r, s * M + cnt:(s + 1) * M] == 0).all()          # rows nobody sent stay untouched
+
+
+def test_all_to_all_v_push_loop_reads_counts_at_run_time():
+    from pypto.ir.expr import Call, ConstInt
+    from pypto.passes.lower_composite_ops import lower_composite_ops
+    from tests.distributed.programs import all_to_all_v
+    kern = lower_composite_ops()(all_to_all_v(N, 3, 8)).get_function("kern")
+    reads = [c for c in collect(kern.body, lambda n: isinstance(n, Call) and not n.is_function_call())
+             if c.op.name == "tensor.read"]
+    assert any(r.args[0].name_hint == "counts" for r in reads)
+    assert not any(isinstance(f.stop, ConstInt) and f.stop.value == 3 for f in collect(kern.body, lambda s: isinstance(s, ForStmt)))

@@ -240,3 +240,22 @@ register_op(OpDef("pld.tile.put", args=("dst", "peer", "src", "stage", "dst_offs
 register_op(OpDef("pld.tile.get", args=("dst", "peer", "src", "stage", "dst_offsets", "src_offsets", "shape"),
                   min_args=4, deduce=_transfer("pld.tile.get", 2), affinity=VECTOR, self_loading=True,
                   description="one-sided read of a peer's window slice into a local tensor, staged through a Vec tile"))
+
+
+def _all_to_all_v(args, kw):
+    name = "pld.tensor.all_to_all_v"
+    t = expect_window(name, "target", args[1])
+    expect_signal(name, "signal", args[2])
+    counts = args[3].type
+    if not isinstance(counts, TensorType) or counts.dtype is not INT32:
+        raise TypeCheckError(f"{name}: send_counts must be an INT32 tensor [NR, 1], got {describe(counts)}")
+    expect_signal(name, "recv_counts", args[4])
+    return t
+
+
+register_op(OpDef("pld.tensor.all_to_all_v", args=("input", "target", "signal", "send_counts", "recv_counts"),
+                  deduce=_all_to_all_v, affinity=SHARED, effects={0: READ, 1: READWRITE, 2: READWRITE, 3: READ,
+                                                                   4: READWRITE},
+                  reuses_input=1, self_loading=True,
+                  description="variable-row personalised exchange (MPI_Alltoallv): rows [d*M, d*M + send_counts[d]) "
+                              "of my input land at rows [me*M, ...) of rank d's window"))

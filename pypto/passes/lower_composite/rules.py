@@ -19,6 +19,7 @@ from typing import Callable, Mapping, Optional
 
 from pypto.ir.expr import Call, Expr
 from pypto.passes.lower_composite.builder import LoweringBuilder
+from pypto.passes.lower_composite.collective_all_to_all_v import lower_all_to_all_v_rule
 from pypto.passes.lower_composite.collective_allreduce import lower_allreduce_rule
 from pypto.passes.lower_composite.collective_barrier import lower_barrier_rule
 from pypto.passes.lower_composite.collective_broadcast import lower_broadcast_rule
@@ -44,6 +45,7 @@ RULES: Mapping[str, CompositeLoweringFn] = MappingProxyType({
     "pld.tensor.reduce_scatter": lower_reduce_scatter_rule,
     "pld.tensor.broadcast": lower_broadcast_rule,
     "pld.tensor.all_to_all": lower_all_to_all_rule,
+    "pld.tensor.all_to_all_v": lower_all_to_all_v_rule,
 })
 
 
