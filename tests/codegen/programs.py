@@ -175,3 +175,19 @@ class Rank3:
             y: pl.Tensor[[2, 16, 32], pl.FP32] = pl.add(pl.exp(x), x)
             out = pl.assemble(out, y, [0, 0, 0])
         return out
+
+
+@pl.program
+class RuntimeValidRows:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[64, 64], pl.FP32], n: pl.Scalar[pl.INDEX],
+          out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        t = pl.load(x, [0, 0], [64, 64], valid_shapes=[n, 64])
+        out = pl.store(pl.exp(t), [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 64], pl.FP32],
+             out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        out = self.k(x, 16, out)
+        return out

@@ -9,7 +9,7 @@ from pypto.codegen.pto import all_emitters, generate, generate_function, lowered
 from pypto.codegen.pto.verify import check_well_formed
 from pypto.ir.ops import all_ops
 
-from tests.codegen.programs import ColumnVector, Rank3, DynamicRows, LoopCarries, ManyOps, MixedMatmulRelu, WhileCount
+from tests.codegen.programs import ColumnVector, Rank3, RuntimeValidRows, DynamicRows, LoopCarries, ManyOps, MixedMatmulRelu, WhileCount
 
 # Instruction names as the reference's PTO backend spells them (src/backend/common/pto_ops_*.cpp).
 REFERENCE_OPS = {
@@ -154,6 +154,14 @@ def test_rank3_tensors_load_into_flattened_tile_buffers():
     assert "-> !pto.partition_tensor_view<2x16x32xf32>" in text and "!pto.tensor_view<?x?x?xf32>" in text
     assert re.search(r"pto\.tload ins\(%\w+ : !pto\.partition_tensor_view<2x16x32xf32>\) outs\(%\w+ : "
                      r"!pto\.tile_buf<loc=vec, dtype=f32, rows=32, cols=32, v_row=32, v_col=32,", text)
+
+
+def test_runtime_valid_shape_reaches_alloc_and_partition():
+    text = generate(ir.compile(RuntimeValidRows).lowered)["k"]
+    assert_reference_module(text)
+    assert re.search(r"= pto\.alloc_tile addr = %c0_i64 valid_row = %arg2 valid_col = %c64_index : "
+                     r"!pto\.tile_buf<loc=vec, dtype=f32, rows=64, cols=64, v_row=\?, v_col=64,", text)
+    assert "sizes = [%arg2, %c64_index] : !pto.tensor_view<?x?xf32> -> !pto.partition_tensor_view<?x64xf32>" in text
 
 
 def test_signature_orders_tensors_scalars_then_dynamic_dims():

@@ -350,21 +350,31 @@ class FunctionEmitter:
         return dynamic if static == 1 else self._mul(dynamic, self.const_index(static))
 
     def alloc_tile(self, var: Var, key, addr: Optional[int], handles: dict) -> None:
-        """Bind `var` to the handle of its buffer, emitting `pto.alloc_tile` the first time."""
+        """Bind `var` to the handle of its buffer, emitting `pto.alloc_tile` the first time. A runtime
+        valid shape known at the function head (a parameter) is passed as valid_row / valid_col."""
         type_str = tile_buf_type(var.type)
-        full_key = (key, type_str)
+        valid = self._valid_operands(var.type)
+        full_key = (key, type_str, valid)
         if full_key in handles:
             self.bind(var, handles[full_key], type_str)
             return
         name = self.fresh(var.name_hint)
         self._out = self._prologue
-        if addr is not None and addr >= 0 and self.emit_tile_addr:
-            self.emit(f"{name} = pto.alloc_tile addr = {self.const(addr, INT64)} : {type_str}", with_loc=False)
-        else:
-            self.emit(f"{name} = pto.alloc_tile : {type_str}", with_loc=False)
+        at = f" addr = {self.const(addr, INT64)}" if addr is not None and addr >= 0 and self.emit_tile_addr else ""
+        self.emit(f"{name} = pto.alloc_tile{at}{valid} : {type_str}", with_loc=False)
         self._out = self._body
         handles[full_key] = name
         self.bind(var, name, type_str)
+
+    def _valid_operands(self, t: TileType) -> str:
+        valid = t.valid_shape
+        if len(valid) != 2 or all(isinstance(d, ConstInt) for d in valid):
+            return ""
+        try:
+            row, col = (self.index(d) for d in valid)
+        except InternalError:                     # defined in the body: the type keeps v_row / v_col = ?
+            return ""
+        return f" valid_row = {row} valid_col = {col}"
 
     # ------------------------------------------------------------------ ops
     def emit_call(self, call: Call, result_var: Optional[Var]) -> None:
