@@ -255,6 +255,10 @@ def compile_distributed(program: Program, distributed_config: DistributedConfig,
     """Split off the HOST orchestrator, compile the chip functions with `compile_chip(program)`."""
     if isinstance(distributed_config, dict):
         distributed_config = DistributedConfig(**distributed_config)
+    from pypto.passes.lower_host_tensor_collectives import lower_host_tensor_collectives
+    from pypto.passes.synthesize_all_reduce_signals import synthesize_all_reduce_signals
+    # the host half of the distributed pipeline (compiler-and-runtime.md §2, passes 41 and 43)
+    program = lower_host_tensor_collectives()(synthesize_all_reduce_signals()(program))
     host, chip_program = split_host(program)
     for p in host.params:
         if isinstance(p.type, DistributedTensorType):

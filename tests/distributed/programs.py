@@ -284,3 +284,47 @@ def all_to_all_v(N: int, M: int, C: int):
                 self.per_rank(x[r], counts[r], y[r], rc[r], data, signal, recv, device=r)
 
     return AllToAllV
+
+
+def host_allreduce(N: int, SIZE: int, op=pld.ReduceOp.Sum):
+    """A host-orchestrator allreduce with no signal: stage per rank, one host call, read back per rank."""
+
+    @pl.program
+    class HostAllReduce:
+        @pl.function(type=pl.FunctionType.InCore)
+        def stage_k(self, x: pl.Tensor[[1, SIZE], pl.FP32],
+                    data: pl.InOut[pld.DistributedTensor[[1, SIZE], pl.FP32]]) -> pld.DistributedTensor[[1, SIZE], pl.FP32]:
+            t = pl.load(x, [0, 0], [1, SIZE])
+            data = pl.store(t, [0, 0], data)
+            return data
+
+        @pl.function(type=pl.FunctionType.InCore)
+        def read_k(self, data: pld.DistributedTensor[[1, SIZE], pl.FP32],
+                   y: pl.Out[pl.Tensor[[1, SIZE], pl.FP32]]) -> pl.Tensor[[1, SIZE], pl.FP32]:
+            t = pl.load(data, [0, 0], [1, SIZE])
+            y = pl.store(t, [0, 0], y)
+            return y
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def stage(self, x: pl.Tensor[[1, SIZE], pl.FP32],
+                  data: pl.InOut[pld.DistributedTensor[[1, SIZE], pl.FP32]]) -> pld.DistributedTensor[[1, SIZE], pl.FP32]:
+            data = self.stage_k(x, data)
+            return data
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def read(self, data: pld.DistributedTensor[[1, SIZE], pl.FP32],
+                 y: pl.Out[pl.Tensor[[1, SIZE], pl.FP32]]) -> pl.Tensor[[1, SIZE], pl.FP32]:
+            y = self.read_k(data, y)
+            return y
+
+        @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+        def host(self, x: pl.Tensor[[N, 1, SIZE], pl.FP32], y: pl.Out[pl.Tensor[[N, 1, SIZE], pl.FP32]]):
+            data_buf = pld.alloc_window_buffer([1, SIZE], dtype=pl.FP32)
+            data = pld.window(data_buf, [1, SIZE], dtype=pl.FP32)
+            for r in pl.range(pld.world_size()):
+                self.stage(x[r], data, device=r)
+            data = pld.tensor.allreduce(data, op=op)
+            for r in pl.range(pld.world_size()):
+                self.read(data, y[r], device=r)
+
+    return HostAllReduce
