@@ -137,7 +137,12 @@ _SPLIT_BOUNDARY = ("aiv_shard", "aic_gather", "tensor.aiv_shard", "tensor.aic_ga
 def _split_boundary(ctx, path: str, args: list, kwargs: dict, span) -> None:
     """pl.aiv_shard / pl.aic_gather on a Tensor exist only inside a pl.split_aiv region, whose mode they take."""
     first = args[0] if args else kwargs.get("x")
-    if path not in _SPLIT_BOUNDARY or not isinstance(getattr(first, "type", None), TensorType):
+    if path not in _SPLIT_BOUNDARY:
+        return
+    if ctx.split_modes and not isinstance(getattr(first, "type", None), TensorType):
+        kwargs.setdefault("split", ctx.split_modes[-1].value)    # a tile inside the region: same default
+        return
+    if not isinstance(getattr(first, "type", None), TensorType):
         return
     if not ctx.split_modes:
         raise InvalidOperationError(f"pl.{path} on a Tensor is only valid inside a `for lane in pl.split_aiv(...)` "

@@ -267,3 +267,18 @@ def test_aiv_shard_on_a_tensor_needs_a_split_region_and_a_2d_operand():
             def k(self, x: pl.Tensor[[64, 64], pl.FP32]) -> pl.Tensor[[32, 64], pl.FP32]:
                 h: pl.Tensor[[32, 64], pl.FP32] = pl.tile.aiv_shard(x, split=1)
                 return h
+
+
+def test_aiv_shard_on_a_tile_inside_a_region_takes_the_region_split():
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[64, 64], pl.FP32]) -> pl.Tensor[[64, 64], pl.FP32]:
+            t: pl.Tile[[64, 64], pl.FP32] = pl.load(x, [0, 0], [64, 64])
+            for lane in pl.split_aiv(2, mode=pl.SplitMode.LEFT_RIGHT):
+                h: pl.Tile[[64, 32], pl.FP32] = pl.aiv_shard(t)
+            return x
+
+    shard = collect(P["k"].body, lambda n: isinstance(n, ir.Call) and not n.is_function_call()
+                    and n.op.name == "tile.aiv_shard")[0]
+    assert shard.kwargs["split"] == 2
