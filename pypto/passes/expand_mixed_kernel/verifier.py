@@ -61,3 +61,17 @@ def check_expanded(program: Program) -> None:
     bad = problems(program)
     if bad:
         raise InternalError("MixedKernelExpanded violated:\n  " + "\n  ".join(bad))
+
+
+def _diagnostics(program: Program) -> list:
+    from pypto.ir.verifier import Diagnostic
+    return [Diagnostic("MixedKernelExpanded", p, None) for p in problems(program)]
+
+
+def register() -> None:
+    """Make these checks the MixedKernelExpanded property verifier (they include the InCore one)."""
+    from pypto.ir.verifier import VERIFIERS
+    VERIFIERS["MixedKernelExpanded"] = _diagnostics
+
+
+register()

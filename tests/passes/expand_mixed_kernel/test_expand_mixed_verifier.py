@@ -46,3 +46,11 @@ def test_missing_tfree_setup_or_reserve_are_reported():
 
 def test_an_aic_pop_must_land_in_mat():
     assert problems(_program_pop_in_mat()) == ["cube: tile.tpop_from_aiv must land in Mat"]
+
+
+def test_the_checks_are_the_property_verifier():
+    from pypto import ir
+    import pypto.passes.expand_mixed_kernel  # noqa: F401  (registers the verifier)
+    found = ir.verifier.verify_property("MixedKernelExpanded", _program(tfree=False))
+    assert [d.message for d in found] == ["vec: tile.tpop_from_aic result 't' has no matching tfree"]
+    assert ir.verifier.verify_property("MixedKernelExpanded", _program()) == []
