@@ -2,8 +2,8 @@
 
 Requires: MixedKernelExpanded / Produces: VectorKernelSplit (attrs) / Invalidates: —
 On a2a3 a mixed kernel without a split mode is dual-dispatched (attrs dual_aiv_dispatch): both
-AIV lanes run it, lane 1 only replays the pipe handshakes — its loads have valid extent 0, so
-its pops (simulator) and its results are empty and its stores write nothing.
+AIV lanes run it, lane 1 only replays the pipe handshakes — its loads have valid extent 0, its
+pops (simulator) are empty and its stores sit under `if lane == 0`.
 Reference: pass doc 23 (compiler-and-runtime.md §2, dump 24), seed 004 "split code". Here it
 also does the vector-side halving that the reference performs earlier (LowerAutoVectorSplit):
 every Vec tile of the AIV function is cut along the split axis into the lane's part, GM loads
@@ -25,7 +25,7 @@ from pypto.ir.enums import FunctionType, MemorySpace
 from pypto.ir.expr import BinaryExpr, Call, ConstInt, GlobalVar, IterArg, MakeTuple, Var, const
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import create_op_call
-from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, SeqStmts, WhileStmt, flatten_to_stmts
+from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, SeqStmts, WhileStmt, YieldStmt, flatten_to_stmts
 from pypto.ir.types import ScalarType, TileType
 from pypto.ir.visitor import IRMutator, substitute
 from pypto.passes.expand_mixed_kernel.split_code import AXIS, lane_stride, split_mode, transfer_code
@@ -226,10 +226,30 @@ class _CubeCodes(IRMutator):
 
 
 class _ReplayLoads(IRMutator):
-    """Dual dispatch: lane 1 loads nothing (valid extents × (1 - lane)), so its stores write nothing."""
+    """Dual dispatch: lane 1 loads nothing (valid extents × (1 - lane)) and its stores are masked
+    (`if lane == 0: store`), so it only keeps the handshakes."""
 
     def __init__(self, lane: Var):
         self.lane = lane
+
+    def _is_store(self, c) -> bool:
+        return isinstance(c, Call) and not isinstance(c.op, GlobalVar) and c.op.name == "tile.store"
+
+    def _lane0(self):
+        return BinaryExpr("eq", self.lane, const(0, INDEX))
+
+    def mutate_assign_stmt(self, s):
+        if not self._is_store(s.value):
+            return s.replace(value=self.mutate(s.value))
+        written = Var(f"{s.var.name_hint}_lane0", s.var.type, s.span)
+        then = SeqStmts([AssignStmt(written, self.mutate(s.value), s.span), YieldStmt([written], s.span)], s.span)
+        other = SeqStmts([YieldStmt([s.value.args[2]], s.span)], s.span)
+        return IfStmt(self._lane0(), then, other, [s.var], s.span)
+
+    def mutate_eval_stmt(self, s):
+        if not self._is_store(s.expr):
+            return s.replace(expr=self.mutate(s.expr))
+        return IfStmt(self._lane0(), SeqStmts([EvalStmt(self.mutate(s.expr), s.span)], s.span), None, [], s.span)
 
     def mutate_call(self, c):
         c = self.mutate_children(c)

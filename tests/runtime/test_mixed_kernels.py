@@ -147,3 +147,28 @@ def test_no_split_mixed_kernel_is_dual_dispatched_on_a2a3_only(platform):
     assert bool(aiv.attrs.get("dual_aiv_dispatch")) == (platform == "a2a3sim")
     round_trip(a, d, b, c, config=RunConfig(platform=platform, sim_schedule="random", sim_seed=4))
     np.testing.assert_allclose(c, np.exp(_mm(a + d, b)), rtol=1e-5, atol=1e-6)
+
+
+@pl.jit
+def k_loop_both_sides(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.create_tile([16, 16], dtype=pl.FP32, target_memory=pl.Mem.Acc)
+        s = pl.tile.full([16, 16], dtype=pl.FP32, value=0.0)
+        for kk in pl.range(2):
+            x2 = pl.add(pl.load(a, [0, kk * 32], [16, 32]), pl.load(a, [0, kk * 32], [16, 32]))
+            right = pl.move(pl.load(b, [kk * 32, 0], [32, 16], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Right)
+            acc = pl.matmul_acc(acc, pl.move(x2, target_memory=pl.Mem.Left), right, kk == 0)
+            s = pl.add(s, pl.move(acc, target_memory=pl.Mem.Vec))
+        pl.store(s, [0, 0], c)
+    return c
+
+
+@SIMS
+def test_a_loop_carrying_an_acc_on_the_cube_and_a_sum_on_the_vector_side(platform):
+    a, b = _f16(16, 64), _f16(64, 16)
+    c = np.full((16, 16), np.nan, np.float32)
+    k_loop_both_sides(a, b, c, config=RunConfig(platform=platform))
+    a2 = (a + a).astype(np.float32)
+    p1 = a2[:, :32] @ b[:32].astype(np.float32)
+    p2 = p1 + a2[:, 32:] @ b[32:].astype(np.float32)
+    np.testing.assert_allclose(c, p1 + p2, rtol=1e-5, atol=1e-5)
