@@ -55,11 +55,12 @@ class JITFunction:
     """A jit-compiled function (an entry, or a sub-kernel found by its entries)."""
 
     def __init__(self, pyfunc, *, func_type: FunctionType = FunctionType.Orchestration, level=None,
-                 auto_scope: bool = True):
+                 auto_scope: bool = True, role=None):
         functools.update_wrapper(self, pyfunc)
         self.pyfunc = pyfunc
         self.func_type = func_type
         self.level = level
+        self.role = role                  # Role.Orchestrator for @pl.jit.host
         self.auto_scope = auto_scope
         self.param_names = list(inspect.signature(pyfunc).parameters)
         self._cache: dict = {}
@@ -81,8 +82,8 @@ class JITFunction:
                     scope.update(zip(code.co_freevars, (c.cell_contents for c in fn.pyfunc.__closure__)))
                 for name in sorted(names):
                     obj = scope.get(name)
-                    if isinstance(obj, JITFunction) and obj.func_type is not FunctionType.Orchestration \
-                            and name not in found:
+                    if isinstance(obj, JITFunction) and (obj.func_type is not FunctionType.Orchestration
+                                                         or self.is_host) and name not in found:
                         found[name] = obj
                         visit(obj)
             visit(self)
@@ -160,7 +161,7 @@ class JITFunction:
         env: dict = {}
         for name, dep in self.deps():
             env[name] = _CallSiteSpecializer(dep, env, made)
-        entry = parse_function(self.pyfunc, func_type=self.func_type, level=self.level, role=None, attrs=None,
+        entry = parse_function(self.pyfunc, func_type=self.func_type, level=self.level, role=self.role, attrs=None,
                                overrides=self._overrides(args), extra_globals=env)
         return Program([f for f in made if f.name != entry.name] + [entry], self.__name__)
 
@@ -170,6 +171,8 @@ class JITFunction:
     # ------------------------------------------------------------------ public API
     def compile(self, *args, config=None):
         """The CompiledProgram for these argument shapes / dtypes / scalar values (cached)."""
+        if self.is_host:
+            return self._compile_host(args, config)
         if self.func_type is not FunctionType.Orchestration:
             raise TypeError(f"'{self.__name__}' is a @pl.jit.{self.func_type.name.lower()} sub-kernel; call it from "
                             "a @pl.jit entry function")
@@ -181,6 +184,27 @@ class JITFunction:
         if compiled is None:
             from pypto.runtime.compile import compile_with_config
             compiled = compile_with_config(self._parse(args), config)
+            self._cache[key] = compiled
+        return compiled
+
+    @property
+    def is_host(self) -> bool:
+        return getattr(self.level, "name", None) == "HOST"
+
+    def _compile_host(self, args, config):
+        """@pl.jit.host: the distributed program (host orchestrator + the chip @pl.jit functions it dispatches)."""
+        from pypto.runtime.compile import compile_program
+        from pypto.runtime.distributed import DistributedConfig
+        config = config or _default_config()
+        args = self._bind(args)
+        key = self._key(args, config) + (repr(config.distributed_config),)
+        compiled = self._cache.get(key)
+        if compiled is None:
+            dist = config.distributed_config or DistributedConfig(device_ids=[0])
+            compiled = compile_program(self._parse(args), output_dir=config.save_kernels_dir,
+                                       dump_passes=config.dump_passes, platform=config.platform,
+                                       strategy=config.strategy, save_kernels=config.save_kernels,
+                                       distributed_config=dist)
             self._cache[key] = compiled
         return compiled
 
@@ -294,8 +318,17 @@ class _JitDecorator:
         make = functools.partial(JITFunction, func_type=FunctionType.Opaque)
         return make(fn) if fn is not None else make
 
-    def host(self, fn=None, **_options):
-        raise UnsupportedError("@pl.jit.host (distributed host orchestration) is not supported yet")
+    def host(self, fn=None, *, auto_scope: bool = True, **options):
+        """`@pl.jit.host`: a distributed HOST orchestrator; it discovers the plain @pl.jit chip functions it
+        dispatches with `device=r` (run with RunConfig(distributed_config=DistributedConfig(device_ids=[...])))."""
+        from pypto.ir.enums import Level, Role
+        if "level" in options:
+            raise TypeError("@pl.jit.host does not take level= (it is always pl.Level.HOST)")
+        if options:
+            raise TypeError(f"@pl.jit.host got an unexpected keyword argument '{next(iter(options))}'")
+        make = functools.partial(JITFunction, func_type=FunctionType.Opaque, level=Level.HOST, role=Role.Orchestrator,
+                                 auto_scope=auto_scope)
+        return make(fn) if fn is not None else make
 
     def extern(self, fn=None, **_options):
         raise UnsupportedError("@pl.jit.extern (hand-written C++ kernels) cannot run on the simulator")

@@ -260,8 +260,33 @@ def compile_distributed(program: Program, distributed_config: DistributedConfig,
     # the host half of the distributed pipeline (compiler-and-runtime.md §2, passes 41 and 43)
     program = lower_host_tensor_collectives()(synthesize_all_reduce_signals()(program))
     host, chip_program = split_host(program)
+    chip_program = chip_program.with_functions([_bind_returned_calls(f) for f in chip_program.functions.values()])
     for p in host.params:
         if isinstance(p.type, DistributedTensorType):
             raise TypeCheckError(f"HOST orchestrator parameter '{p.name_hint}' cannot be a DistributedTensor",
                                  p.span, hint="allocate windows inside the host body with pld.alloc_window_buffer")
     return DistributedCompiledProgram(program, host, compile_chip(chip_program), distributed_config, platform)
+
+
+def _bind_returned_calls(f: Function) -> Function:
+    """`return self.kernel(...)` in a chip orchestrator (the @pl.jit examples' style) → bind, then return.
+
+    FlattenCallExpr leaves calls directly inside a ReturnStmt of an Orchestration function, which the
+    simulator cannot run; binding them here keeps that pass untouched.
+    """
+    from pypto.ir.enums import FunctionType
+    from pypto.ir.types import TupleType
+    if f.func_type is not FunctionType.Orchestration:
+        return f
+    stmts = f.body.stmts if isinstance(f.body, SeqStmts) else [f.body]
+    last = stmts[-1] if stmts else None
+    if not isinstance(last, ReturnStmt) or not any(isinstance(v, Call) for v in last.values):
+        return f
+    pre, values = [], []
+    for v in last.values:
+        if isinstance(v, Call) and not isinstance(v.type, TupleType):
+            tmp = Var("ret", v.type, last.span)
+            pre.append(AssignStmt(tmp, v, last.span))
+            v = tmp
+        values.append(v)
+    return f.replace(body=SeqStmts(list(stmts[:-1]) + pre + [ReturnStmt(values, last.span)], f.body.span))

@@ -83,9 +83,10 @@ def parse_call(ctx, node: ast.Call):
     specialize = getattr(callee, "pypto_specialize", None)
     if specialize is not None:
         # A @pl.jit sub-kernel: specialized for the types / constant values of these arguments.
+        device = kwargs.pop("device", None)      # a host orchestrator's dispatch to rank `device`
         fn, kept_args = specialize(args, kwargs, span)
         ctx.env.auto_added.setdefault(fn.name, fn)
-        return function_call(ctx, node, fn.name, kept_args, {}, callee=fn)
+        return function_call(ctx, node, fn.name, kept_args, {} if device is None else {"device": device}, callee=fn)
     if isinstance(callee, InlineFunction):
         return expand_inline(ctx, node, callee, args, kwargs)
     if _member(callee, _CONSTEXPR_CALLS) or _member(callee, _PY_BUILTINS) or \
