@@ -91,3 +91,27 @@ def test_a_reduction_across_the_split_axis_is_rejected():
     with pytest.raises(UnsupportedError, match="UP_DOWN.*cannot be split across the two AIV lanes"):
         split_col_sum.lower(_f16(16, 32), _f16(32, 16), np.zeros((1, 16), np.float32),
                             config=RunConfig(platform="a5sim"))
+
+
+@pl.jit
+def split_loop(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN)]):
+        acc = pl.create_tile([16, 16], dtype=pl.FP32, target_memory=pl.Mem.Acc)
+        s = pl.tile.full([16, 16], dtype=pl.FP32, value=0.0)
+        for kk in pl.range(2):
+            x2 = pl.add(pl.load(a, [0, kk * 32], [16, 32]), pl.load(a, [0, kk * 32], [16, 32]))
+            right = pl.move(pl.load(b, [kk * 32, 0], [32, 16], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Right)
+            acc = pl.matmul_acc(acc, pl.move(x2, target_memory=pl.Mem.Left), right, kk == 0)
+            s = pl.add(s, pl.move(acc, target_memory=pl.Mem.Vec))
+        pl.store(s, [0, 0], c)
+    return c
+
+
+@SIMS
+def test_split_loop_with_both_directions_and_carries(platform):
+    a, b = _f16(16, 64), _f16(64, 16)
+    c = np.full((16, 16), np.nan, np.float32)
+    split_loop(a, b, c, config=RunConfig(platform=platform))
+    a2 = (a + a).astype(np.float32)
+    p1 = a2[:, :32] @ b[:32].astype(np.float32)
+    np.testing.assert_allclose(c, 2 * p1 + a2[:, 32:] @ b[32:].astype(np.float32), rtol=1e-5, atol=1e-5)
