@@ -113,6 +113,8 @@ class LowerCompositeOpsMutator(IRMutator):
 
 
 def transform_lower_composite_ops(func: Function, program: Program) -> Function:
+    if getattr(func.level, "name", None) == "HOST" or func.func_type.name == "Orchestration":
+        return func       # collectives there belong to LowerHostTensorCollectives; no compute op lives there
     body = LowerCompositeOpsMutator().mutate(func.body)
     return func if body is func.body else func.replace(body=body)
 

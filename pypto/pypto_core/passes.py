@@ -20,6 +20,7 @@ from pypto.passes.optimize_orch_tensors import optimize_orch_tensors  # noqa: F4
 from pypto.passes.inline_functions import inline_functions  # noqa: F401
 from pypto.passes.lower_composite_ops import lower_composite_ops  # noqa: F401
 from pypto.passes.lower_auto_vector_split import lower_auto_vector_split  # noqa: F401
+from pypto.passes.lower_host_tensor_collectives import lower_host_tensor_collectives  # noqa: F401
 from pypto.passes.instruments import (CallbackInstrument, DumpInstrument, Instrument, RoundtripInstrument,  # noqa: F401
                                       TimingInstrument, VerificationInstrument, VerificationMode,
                                       make_roundtrip_instrument)
@@ -33,6 +34,7 @@ from pypto.passes.properties import IRProperty, IRPropertySet, PassProperties  #
 from pypto.passes.simplify import simplify  # noqa: F401
 from pypto.passes.split_vector_kernel import split_vector_kernel  # noqa: F401
 from pypto.passes.stamp_tfree_split import stamp_tfree_split  # noqa: F401
+from pypto.passes.synthesize_all_reduce_signals import synthesize_all_reduce_signals  # noqa: F401
 
 
 def verify_properties(properties, program, where: str = "verify_properties") -> None:

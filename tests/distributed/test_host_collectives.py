@@ -65,3 +65,12 @@ def test_host_allgather_is_refused_by_name():
             t = pld.tensor.allgather(t, t, s)
     with pytest.raises(UnsupportedError, match="host-level pld.tensor.allgather"):
         lower_host_tensor_collectives()(HostGather)
+
+
+def test_lower_composite_ops_leaves_host_collectives_alone():
+    from pypto.passes.lower_composite_ops import lower_composite_ops
+    from pypto.pypto_core import passes
+    prog = synthesize_all_reduce_signals()(host_allreduce(2, 17))
+    assert structural_equal(lower_composite_ops()(prog), prog)
+    assert passes.synthesize_all_reduce_signals().get_name() == "SynthesizeAllReduceSignals"
+    assert passes.lower_host_tensor_collectives().get_name() == "LowerHostTensorCollectives"
