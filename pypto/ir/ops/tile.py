@@ -85,11 +85,19 @@ register_op(OpDef("tile.move", args=("tile",),
 
 def _create_type(args, kw):
     shape = expect_tuple("tile.create", "shape", args[0])
-    return TileType(shape, kw["dtype"], memory_space=kw["target_memory"])
+    view = None
+    if kw["transpose"]:
+        # the transposed Mat fractal (ZN): row-major blocks of column-major boxes, as gather_row(transpose) fills it
+        if kw["target_memory"] is not MemorySpace.Mat:
+            raise TypeCheckError(f"tile.create: transpose=True (the ZN layout) needs target_memory=Mat, "
+                                 f"got {kw['target_memory'].name}")
+        view = TileView(blayout=TileLayout.row_major, slayout=TileLayout.col_major)
+    return TileType(shape, kw["dtype"], tile_view=view, memory_space=kw["target_memory"])
 
 
 register_op(OpDef("tile.create", args=("shape",),
-                  kwargs={"dtype": Kwarg(DataType), "target_memory": Kwarg(MemorySpace, MemorySpace.Vec)},
+                  kwargs={"dtype": Kwarg(DataType), "target_memory": Kwarg(MemorySpace, MemorySpace.Vec),
+                          "transpose": Kwarg(bool, False)},
                   deduce=_create_type, output_memory="target_memory", affinity=SHARED,
                   description="an uninitialised tile (scratch or accumulation target)"))
 

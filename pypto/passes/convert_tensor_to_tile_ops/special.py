@@ -102,10 +102,12 @@ def _paged_gather(call, ctx):
 
 @converts("tensor.create_l1")
 def _create_l1(call, ctx):
-    # transpose=True asks for the ZN fractal layout: a codegen property of the Mat tile; the
-    # simulator keeps tiles logically row-major, so the layout flag has nothing to change here.
-    return create_op_call("tile.create", [ctx.plain(call.args[0])],
-                          {"dtype": call.kwargs["dtype"], "target_memory": MemorySpace.Mat}, call.span)
+    # transpose=True asks for the ZN fractal (blayout row_major, slayout col_major); tile.create's
+    # type rule puts it on the Mat tile's view. The simulator keeps tiles logically row-major.
+    kwargs = {"dtype": call.kwargs["dtype"], "target_memory": MemorySpace.Mat}
+    if call.kwargs.get("transpose"):
+        kwargs["transpose"] = True
+    return create_op_call("tile.create", [ctx.plain(call.args[0])], kwargs, call.span)
 
 
 @converts("tensor.gather_row")
