@@ -105,6 +105,46 @@ def test_every_launch_starts_from_poison_not_from_the_last_tasks_data(monkeypatc
     np.testing.assert_array_equal(out, np.full_like(x, 3.0))
 
 
+@pl.program
+class RuntimePlacedSecond:
+    """`second` places every tile at run time (slot index `i % 2`); its scratch slot 0 is where `first` left p."""
+    @pl.function(type=pl.FunctionType.InCore)
+    def first(self, x: pl.Tensor[[16, 16], pl.FP32],
+              mid: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        p: pl.Tile[[16, 16], pl.FP32] = pl.load(x, [0, 0], [16, 16])
+        q: pl.Tile[[16, 16], pl.FP32] = pl.load(x, [0, 0], [16, 16])
+        mid2: pl.Tensor[[16, 16], pl.FP32] = pl.store(pl.add(p, q), [0, 0], mid)
+        return mid2
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def second(self, mid: pl.Tensor[[16, 16], pl.FP32],
+               out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        for i in pl.range(0, 1):
+            junk: pl.Tile[[16, 16], pl.FP32, pl.MemRef("buf", slots=4)[i % 4], pl.Mem.Vec] = pl.create_tile(
+                [16, 16], dtype=pl.FP32, target_memory=pl.MemorySpace.Vec)
+            a: pl.Tile[[16, 16], pl.FP32, pl.MemRef("buf", slots=4)[(i + 1) % 4], pl.Mem.Vec] = pl.load(mid, [0, 0], [16, 16])
+            s: pl.Tile[[16, 16], pl.FP32, pl.MemRef("buf", slots=4)[(i + 2) % 4], pl.Mem.Vec] = pl.add(junk, a)
+            out = pl.store(s, [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32], mid: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+             out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        mid = self.first(x, mid)
+        out = self.second(mid, out)
+        return out
+
+def test_a_kernel_with_only_run_time_placed_tiles_still_starts_from_poison(monkeypatch):
+    x = np.ones((16, 16), np.float32)
+    out = np.zeros_like(x)
+    run(RuntimePlacedSecond, x, np.zeros_like(x), out, config=RunConfig())
+    assert np.isnan(out).all()
+    import pypto.runtime.sim.contexts as contexts
+    monkeypatch.setattr(contexts, "poison_fresh", lambda core, code: None)
+    run(RuntimePlacedSecond, x, np.zeros_like(x), out, config=RunConfig())
+    np.testing.assert_array_equal(out, np.full_like(x, 4.0))     # junk held first's p + q
+
+
 def test_strict_memory_mode_names_the_op_and_line_that_reads_unwritten_bytes():
     x = np.ones((16, 16), np.float32)
     with pytest.raises(SimulationError) as info:

@@ -403,6 +403,8 @@ class _Generator:
         if self.slots:
             names = ", ".join(f"_sim_s{i}" for i in range(len(self.slots)))
             prologue.append(f"    {names}{',' if len(self.slots) == 1 else ''} = _sim_ctx.views(_sim_F)")
+        elif self.allocs:
+            prologue.append("    _sim_ctx.views(_sim_F)")      # no static tiles, but the launch still poisons
         body_lines = prologue + self.out
         shift = len(head) + len(prologue)
         lines = {ln + shift: info for ln, info in self.lines.items()}
