@@ -241,6 +241,9 @@ def test_matmul_family():
     assert get_op("tile.matmul_acc").reuses_input == 0
     bias = tile((1, 128), FP32, space=MemorySpace.Bias, name="bias")
     assert create_op_call("tile.matmul_bias", [lhs, rhs, bias]).type.memory_space is MemorySpace.Acc
+    for wrong in ((2, 128), (1, 64), (64, 128)):  # bias must be exactly [1, N]
+        with pytest.raises(TypeCheckError, match="'bias' must be"):
+            create_op_call("tile.matmul_bias", [lhs, rhs, tile(wrong, FP32, space=MemorySpace.Bias, name="bias")])
     with pytest.raises(TypeCheckError, match="must be in Left"):
         create_op_call("tile.matmul", [tile((64, 32), FP16), rhs])
     with pytest.raises(TypeCheckError, match="inner dimensions"):

@@ -9,8 +9,9 @@ names, arguments, kwargs with defaults, affinity, memory spec and effects.
 from __future__ import annotations
 
 from pypto.errors import TypeCheckError
-from pypto.ir.dtypes import FP32, INT32, DataType
+from pypto.ir.dtypes import FP32, INDEX, INT32, DataType
 from pypto.ir.enums import CastMode, CmpType, MemorySpace, PadValue, TileLayout
+from pypto.ir.expr import ConstInt
 from pypto.ir.ops.common import (MASK_DTYPE, assemble_rule, concat_rule, binary_rule, cast_rule, cmp_rule, cmps_rule, dims_equal,
                                  expand_rule, expands_rule, expect_scalar, expect_tensor, expect_tile, expect_tuple,
                                  fillpad_rule, fmt_shape, fp32_only_rule, packed_mask_shape, read_rule, reduce_rule, reshape_rule,
@@ -299,7 +300,8 @@ def _matmul_acc_type(args, kw):
 def _matmul_bias_type(args, kw):
     shape, valid, dtype = _product("tile.matmul_bias", args[0], args[1])
     bias = expect_tile("tile.matmul_bias", "bias", args[2])
-    if not dims_equal(bias.shape, (1, shape[1])):
+    # The 1 must be an IR ConstInt: dims_equal treats a plain int as unknown and could never reject a bad bias.
+    if not dims_equal(bias.shape, (ConstInt(1, INDEX), shape[1])):
         raise TypeCheckError(f"tile.matmul_bias: argument 'bias' must be [1, N] = {fmt_shape((1, shape[1]))}, "
                              f"got {fmt_shape(bias.shape)}")
     return _acc_tile(shape, valid, dtype)
