@@ -8,7 +8,12 @@ is the statement that defines another may hand its bytes over only when that op 
 safe (no transposes / not_inplace_safe ops, no widening casts or broadcasts, no scratch
 operands). Pipeline-loop stages stay apart; allocations nothing refers to any more are dropped.
 Pinned allocations (user-declared `pl.MemRef("name")`, or an address given) are left alone:
-nothing else is packed into them.
+nothing else is packed into them. An Acc tile carried through a loop or an if keeps the one buffer
+InitMemRef gave its phi group (loop_carry_buffers.py), so no accumulator copy is ever needed.
+a2a3 load + tpop hazard guard: there the AIV's `tpop_from_aic` lands through GM into UB by a
+transfer the vector core does not order against its own `tile.load`s, so on a2a3 a buffer a tpop
+writes never shares bytes with one a load writes, however their lifetimes fall (a5's pops arrive
+over the direct on-chip path and are packed like any other tile).
 
     before:  mem_vec_0 (a: live 1..3), mem_vec_1 (b: live 2..4), mem_vec_2 (c: live 5..6)
     after:   c: pl.MemRef(mem_vec_0, 0, ...)      # mem_vec_2 dropped
@@ -23,6 +28,7 @@ from pypto.ir.types import MemRef, TileType
 from pypto.ir.verifier import defined_vars
 from pypto.ir.visitor import collect
 from pypto.passes.analysis import as_seq, body_list
+from pypto.passes.context import current_platform
 from pypto.passes.init_mem_ref import apply_memrefs
 from pypto.passes.manager import function_pass
 from pypto.passes.memory_lifetimes import buffer_lifetimes, may_write_over
@@ -32,6 +38,26 @@ from pypto.passes.properties import IRProperty, PassProperties
 def is_alloc(s) -> bool:
     return (isinstance(s, AssignStmt) and isinstance(s.value, Call) and not isinstance(s.value.op, GlobalVar)
             and s.value.op.name == "tile.alloc")
+
+
+_TPOPS = frozenset({"tile.tpop_from_aic", "tile.tpop_from_aiv"})
+
+
+def _written_by(func: Function) -> dict:
+    """{base Var: names of the ops whose results live in it}."""
+    out: dict = {}
+    for s in collect(func.body, lambda n: isinstance(n, AssignStmt)):
+        t = s.var.type
+        if isinstance(t, TileType) and t.memref is not None and isinstance(s.value, Call) \
+                and not isinstance(s.value.op, GlobalVar):
+            out.setdefault(t.memref.base, set()).add(s.value.op.name)
+    return out
+
+
+def _load_tpop_hazard(a, b, written: dict) -> bool:
+    """Whether one of the buffers is written by a tile.load and the other by a tpop (a2a3 guard)."""
+    wa, wb = written.get(a, set()), written.get(b, set())
+    return bool(("tile.load" in wa and wb & _TPOPS) or ("tile.load" in wb and wa & _TPOPS))
 
 
 def _conflict(a, b, life, stmt_at) -> bool:
@@ -52,6 +78,7 @@ def plan_reuse(func: Function) -> dict:
     """{dropped base Var: the base Var it now shares}, largest buffers placed first."""
     allocs = [s for s in collect(func.body, is_alloc)]
     life, stmt_at = buffer_lifetimes(func)
+    written = _written_by(func) if current_platform().name == "a2a3" else {}
     order = {s.var: i for i, s in enumerate(allocs)}
     by_space: dict = {}
     for s in allocs:
@@ -62,7 +89,8 @@ def plan_reuse(func: Function) -> dict:
         groups: list = []          # [holder base, [members]]
         for s in sorted(stmts, key=lambda s: (-s.value.kwargs["size"], order[s.var])):
             for holder, members in groups:
-                if not any(_conflict(s.var, m, life, stmt_at) for m in members):
+                if not any(_conflict(s.var, m, life, stmt_at) or _load_tpop_hazard(s.var, m, written)
+                           for m in members):
                     members.append(s.var)
                     merged[s.var] = holder
                     break
