@@ -60,6 +60,8 @@ ONE_TO_ONE = ("add", "sub", "mul", "div", "adds", "subs", "muls", "divs", "maxim
               "col_expand_div", "col_expand_max", "col_expand_min", "col_expand_expdif", "transpose", "reshape",
               "fillpad", "cmp", "cmps", "expands", "full", "and_", "ands", "or_", "ors", "not_", "xor", "xors",
               "shl", "shls", "shr", "shrs", "fmod", "fmods", "concat",
+              "rem", "rems", "lrelu", "prelu", "reinterpret_view",     # pypto/ir/ops/tensor_extra.py
+              "select",         # tile.select is composite: LowerCompositeOps expands it into sel / sels
               "sin", "cos")     # tile.sin / tile.cos are composite: LowerCompositeOps expands them next
 
 
