@@ -9,11 +9,9 @@
 
 from __future__ import annotations
 
-from pypto.errors import UnsupportedError
 from pypto.ir.expr import ConstInt
-from pypto.ir.types import TileType
 from pypto.codegen.pto.registry import emits, lowered_away
-from pypto.codegen.pto.types import mlir_dtype, tile_buf_type
+from pypto.codegen.pto.types import mlir_dtype, partition_view_type, tensor_view_type, tile_buf_type, window_type
 
 
 @emits("tile.ci")
@@ -33,23 +31,34 @@ def _scatter(ctx):
 
 @emits("tile.gather_row")
 def _gather_row(ctx):
+    """A GM window loaded straight into a sub-view of the destination (in place). With transpose=True the
+    window is read through a DN (column-major) view of the source, landing as its transpose."""
     args = ctx.call.args
     dst, src, dst_off, src_off, shapes = args[:5]
     valid = args[5] if len(args) > 5 else shapes
-    if ctx.call.kwargs.get("transpose"):
-        raise UnsupportedError("PTO codegen: tile.gather_row(transpose=True) (the ZN window) is not emitted",
-                               ctx.call.span)
+    transpose = bool(ctx.call.kwargs.get("transpose"))
+    box = list(shapes.elements)[::-1] if transpose else list(shapes.elements)
+    extent = list(valid.elements)[::-1] if transpose else list(valid.elements)
     target = ctx.result
-    rows_cols = ", ".join(str(d.value) if isinstance(d, ConstInt) else "?" for d in shapes.elements)
-    extents = [ctx.index(v) for v in valid.elements]
+    sizes = ", ".join(str(d.value) if isinstance(d, ConstInt) else "?" for d in box)
+    extents = [ctx.index(v) for v in extent]
     view = ctx.fresh("gather_row_view")
-    dst_type = ctx.type_of(dst)
-    view_type = tile_buf_type(TileType(list(shapes.elements), dst.type.dtype,
-                                       memory_space=ctx.result_var.type.memory_space).with_valid_shape(valid.elements))
+    view_type = tile_buf_type(window_type(ctx.result_var.type, box).with_valid_shape(extent))
     offs = [ctx.index(o) for o in dst_off.elements]
-    ctx.emit(f"{view} = pto.subview {target}[{', '.join(offs)}] sizes [{rows_cols}] valid [{', '.join(extents)}] : "
-             f"{dst_type} -> {view_type}")
-    pv, ptype = ctx.partition_view(src, src_off, list(valid.elements))
+    ctx.emit(f"{view} = pto.subview {target}[{', '.join(offs)}] sizes [{sizes}] valid [{', '.join(extents)}] : "
+             f"{ctx.type_of(dst)} -> {view_type}")
+    if transpose:
+        rows, cols = (ctx.index(d) for d in src.type.shape)
+        source = ctx.fresh(f"{src.name_hint}_dn_view")
+        ctx.emit(f"{source} = pto.make_tensor_view {ctx.value(src)}, shape = [{cols}, {rows}], strides = "
+                 f"[{ctx.const_index(1)}, {cols}] {{layout = #pto.layout<dn>}} : {tensor_view_type(src.type)}")
+        window = [ctx.index(o) for o in list(src_off.elements)[::-1]]
+        ptype = partition_view_type(extent, src.type.dtype)
+        pv = ctx.fresh("pview")
+        ctx.emit(f"{pv} = pto.partition_view {source}, offsets = [{', '.join(window)}], sizes = "
+                 f"[{', '.join(extents)}] : {tensor_view_type(src.type)} -> {ptype}")
+    else:
+        pv, ptype = ctx.partition_view(src, src_off, extent)
     ctx.emit(f"pto.tload ins({pv} : {ptype}) outs({view} : {view_type})")
 
 

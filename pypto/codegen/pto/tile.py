@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from pypto.ir.enums import CastMode, CmpType
 from pypto.ir.expr import ConstBool, ConstInt, MakeTuple
-from pypto.ir.types import TensorType, TileType
+from pypto.ir.types import TensorType
 from pypto.codegen.pto.registry import emits, lowered_away
-from pypto.codegen.pto.types import mlir_dtype, tile_buf_type
+from pypto.codegen.pto.types import mlir_dtype, tile_buf_type, window_type
 
 # IR op → PTO instruction; operands are the call's arguments in order (a trailing scratch tile included).
 SIMPLE = {
@@ -218,8 +218,7 @@ def _assemble(ctx):
     offs = [ctx.index(o) for o in offset.elements]
     rows_cols = ", ".join(str(d.value) if isinstance(d, ConstInt) else "?" for d in source.type.shape)
     view = ctx.fresh("assemble_view")
-    view_type = tile_buf_type(TileType(source.type.shape, source.type.dtype,
-                                       memory_space=ctx.result_var.type.memory_space))
+    view_type = tile_buf_type(window_type(ctx.result_var.type, source.type.shape))
     ctx.emit(f"{view} = pto.subview {dst}[{', '.join(offs)}] sizes [{rows_cols}] : {dst_type} -> {view_type}")
     ctx.emit(f"pto.tmov ins({ctx.value(source)} : {ctx.type_of(source)}) outs({view} : {view_type})")
 

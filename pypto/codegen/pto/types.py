@@ -116,6 +116,13 @@ def tile_buf_type(t: TileType) -> str:
     return text + ">"
 
 
+def window_type(base: TileType, shape) -> TileType:
+    """The type of a `pto.subview` window of `base`: its own shape, the base's space, dtype and layout
+    (ptoas requires a subview to keep blayout / slayout / fractal / pad / compact of its source)."""
+    view = base.tile_view.replace(valid_shape=()) if base.tile_view is not None else None
+    return TileType(shape, base.dtype, tile_view=view, memory_space=base.memory_space)
+
+
 def _pad_code(pad: PadValue) -> int:
     return pad.value
 
