@@ -69,8 +69,12 @@ def _rank_query(name):
 
 def _alloc_window(args, kw):
     size = args[0]
-    if kw.get("dtype") is None and isinstance(getattr(size, "type", None), type(None)):
-        raise TypeCheckError("pld.alloc_window_buffer: give a byte count, or a shape and dtype=")
+    is_shape = hasattr(size, "elements")
+    if is_shape and kw.get("dtype") is None:
+        raise TypeCheckError("pld.alloc_window_buffer(shape): dtype= is required",
+                             hint="pld.alloc_window_buffer([rows, cols], dtype=pl.FP32), or a byte count")
+    if not is_shape:
+        expect_scalar("pld.alloc_window_buffer", "size", size)
     return ScalarType(INT64)
 
 
@@ -121,14 +125,14 @@ def _remote_store(args, kw):
     return UnknownType()
 
 
-def _same_as_target(name, signal_index=None, optional_signal=False):
+def _same_as_target(name, signal_index, optional_signal=False):
     def deduce(args, kw):
-        t = expect_window(name, "target", args[0]) if not name.endswith("barrier") else None
-        if signal_index is not None and len(args) > signal_index:
+        t = expect_window(name, "target", args[0])
+        if len(args) > signal_index:
             expect_signal(name, "signal", args[signal_index])
-        elif signal_index is not None and not optional_signal:
+        elif not optional_signal:
             raise TypeCheckError(f"{name}: a signal window is required")
-        return args[0].type if t is None else t
+        return t
     return deduce
 
 
