@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from pypto.errors import CapacityError
-from pypto.ir.enums import MemorySpace
+from pypto.ir.enums import FunctionType, MemorySpace
 from pypto.ir.expr import Call, GlobalVar
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import AssignStmt
@@ -62,15 +62,45 @@ def _overflow(func: Function, space, needed: int, capacity: int, bases: set) -> 
                          note=f"largest tiles: {listing}" if listing else "")
 
 
+def _is_auto_ring_buffer(s) -> bool:
+    return (isinstance(s, AssignStmt) and isinstance(s.value, Call) and not isinstance(s.value.op, GlobalVar)
+            and s.value.op.name == "system.reserve_buffer" and s.value.kwargs.get("base", -1) == -1)
+
+
+# On a5 a cross-core ring lives in the consumer's SRAM: the AIV's UB for C2V, the AIC's L1 for V2C.
+# (On a2a3 it lives in GM, `__gm_pipe_buffer`, so an AUTO base there stays -1: no SRAM is taken.)
+_RING_SPACE = {FunctionType.AIV: MemorySpace.Vec, FunctionType.AIC: MemorySpace.Mat}
+
+
+def _place_ring_buffers(func: Function, platform, end_of: dict, addr_of: dict) -> None:
+    """Give every `system.reserve_buffer(base=AUTO)` a base after the tiles of its consumer space, so a
+    ring and the kernel's tiles together must fit the capacity (else CapacityError naming the ring)."""
+    space = _RING_SPACE.get(func.func_type)
+    if platform.name != "a5" or space is None:
+        return
+    for s in collect(func.body, _is_auto_ring_buffer):
+        offset = _align(end_of.get(space, 0), platform.alignment)
+        addr_of[s] = offset
+        end_of[space] = offset + int(s.value.kwargs["size"])
+        capacity = platform.space_capacity(space)
+        if end_of[space] > capacity:
+            label = f"{space.name} ({HARDWARE_NAME.get(space, space.name)})"
+            raise CapacityError(f"kernel {func.name}: the cross-core ring '{s.value.kwargs.get('name')}' "
+                                f"({s.value.kwargs['size']} bytes) does not fit in {label} after the kernel's tiles: "
+                                f"{end_of[space]} bytes needed, {capacity} available", s.span or func.span,
+                                hint="lower the slot count (pl.cross_core_slot) or use smaller tiles")
+
+
 def _run(func: Function, program: Program) -> Function:
     allocs = [s for s in collect(func.body, _is_alloc)]
-    if not allocs:
-        return func
     platform = current_platform()
+    if not allocs and not (platform.name == "a5" and collect(func.body, _is_auto_ring_buffer)):
+        return func
     by_space: dict = {}
     for s in allocs:
         by_space.setdefault(s.value.kwargs["memory_space"], []).append(s)
     addr_of: dict = {}
+    end_of: dict = {}
     for space, stmts in by_space.items():
         offset = 0
         for s in sorted(stmts, key=lambda s: _natural_key(s.var.name_hint)):
@@ -80,12 +110,14 @@ def _run(func: Function, program: Program) -> Function:
         capacity = platform.space_capacity(space)
         if offset > capacity:
             raise _overflow(func, space, offset, capacity, {s.var for s in stmts})
+        end_of[space] = offset
+    _place_ring_buffers(func, platform, end_of, addr_of)
 
     class _Fill(IRMutator):
         def mutate_assign_stmt(self, s):
             if s in addr_of:
                 kwargs = dict(s.value.kwargs)
-                kwargs["addr"] = addr_of[s]
+                kwargs["base" if s.value.op.name == "system.reserve_buffer" else "addr"] = addr_of[s]
                 return s.replace(value=s.value.replace(kwargs=kwargs))
             return self.mutate_children(s)
 
