@@ -1,11 +1,12 @@
-"""Backward memory demand for InferTileMemorySpace: a tile.load lands where its readers need it.
+"""Backward memory demand for InferTileMemorySpace: a tile.load / tile.create lands where its readers need it.
 
 A load's `target_memory` says where GM data lands, but the readers decide where it should: a
 tile that only feeds the cube (moves to Left / Right / Bias, or cube-op operands) belongs in Mat,
 because GM → Mat → Left is the cube's data path and Vec → Left is none. Demands flow backward
 from each reader (its OpDef.input_memory, or the move's target); a load whose readers all demand
 the cube side is retargeted to Mat (operand_moves then adds the Mat → Left / Right moves the
-readers need). A load any vector op, store or loop carry reads keeps its target.
+readers need). A load any vector op, store or loop carry reads keeps its target. A tile.create
+(its `target_memory` likewise names the landing space) follows the same rule.
 
     before:  ta = tile.load(a, ..., target_memory=Vec);  ta_left = tile.move(ta, target_memory=Left)
     after:   ta = tile.load(a, ..., target_memory=Mat);  ta_left = tile.move(ta, target_memory=Left)
@@ -21,6 +22,8 @@ from pypto.ir.stmt import AssignStmt
 from pypto.ir.visitor import IRMutator, IRVisitor, substitute
 
 _CUBE_INPUTS = {MemorySpace.Left, MemorySpace.Right, MemorySpace.Bias, MemorySpace.Mat}
+# Producers whose landing space is a kwarg: retargeted in place instead of followed by a tile.move.
+_RETARGETABLE = ("tile.load", "tile.create")
 _KEEP = "keep"          # a reader that needs the tile where it is (vector op, store, loop carry, call, ...)
 
 
@@ -64,7 +67,7 @@ def retarget_loads_by_demand(func: Function) -> Function:
 
     class _Loads(IRVisitor):
         def visit_assign_stmt(self, s):
-            if isinstance(s.value, Call) and not isinstance(s.value.op, GlobalVar) and s.value.op.name == "tile.load" \
+            if isinstance(s.value, Call) and not isinstance(s.value.op, GlobalVar) and s.value.op.name in _RETARGETABLE \
                     and s.value.kwargs.get("target_memory") is MemorySpace.Vec:
                 loads[s.var] = s
             self.visit_children(s)
@@ -78,7 +81,7 @@ def retarget_loads_by_demand(func: Function) -> Function:
     for var, stmt in loads.items():
         if _cube_only(readers.demands[var]):
             call = stmt.value
-            new_call = create_op_call("tile.load", list(call.args), {**call.kwargs, "target_memory": MemorySpace.Mat},
+            new_call = create_op_call(call.op.name, list(call.args), {**call.kwargs, "target_memory": MemorySpace.Mat},
                                       call.span, call.attrs or None)
             mapping[var] = (Var(var.name_hint, new_call.type, var.span), new_call)
     if not mapping:

@@ -70,3 +70,43 @@ class TileMatmul:
 def test_tile_level_matmul_on_default_loads_becomes_a_pure_cube_kernel():
     final = PassManager.get_strategy().run_passes(TileMatmul)
     assert final["k"].func_type is pl.FunctionType.AIC        # GM → Mat → Left / Right, no vector side
+
+
+def test_a_create_read_only_by_cube_moves_is_retargeted_to_mat_not_moved():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, b: pl.Tensor[[32, 32], pl.FP32],
+              out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+            z: pl.Tile[[32, 32], pl.FP32, pl.Mem.Vec] = pl.tile.create([32, 32], dtype=pl.FP32)
+            tb: pl.Tile[[32, 32], pl.FP32, pl.Mem.Mat] = pl.tile.load(b, [0, 0], [32, 32], [32, 32],
+                                                                     target_memory=pl.Mem.Mat)
+            tl: pl.Tile[[32, 32], pl.FP32, pl.Mem.Left] = pl.tile.move(z, target_memory=pl.Mem.Left)
+            tr: pl.Tile[[32, 32], pl.FP32, pl.Mem.Right] = pl.tile.move(tb, target_memory=pl.Mem.Right)
+            c: pl.Tile[[32, 32], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(tl, tr)
+            r: pl.Tensor[[32, 32], pl.FP32] = pl.tile.store(c, [0, 0], out)
+            return r
+
+    after = passes.infer_tile_memory_space()(Before)
+    create = after["k"].body.stmts[0].value
+    assert create.op.name == "tile.create" and create.kwargs["target_memory"] is pl.Mem.Mat
+    assert create.type.memory_space is pl.Mem.Mat
+    moves = [s.value for s in after["k"].body.stmts if isinstance(s, ir.AssignStmt)
+             and isinstance(s.value, ir.Call) and s.value.op.name == "tile.move"]
+    assert len(moves) == 2                                  # no Vec → Mat move was added for z
+
+
+def test_a_create_a_vector_op_writes_keeps_vec():
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[32, 32], pl.FP32],
+              out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+            z: pl.Tile[[32, 32], pl.FP32, pl.Mem.Vec] = pl.tile.create([32, 32], dtype=pl.FP32)
+            f: pl.Tile[[32, 32], pl.FP32, pl.Mem.Vec] = pl.tile.exp(z)
+            tl: pl.Tile[[32, 32], pl.FP32, pl.Mem.Left] = pl.tile.move(z, target_memory=pl.Mem.Left)
+            r: pl.Tensor[[32, 32], pl.FP32] = pl.tile.store(f, [0, 0], out)
+            return r
+
+    after = passes.infer_tile_memory_space()(P)
+    assert after["k"].body.stmts[0].value.kwargs["target_memory"] is pl.Mem.Vec
