@@ -204,3 +204,15 @@ def test_unsupported_construct_is_named():
             generate(lowered)
         finally:
             function_emitter.emitter_for = saved
+
+
+def test_transposed_gather_row_reads_through_a_dn_view():
+    from tests.runtime.test_tensor_level_transposed_l1 import GatherTransposed
+    texts = generate(ir.compile(GatherTransposed).lowered)
+    text = next(t for t in texts.values() if "gather_row_view" in t)
+    assert_reference_module(text)
+    assert re.search(r"%pool_dn_view = pto\.make_tensor_view %arg0, shape = \[%c64_index, %c256_index\], "
+                     r"strides = \[%c1_index, %c64_index\] \{layout = #pto\.layout<dn>\}", text)
+    assert re.search(r"pto\.tload ins\(%pview : !pto\.partition_tensor_view<64x64xf32>\) outs\(%gather_row_view : "
+                     r"!pto\.tile_buf<loc=mat, dtype=f32, rows=64, cols=64, v_row=64, v_col=64, blayout=\w+, "
+                     r"slayout=col_major", text)
