@@ -5,7 +5,10 @@ Reference: pass doc 15 (compiler-and-runtime.md §2, dump 16). Implemented: the 
 from the platform's L0 capacities (multiples of 16, a traffic cost model), the K loop of
 Mat → Left / Right `tile.extract`s accumulating in one Acc buffer (`matmul_acc` with
 `init_cond = ko == 0`), and M / N output tiling when the [M, N] result overflows L0C and is
-consumed by exactly one `tile.store` (each [m, n] sub-tile stored straight to its window).
+consumed by exactly one `tile.store` (each [m, n] sub-tile stored straight to its window), and
+L1 streaming: when the two Mat operands together overflow Mat (L1) and each is a plain 2-D
+`tile.load` of a GM window, every K step loads its [m, k] / [k, n] blocks from GM into Mat itself
+(the whole-operand loads are dropped), so e.g. a 512 x 512 x 512 FP32 matmul compiles.
 Tiles need not divide the problem: partial M / N blocks and the last K block are peeled.
 Not implemented (the matmul is left as it is, so AllocateMemoryAddr reports the overflow):
 M / N tiling of matmul_acc or of results used on-chip,
@@ -113,6 +116,7 @@ class _Tiler:
         for s in _all_assigns(func.body):
             self.defs[s.var] = s.value
         self.replace: dict = {}         # store result Var → the tiled loop's result
+        self.stream = None              # (window of a, window of b) while emitting an L1-streamed matmul
         self.changed = False
 
     # ------------------------------------------------------------------ operands
@@ -130,6 +134,23 @@ class _Tiler:
         if static_dims(t.shape) is None or static_dims(t.valid_shape) != static_dims(t.shape):
             return None
         return src
+
+    def gm_window(self, mat: Var):
+        """(tensor, row offset, col offset) when `mat` is a plain tile.load of a 2-D GM window into Mat."""
+        value = self.defs.get(mat)
+        if _op_name(value) != "tile.load" or value.kwargs.get("target_memory") is not MemorySpace.Mat:
+            return None
+        offsets = getattr(value.args[1], "elements", None)
+        if offsets is None or len(offsets) != 2:
+            return None
+        return value.args[0], offsets[0], offsets[1]
+
+    def l1_stream(self, a: Var, b: Var):
+        """Both operands' GM windows when the two Mat tiles together overflow Mat (L1), else None."""
+        if a.type.nbytes() + b.type.nbytes() <= self.platform.space_capacity(MemorySpace.Mat):
+            return None
+        wa, wb = self.gm_window(a), self.gm_window(b)
+        return (wa, wb) if wa is not None and wb is not None else None
 
     # ------------------------------------------------------------------ statements
     def stmts(self, stmts: list) -> list:
@@ -177,6 +198,7 @@ class _Tiler:
         if choice is None or choice == (M, N, K):
             return None
         m, n, k = choice
+        self.stream = self.l1_stream(a, b)
         if (m, n) == (M, N):
             init = call.args[0] if is_acc else None
             stmts, final = self.k_loop(a, b, 0, 0, m, n, K, k, result, init, s.span)
@@ -226,16 +248,29 @@ class _Tiler:
             out += tail
         return out, done
 
-    @staticmethod
-    def k_step(a, b, mi, ni, ko, m: int, n: int, k: int, acc, init_cond, span) -> tuple:
-        """Extract the [m, k] / [k, n] slabs at ko and accumulate their product into acc."""
-        left = create_op_call("tile.extract", [a, mi, ko, [m, k]], {"target_memory": MemorySpace.Left}, span)
-        right = create_op_call("tile.extract", [b, ko, ni, [k, n]], {"target_memory": MemorySpace.Right}, span)
+    def k_step(self, a, b, mi, ni, ko, m: int, n: int, k: int, acc, init_cond, span) -> tuple:
+        """Extract the [m, k] / [k, n] slabs at ko and accumulate their product into acc (L1-streamed:
+        first load those slabs from GM into Mat, then extract them whole)."""
+        loads: list = []
+        if self.stream is not None:
+            (ta, ra, ca), (tb, rb, cb) = self.stream
+            la = create_op_call("tile.load", [ta, [_plus(ra, mi, span), _plus(ca, ko, span)], [m, k], [m, k]],
+                                {"target_memory": MemorySpace.Mat}, span)
+            lb = create_op_call("tile.load", [tb, [_plus(rb, ko, span), _plus(cb, ni, span)], [k, n], [k, n]],
+                                {"target_memory": MemorySpace.Mat}, span)
+            a, b = Var("a_l1", la.type, span), Var("b_l1", lb.type, span)
+            loads = [AssignStmt(a, la, span), AssignStmt(b, lb, span)]
+            zero = const(0, span=span)
+            mi, ni, ko_a, ko_b = zero, zero, zero, zero
+        else:
+            ko_a = ko_b = ko
+        left = create_op_call("tile.extract", [a, mi, ko_a, [m, k]], {"target_memory": MemorySpace.Left}, span)
+        right = create_op_call("tile.extract", [b, ko_b, ni, [k, n]], {"target_memory": MemorySpace.Right}, span)
         lv, rv = Var("a_l0", left.type, span), Var("b_l0", right.type, span)
         args = [acc, lv, rv] + ([init_cond] if init_cond is not None else [])
         product = create_op_call("tile.matmul_acc", args, {}, span)
         pv = Var("acc_next", product.type, span)
-        return [AssignStmt(lv, left, span), AssignStmt(rv, right, span), AssignStmt(pv, product, span)], pv
+        return loads + [AssignStmt(lv, left, span), AssignStmt(rv, right, span), AssignStmt(pv, product, span)], pv
 
     def output_grid(self, a, b, dims, tile, result: TileType, store: AssignStmt, span) -> list:
         """The [M, N] output in [m, n] blocks: per region (full blocks, then the peeled partial row /
@@ -312,11 +347,13 @@ def _all_assigns(node) -> list:
 
 
 def _drop_dead_moves(func: Function) -> Function:
-    """Remove the Mat → Left / Right moves the tiling left without a reader."""
+    """Remove the Mat → Left / Right moves the tiling left without a reader (and the whole-operand
+    Mat loads an L1-streamed matmul replaced)."""
     while True:
         read = set(used_vars(func.body))
-        dead = {s.var for s in _all_assigns(func.body) if _op_name(s.value) == "tile.move"
-                and s.var.type.memory_space in (MemorySpace.Left, MemorySpace.Right) and s.var not in read}
+        dead = {s.var for s in _all_assigns(func.body) if s.var not in read and (
+                (_op_name(s.value) == "tile.move" and s.var.type.memory_space in (MemorySpace.Left, MemorySpace.Right))
+                or (_op_name(s.value) == "tile.load" and s.var.type.memory_space is MemorySpace.Mat))}
         if not dead:
             return func
 

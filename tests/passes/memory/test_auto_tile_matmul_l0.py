@@ -159,3 +159,31 @@ def test_tiles_that_do_not_divide_the_problem_peel_their_last_blocks(platform, M
     c = np.zeros((M, N), np.float32)
     run(mm, a, b, c, config=RunConfig(platform=platform, sim_strict_memory=True))
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_512_cubed_fp32_matmul_streams_its_l1_blocks_from_gm_and_matches_numpy(platform):
+    program = _matmul_program(512, 512, 512)          # each operand is 1 MiB: over L1 on both platforms
+    kernel = compile_program(program, platform=platform).lowered["main_incore_0"]
+    loops = collect(kernel.body, lambda n: isinstance(n, ir.ForStmt))
+    k_loop = next(lp for lp in loops if lp.loop_var.name_hint.startswith("ko"))
+    in_loop = [c for c in collect(k_loop.body, lambda n: isinstance(n, ir.Call) and not n.is_function_call())
+               if c.op.name == "tile.load"]
+    assert len(in_loop) == 2 and all(c.type.memory_space is MemorySpace.Mat for c in in_loop)
+    loads = [c for c in collect(kernel.body, lambda n: isinstance(n, ir.Call) and not n.is_function_call())
+             if c.op.name == "tile.load"]
+    assert all(c.type.nbytes() < 512 * 512 * 4 for c in loads)      # no whole-operand loads left
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((512, 512), dtype=np.float32)
+    b = rng.standard_normal((512, 512), dtype=np.float32)
+    c = np.zeros((512, 512), np.float32)
+    run(program, a, b, c, config=RunConfig(platform=platform))
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-3)
+
+
+def test_without_l1_streaming_the_512_cubed_matmul_overflows_mat(monkeypatch):
+    from pypto.errors import CapacityError
+    from pypto.passes.auto_tile_matmul_l0 import _Tiler
+    monkeypatch.setattr(_Tiler, "l1_stream", lambda self, a, b: None)
+    with pytest.raises(CapacityError, match=r"Mat"):
+        compile_program(_matmul_program(512, 512, 512), platform="a2a3sim")
