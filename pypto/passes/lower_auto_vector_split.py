@@ -8,7 +8,9 @@ region is erased (`aiv_id = get_subblock_idx()`), the kernel gets attrs split=M 
 split_aiv=True, and ExpandMixedKernel turns the shard / gather into transfers; SplitVectorKernel
 then runs the vector half on both lanes without halving anything (the author already did).
 Placement errors: a vector op outside every region, a cube op inside one, two modes in one
-kernel. The AUTO form (`pl.split(M)` without regions) is handled by SplitVectorKernel.
+kernel. The AUTO form (`pl.split(M)` without regions) is handled by SplitVectorKernel, but its
+transpose check lives here (seed 004 "untransposable split"): a `tile.transpose` moving a
+non-singleton split axis is rejected for both forms, naming the mode, NONE and a column slice.
 
     before:  for aiv_id in pl.split_aiv(2, mode=UP_DOWN): h = aiv_shard(z); ...
     after:   aiv_id = tile.get_subblock_idx(); h = aiv_shard(z, split=1); ...   attrs {split: UP_DOWN, split_aiv: True}
@@ -18,13 +20,15 @@ from __future__ import annotations
 
 from pypto.errors import UnsupportedError
 from pypto.ir.enums import FunctionType
-from pypto.ir.expr import GlobalVar
+from pypto.ir.expr import ConstInt, GlobalVar
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import CUBE, VECTOR, create_op_call
 from pypto.ir.stmt import AssignStmt, SeqStmts, SplitAivScopeStmt
+from pypto.ir.types import TileType
 from pypto.ir.visitor import IRMutator, collect
 from pypto.passes.analysis import as_seq, calls_in
 from pypto.passes.expand_mixed_kernel.affinity import boundary_direction, call_affinity
+from pypto.passes.expand_mixed_kernel.split_code import AXIS, split_mode
 from pypto.passes.manager import function_pass
 from pypto.passes.properties import IRProperty, PassProperties
 
@@ -66,7 +70,47 @@ class _Erase(IRMutator):
         return s.replace(stmts=tuple(out))
 
 
+def _axis_arg(e, rank: int):
+    v = e.value if isinstance(e, ConstInt) else e if isinstance(e, int) else None
+    return None if v is None else v % rank
+
+
+def _transpose_hazard(body, axis: int):
+    """The first `tile.transpose` that moves a non-singleton split axis (a dynamic extent counts as
+    non-singleton): each lane's half would land in the other dimension while the split still halves
+    the original one. A singleton source carries no split data (broadcast no-op) and is fine."""
+    for c in calls_in(body):
+        if isinstance(c.op, GlobalVar) or c.op.name != "tile.transpose" or not isinstance(c.args[0].type, TileType):
+            continue
+        shape = c.args[0].type.shape
+        swapped = {_axis_arg(c.args[1], len(shape)), _axis_arg(c.args[2], len(shape))}
+        if axis not in swapped and None not in swapped:
+            continue
+        extent = shape[axis] if axis < len(shape) else None
+        if isinstance(extent, ConstInt) and extent.value == 1:
+            continue
+        return c
+    return None
+
+
+def _check_transposes(func: Function, mode, region_form: bool, span) -> None:
+    call = _transpose_hazard(func.body, AXIS[mode])
+    if call is None:
+        return
+    form = (f"pl.split_aiv(2, mode=pl.SplitMode.{mode.name})" if region_form
+            else f"pl.split(pl.SplitMode.{mode.name})")
+    src = getattr(call.args[0], "name_hint", "its source")
+    raise UnsupportedError(f"{form}: tile.transpose of '{src}' in kernel {func.name} swaps the split axis "
+                           f"({'rows' if AXIS[mode] == 0 else 'columns'}), so each lane's half would move to the "
+                           f"other dimension and the result would be wrong", call.span or span,
+                           hint="use pl.SplitMode.NONE for this kernel, split along the other axis, or take a "
+                                "column slice (row slice) of the source before transposing it")
+
+
 def _run(func: Function, program: Program) -> Function:
+    whole = split_mode(func.attrs)
+    if whole is not None and not collect(func.body, lambda n: isinstance(n, SplitAivScopeStmt)):
+        _check_transposes(func, whole, False, func.span)
     if func.func_type is not FunctionType.InCore:
         return func
     regions = collect(func.body, lambda n: isinstance(n, SplitAivScopeStmt))
@@ -84,6 +128,7 @@ def _run(func: Function, program: Program) -> Function:
     if mode.value == 0:
         raise UnsupportedError("pl.split_aiv(2, mode=pl.SplitMode.NONE) (task-parallel lanes) is not supported yet",
                                regions[0].span, hint="use UP_DOWN or LEFT_RIGHT")
+    _check_transposes(func, mode, True, regions[0].span)
     body = _Erase().mutate(func.body)
     return func.replace(body=body, attrs={**func.attrs, "split": mode, "split_aiv": True})
 
