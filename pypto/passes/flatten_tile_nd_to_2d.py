@@ -86,6 +86,13 @@ class _Flattener(Retyper):
         call, pre = s.value, []
         name = call.op.name
         args = [self.mutate(a) for a in call.args]
+        if name in ("tile.batch_matmul", "tile.batch_matmul_acc"):
+            # a per-batch split needs row slices of Left / Right / Acc tiles, which only the vector unit
+            # can take (tile.slice); splitting belongs before the Mat → Left / Right moves instead
+            raise UnsupportedError(f"FlattenTileNdTo2D: {name} of rank {call.type.rank} tiles is not split into "
+                                   "per-batch 2-D matmuls yet", call.span,
+                                   hint="load each batch's [M, K] / [K, N] window as a 2-D tile and call "
+                                        "pl.matmul / pl.matmul_acc per batch index")
         if name == "tile.transpose":
             x = args[0]
             if call.args[0].type.rank > 2:
