@@ -47,3 +47,20 @@ def test_a_singleton_split_axis_source_is_not_a_hazard():
     assert _transpose_hazard(_transpose_stmt((1, 16)), 0) is None      # UP_DOWN: 1 row, nothing to split
     assert _transpose_hazard(_transpose_stmt((16, 16)), 0) is not None
     assert _transpose_hazard(_transpose_stmt((16, 1)), 1) is None      # LEFT_RIGHT: 1 column
+
+
+@pl.jit
+def region_transpose(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        z = pl.matmul(a, b, out_dtype=pl.FP32)
+        for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+            h = pl.aiv_shard(z)
+            c = pl.assemble(c, pl.transpose(pl.exp(h), 0, 1), [0, aiv_id * 8])
+    return c
+
+
+def test_transpose_inside_a_split_aiv_region_names_the_region_mode():
+    with pytest.raises(UnsupportedError, match=r"pl\.split_aiv\(2, mode=pl\.SplitMode\.UP_DOWN\).*swaps the split axis"
+                                               r"(.|\n)*pl\.SplitMode\.NONE(.|\n)*column slice"):
+        region_transpose.lower(np.ones((16, 32), np.float16), np.ones((32, 16), np.float16),
+                               np.zeros((16, 16), np.float32), config=RunConfig(platform="a5sim"))
