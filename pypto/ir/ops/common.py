@@ -159,19 +159,22 @@ def ceil_div_expr(e: Expr, k: int) -> Expr:
 
 
 def packed_mask_shape(op: str, shape, valid) -> tuple[tuple, tuple]:
-    """The packed predicate mask of cmp / cmps (and the mask select reads): UINT8 [M, roundup(ceil(N/8), 32)].
+    """The packed predicate mask of cmp / cmps (and the mask select reads): UINT8 [..., roundup(ceil(N/8), 32)].
 
     One bit per element, LSB first: element j of a row is bit j % 8 of byte j // 8. Rows are
-    padded to 32 bytes (the vector unit's block); valid_shape[-1] = ceil(valid_N / 8).
+    padded to 32 bytes (the vector unit's block); valid_shape[-1] = ceil(valid_N / 8). Rank > 2
+    operands keep their leading dims, so FlattenTileNdTo2D folds a [B, M, N] operand's mask
+    [B, M, P] to [B*M, P] exactly as it folds the operand to [B*M, N].
     """
-    if len(shape) != 2:
-        raise TypeCheckError(f"{op}: comparisons need a 2-D operand, got rank {len(shape)}")
-    n = as_int(shape[1])
+    if len(shape) < 2:
+        raise TypeCheckError(f"{op}: comparisons need an operand of rank >= 2, got rank {len(shape)}",
+                             hint="reshape a 1-D operand to [1, N] first")
+    n = as_int(shape[-1])
     if n is None:
         raise TypeCheckError(f"{op}: the column count must be static to size the packed mask")
     nbytes = -(-n // 8)
     cols = -(-nbytes // 32) * 32
-    return (shape[0], ConstInt(cols, INDEX)), (valid[0], ceil_div_expr(valid[1], 8))
+    return (*shape[:-1], ConstInt(cols, INDEX)), (*valid[:-1], ceil_div_expr(valid[-1], 8))
 
 
 MASK_DTYPE = UINT8

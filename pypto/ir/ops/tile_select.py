@@ -3,8 +3,8 @@
     y = pl.tile.select(pl.tile.cmps(t, 0.0, cmp_type=pl.CmpType.GT), t, 0.0)     # relu-like
 
 `cond` is always a packed predicate mask, i.e. exactly the result type of tile.cmp / tile.cmps
-for the result's geometry: UINT8 [M, roundup(ceil(N/8), 32)] with valid_shape[1] =
-ceil(valid_N / 8). `is_packed_predicate_mask` is the one place that decides it; this type rule
+for the result's geometry: UINT8 [..., roundup(ceil(N/8), 32)] (leading dims kept) with
+valid_shape[-1] = ceil(valid_N / 8). `is_packed_predicate_mask` is the one place that decides it; this type rule
 and the LowerCompositeOps rule both call it. A 0/1 value tile is deliberately not a second
 accepted form: its valid extent counts elements while a mask's counts bytes, so a shape-based
 guess could silently re-compare the mask's bytes and lose its bits.
@@ -41,9 +41,9 @@ def _same_exprs(a, b) -> bool:
 
 def is_packed_predicate_mask(mask_type: Type, shape, valid_shape) -> bool:
     """Whether mask_type is the packed predicate tile.cmp / tile.cmps yield for a [shape] operand."""
-    if not isinstance(mask_type, TileType) or mask_type.dtype is not MASK_DTYPE or len(shape) != 2:
+    if not isinstance(mask_type, TileType) or mask_type.dtype is not MASK_DTYPE or len(shape) < 2:
         return False
-    if as_int(shape[1]) is None:
+    if as_int(shape[-1]) is None:
         return False
     want_shape, want_valid = packed_mask_shape("tile.select", shape, valid_shape)
     return _same_exprs(mask_type.shape, want_shape) and _same_exprs(mask_type.valid_shape, want_valid)
@@ -93,8 +93,9 @@ def _select_type(args, kw):
         _check_scalar_branch("on_false", on_false, ref)
     else:
         _check_scalar_branch("on_true", on_true, ref)
-    if ref.rank != 2:
-        raise TypeCheckError(f"tile.select: the branches must be 2-D tiles (the packed mask is 2-D), got rank {ref.rank}")
+    if ref.rank < 2:
+        raise TypeCheckError(f"tile.select: the branches must be tiles of rank >= 2 (the packed mask packs the last "
+                             f"dim of a row), got rank {ref.rank}", hint="reshape a 1-D tile to [1, N] first")
     if not is_packed_predicate_mask(cond.type, ref.shape, ref.valid_shape):
         want, want_valid = packed_mask_shape("tile.select", ref.shape, ref.valid_shape)
         raise TypeCheckError(f"tile.select: argument 'cond' must be the packed {MASK_DTYPE.name} predicate mask "

@@ -9,7 +9,9 @@
 
 The mask already is the packed predicate (checked by the op's type rule through
 is_packed_predicate_mask), so the rule never re-compares. TSELS is taken only for rank-2
-sources with static columns; anything else goes through TSEL. tile.full marks its result fully
+sources with static columns; anything else (an N-D source included: this pass runs before
+FlattenTileNdTo2D and TSELS is 2-D only) goes through full + TSEL, which FlattenTileNdTo2D folds
+to 2-D with the other element-wise ops. tile.full marks its result fully
 valid and tile.sel takes its valid region from its lhs, so a materialized branch is retyped
 with the other branch's view (only the view) to keep a narrowed select narrow. Scratch tiles
 carry target_memory=Vec explicitly: this pass runs before InferTileMemorySpace.
