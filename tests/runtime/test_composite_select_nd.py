@@ -140,3 +140,36 @@ def test_tensor_level_scalar(platform):
     out = np.zeros_like(a)
     tensor_scalar(a, out, config=RunConfig(platform=platform))
     np.testing.assert_array_equal(out, np.where(a < 0.25, a, np.float32(-7.5)))
+
+
+@pl.jit
+def _select_rank1_tiles(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        ta = pl.load(a, [0], [64])
+        tb = pl.load(b, [0], [64])
+        mask = pl.cmp(ta, tb, cmp_type=pl.CmpType.GT)
+        pl.store(pl.tile.select(mask, ta, tb), [0], out)
+    return out
+
+
+@pl.jit
+def _select_rank1_scalar(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        ta = pl.load(a, [0], [64])
+        mask = pl.cmps(ta, 0.0, cmp_type=pl.CmpType.GT)
+        pl.store(pl.tile.select(mask, ta, 0.0), [0], out)
+    return out
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_rank1_select_is_not_rejected_for_its_rank(platform):
+    """Seed 001: no select input is rejected for its rank — a 1-D select runs too."""
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal(64).astype(np.float32)
+    b = rng.standard_normal(64).astype(np.float32)
+    out = np.zeros_like(a)
+    _select_rank1_tiles(a, b, out, config=RunConfig(platform=platform))
+    np.testing.assert_array_equal(out, np.where(a > b, a, b))
+    out = np.zeros_like(a)
+    _select_rank1_scalar(a, out, config=RunConfig(platform=platform))
+    np.testing.assert_array_equal(out, np.where(a > 0, a, np.float32(0)))

@@ -163,12 +163,11 @@ def packed_mask_shape(op: str, shape, valid) -> tuple[tuple, tuple]:
 
     One bit per element, LSB first: element j of a row is bit j % 8 of byte j // 8. Rows are
     padded to 32 bytes (the vector unit's block); valid_shape[-1] = ceil(valid_N / 8). Rank > 2
-    operands keep their leading dims, so FlattenTileNdTo2D folds a [B, M, N] operand's mask
+    operands keep their leading dims (a rank-1 [N] operand has a rank-1 mask), so FlattenTileNdTo2D folds a [B, M, N] operand's mask
     [B, M, P] to [B*M, P] exactly as it folds the operand to [B*M, N].
     """
-    if len(shape) < 2:
-        raise TypeCheckError(f"{op}: comparisons need an operand of rank >= 2, got rank {len(shape)}",
-                             hint="reshape a 1-D operand to [1, N] first")
+    if len(shape) < 1:
+        raise TypeCheckError(f"{op}: comparisons need an operand of rank >= 1, got a rank-0 operand")
     n = as_int(shape[-1])
     if n is None:
         raise TypeCheckError(f"{op}: the column count must be static to size the packed mask")

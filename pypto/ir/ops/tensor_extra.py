@@ -62,9 +62,8 @@ def _select_type(args, kw):
             raise TypeCheckError(f"{name}: scalar argument '{arg}' must be a compile-time constant, got a runtime "
                                  f"{describe(s)}", hint="pass the runtime value as a tensor branch")
         scalar_fits(name, ref, s, arg)
-    if ref.rank < 2:
-        raise TypeCheckError(f"{name}: the branches must have rank >= 2 (the packed mask packs the last dim of a "
-                             f"row), got rank {ref.rank}", hint="reshape a 1-D tensor to [1, N] first")
+    if ref.rank < 1:
+        raise TypeCheckError(f"{name}: the branches must be tensors, not rank-0 values")
     want, want_valid = packed_mask_shape(name, ref.shape, ref.valid_shape)
     c = cond.type
     if not (isinstance(c, TensorType) and c.dtype is MASK_DTYPE and _same_exprs(c.shape, want)

@@ -41,7 +41,7 @@ def _same_exprs(a, b) -> bool:
 
 def is_packed_predicate_mask(mask_type: Type, shape, valid_shape) -> bool:
     """Whether mask_type is the packed predicate tile.cmp / tile.cmps yield for a [shape] operand."""
-    if not isinstance(mask_type, TileType) or mask_type.dtype is not MASK_DTYPE or len(shape) < 2:
+    if not isinstance(mask_type, TileType) or mask_type.dtype is not MASK_DTYPE or len(shape) < 1:
         return False
     if as_int(shape[-1]) is None:
         return False
@@ -93,9 +93,8 @@ def _select_type(args, kw):
         _check_scalar_branch("on_false", on_false, ref)
     else:
         _check_scalar_branch("on_true", on_true, ref)
-    if ref.rank < 2:
-        raise TypeCheckError(f"tile.select: the branches must be tiles of rank >= 2 (the packed mask packs the last "
-                             f"dim of a row), got rank {ref.rank}", hint="reshape a 1-D tile to [1, N] first")
+    if ref.rank < 1:
+        raise TypeCheckError("tile.select: the branches must be tiles, not rank-0 values")
     if not is_packed_predicate_mask(cond.type, ref.shape, ref.valid_shape):
         want, want_valid = packed_mask_shape("tile.select", ref.shape, ref.valid_shape)
         raise TypeCheckError(f"tile.select: argument 'cond' must be the packed {MASK_DTYPE.name} predicate mask "

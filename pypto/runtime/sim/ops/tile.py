@@ -232,8 +232,9 @@ def write(ctx, out, dst, indices, value, **kwargs):
 # ---------------------------------------------------------------------------- select and matmul
 def _mask_bits(mask, shape: tuple) -> np.ndarray:
     """Unpack the packed predicate (bit j % 8 of byte j // 8, LSB first) to booleans of `shape`."""
-    bits = np.unpackbits(mask.data[:shape[0]], axis=-1, bitorder="little")
-    return bits[:, :shape[1]].astype(bool)
+    leading = tuple(slice(0, n) for n in shape[:-1])     # valid rows (any rank >= 1)
+    bits = np.unpackbits(mask.data[leading], axis=-1, bitorder="little")
+    return bits[..., :shape[-1]].astype(bool)
 
 
 def sel(ctx, out, mask, lhs, rhs, tmp=None, **kwargs):
