@@ -171,3 +171,12 @@ def flatten_to_stmts(stmt: Optional[Stmt]) -> list[Stmt]:
             out.extend(flatten_to_stmts(s))
         return out
     return [stmt]
+
+
+def child_bodies(stmt: Stmt) -> list:
+    """The nested statement bodies of a control-flow statement (loop body; if branches)."""
+    if isinstance(stmt, (ForStmt, WhileStmt)):
+        return [stmt.body]
+    if isinstance(stmt, IfStmt):
+        return [stmt.then_body] + ([stmt.else_body] if stmt.else_body is not None else [])
+    return []

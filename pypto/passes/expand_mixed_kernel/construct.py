@@ -19,7 +19,7 @@ from pypto.ir.enums import MemorySpace, TileLayout
 from pypto.ir.expr import Call, GlobalVar, Var
 from pypto.ir.ops.registry import CUBE, MIXED, SHARED, VECTOR, create_op_call
 from pypto.ir.stmt import (AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, SeqStmts, WhileStmt, YieldStmt,
-                           flatten_to_stmts)
+                           child_bodies, flatten_to_stmts)
 from pypto.ir.types import TensorType, TileType, TileView
 from pypto.passes.expand_mixed_kernel.affinity import C2V, boundary_direction, stmt_affinity, stmt_call
 
@@ -129,7 +129,7 @@ def store_writebacks(stmt, side: str) -> dict:
                     and not isinstance(c.op, GlobalVar) and c.op.reuses_input is not None:
                 if stmt_affinity(x) not in (SHARED, side):
                     found[x.var] = c.args[c.op.reuses_input]
-            for child in _children(x):
+            for child in child_bodies(x):
                 walk(child)
     walk(stmt)
     resolved = {}
@@ -140,12 +140,6 @@ def store_writebacks(stmt, side: str) -> dict:
     return resolved
 
 
-def _children(s) -> list:
-    if isinstance(s, (ForStmt, WhileStmt)):
-        return [s.body]
-    if isinstance(s, IfStmt):
-        return [s.then_body] + ([s.else_body] if s.else_body is not None else [])
-    return []
 
 
 def is_mixed(body) -> bool:

@@ -17,24 +17,18 @@ from __future__ import annotations
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call, GlobalVar, Var
 from pypto.ir.ops.registry import CUBE, VECTOR
-from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, WhileStmt, flatten_to_stmts
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, WhileStmt, child_bodies, flatten_to_stmts
 from pypto.ir.types import TileType
 from pypto.passes.expand_mixed_kernel.affinity import call_affinity, stmt_call
 
 
-def _children(s) -> list:
-    if isinstance(s, (ForStmt, WhileStmt)):
-        return [s.body]
-    if isinstance(s, IfStmt):
-        return [s.then_body] + ([s.else_body] if s.else_body is not None else [])
-    return []
 
 
 def _all_stmts(body) -> list:
     out = []
     for s in flatten_to_stmts(body):
         out.append(s)
-        for ch in _children(s):
+        for ch in child_bodies(s):
             out += _all_stmts(ch)
     return out
 
@@ -65,7 +59,7 @@ def _cube_store(s):
 
 def _vector_loads(s) -> list:
     out = []
-    for x in [s] + [y for ch in _children(s) for y in _all_stmts(ch)]:
+    for x in [s] + [y for ch in child_bodies(s) for y in _all_stmts(ch)]:
         c = stmt_call(x)
         if c is not None and not isinstance(c.op, GlobalVar) and c.op.name == "tile.load" \
                 and call_affinity(c) == VECTOR:
@@ -95,7 +89,7 @@ def plan_fences(body) -> tuple:
                         token = c.args[0].type.replace(memory_space=MemorySpace.Vec, memref=None)
                         pop_before.setdefault(id(later), []).append(token)
                         break
-            for ch in _children(s):
+            for ch in child_bodies(s):
                 block(flatten_to_stmts(ch))
     block(flatten_to_stmts(body))
     return push_after, pop_before
