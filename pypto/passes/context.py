@@ -59,6 +59,7 @@ class PassContext:
         self._verification_level = verification_level
         self.platform = platform
         get_platform(platform)  # reject unknown names where the context is built
+        self._implied: dict = {}  # verification level → the instruments it implies (kept: they hold state)
 
     @property
     def verification_level(self) -> VerificationLevel:
@@ -75,13 +76,17 @@ class PassContext:
     def effective_instruments(self) -> tuple:
         """The user's instruments plus those the verification level implies (unless given already)."""
         from pypto.passes.instruments import RoundtripInstrument, VerificationInstrument, VerificationMode
-        out = list(self.instruments)
         level = self.verification_level
+        cached = self._implied.get(level)
+        if cached is not None:
+            return cached
+        out = list(self.instruments)
         if level is not VerificationLevel.NONE and not any(isinstance(i, VerificationInstrument) for i in out):
             out.append(VerificationInstrument(VerificationMode.BEFORE_AND_AFTER))
         if level is VerificationLevel.ROUNDTRIP and not any(isinstance(i, RoundtripInstrument) for i in out):
             out.append(RoundtripInstrument())
-        return tuple(out)
+        self._implied[level] = tuple(out)
+        return self._implied[level]
 
     @staticmethod
     def current() -> "PassContext":

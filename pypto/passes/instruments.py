@@ -46,18 +46,40 @@ def _check(props, program, what: str) -> None:
 
 
 class VerificationInstrument(Instrument):
-    """Checks a pass's required properties before it and its produced properties after it."""
+    """Checks a pass's required properties before it and its produced properties after it.
+
+    Inside a pipeline run (`begin_pipeline` / `end_pipeline`, called by PassManager.run_passes)
+    a property is verified once when a pass produces it and not again before each pass that
+    requires it, until some pass invalidates it — the reference pipeline's rule, and most of
+    BASIC verification's cost otherwise. A pass called on its own checks everything it requires.
+    """
 
     def __init__(self, mode: VerificationMode = VerificationMode.AFTER):
         self.mode = mode
+        self._verified: Optional[set] = None     # properties known to hold during a pipeline run
+
+    def begin_pipeline(self) -> None:
+        self._verified = set()
+
+    def end_pipeline(self) -> None:
+        self._verified = None
 
     def run_before_pass(self, pass_, program) -> None:
         if self.mode in (VerificationMode.BEFORE, VerificationMode.BEFORE_AND_AFTER):
-            _check(pass_.properties.required, program, f"before {pass_.name}")
+            required = pass_.properties.required
+            if self._verified is not None:
+                required = required - self._verified
+            _check(required, program, f"before {pass_.name}")
+            if self._verified is not None:
+                self._verified |= required
 
     def run_after_pass(self, pass_, program) -> None:
         if self.mode in (VerificationMode.AFTER, VerificationMode.BEFORE_AND_AFTER):
             _check(pass_.properties.produced, program, f"after {pass_.name}")
+        if self._verified is not None:
+            if self.mode in (VerificationMode.AFTER, VerificationMode.BEFORE_AND_AFTER):
+                self._verified |= pass_.properties.produced
+            self._verified -= pass_.properties.invalidated
 
 
 class RoundtripInstrument(Instrument):

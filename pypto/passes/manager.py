@@ -145,9 +145,7 @@ class PassManager:
         if prefix != "pl":
             raise UnsupportedError(f"run_passes(prefix={prefix!r}): dumps are printed with the 'pl' prefix only")
         if not dump_ir:
-            for p in self.passes:
-                program = p(program)
-            return program
+            return self._run_all(program)
         if output_dir is None:
             raise ValueCheckError("run_passes(dump_ir=True) needs an output_dir to write passes_dump/ into",
                                   hint="pass output_dir=... or dump_ir=False")
@@ -156,6 +154,17 @@ class PassManager:
         dump.dump("00_frontend.py", program)
         with PassContext((*outer.instruments, dump), verification_level=outer._verification_level,
                          platform=outer.platform):
+            return self._run_all(program)
+
+    def _run_all(self, program: Program) -> Program:
+        """Run every pass; verification instruments remember what they verified for the whole run."""
+        instruments = [i for i in PassContext.current().effective_instruments() if hasattr(i, "begin_pipeline")]
+        for inst in instruments:
+            inst.begin_pipeline()
+        try:
             for p in self.passes:
                 program = p(program)
+        finally:
+            for inst in instruments:
+                inst.end_pipeline()
         return program
