@@ -94,6 +94,18 @@ class IRMutator:
         return node.replace(**changes) if changes else node
 
 
+class SplicingMutator(IRMutator):
+    """An IRMutator whose statement hooks may return a SeqStmts to stand for several statements:
+    a sequence that changed is rebuilt flat (nested sequences opened), an unchanged one is kept."""
+
+    def mutate_seq_stmts(self, s):
+        from pypto.ir.stmt import SeqStmts, flatten_to_stmts
+        new = [self.mutate(x) for x in s.stmts]
+        if all(a is b for a, b in zip(new, s.stmts)):
+            return s
+        return SeqStmts([y for x in new for y in flatten_to_stmts(x)], s.span)
+
+
 class VarSubstituter(IRMutator):
     """Replace Vars by other expressions (a map keyed by the Var object)."""
 

@@ -28,8 +28,8 @@ from typing import Optional
 from pypto.ir.expr import Call, Expr, MakeTuple, TupleGetItem, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.span import Span
-from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, SeqStmts, flatten_to_stmts
-from pypto.ir.visitor import IRMutator
+from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, SeqStmts
+from pypto.ir.visitor import SplicingMutator
 from pypto.passes.lower_composite.builder import LoweringBuilder, TempCounter
 from pypto.passes.lower_composite.rules import lookup_rule
 from pypto.passes.manager import Pass, function_pass
@@ -40,7 +40,7 @@ def _composite(e) -> bool:
     return isinstance(e, Call) and not e.is_function_call() and lookup_rule(e.op.name) is not None
 
 
-class LowerCompositeOpsMutator(IRMutator):
+class LowerCompositeOpsMutator(SplicingMutator):
     """Statement rewriting, result binding and tuple-alias tracking for one function."""
 
     def __init__(self) -> None:
@@ -95,12 +95,6 @@ class LowerCompositeOpsMutator(IRMutator):
             else:
                 values.append(self.mutate(v))
         return SeqStmts(stmts + [ReturnStmt(values, s.span)], s.span)
-
-    def mutate_seq_stmts(self, s: SeqStmts):
-        new = [self.mutate(x) for x in s.stmts]
-        if all(a is b for a, b in zip(new, s.stmts)):
-            return s
-        return SeqStmts([y for x in new for y in flatten_to_stmts(x)], s.span)
 
     # ------------------------------------------------------------------ tuple projections
     def mutate_var(self, v: Var):

@@ -24,9 +24,9 @@ from pypto.ir.enums import FunctionType, ParamDirection
 from pypto.ir.expr import Call, GlobalVar, Var, const
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import create_op_call
-from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, ReturnStmt, SeqStmts, flatten_to_stmts
+from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, ReturnStmt, SeqStmts
 from pypto.ir.types import DistributedTensorType, ScalarType
-from pypto.ir.visitor import IRMutator
+from pypto.ir.visitor import SplicingMutator
 from pypto.passes.manager import Pass
 from pypto.passes.properties import PassProperties
 
@@ -54,7 +54,7 @@ def _builtin_pair(name: str, call: Call, span):
     return kernel, orch
 
 
-class _Lower(IRMutator):
+class _Lower(SplicingMutator):
     def __init__(self, taken: set):
         self.taken = taken
         self.added: list = []
@@ -79,12 +79,6 @@ class _Lower(IRMutator):
             raise UnsupportedError(f"host-level {e.op.name} (per-rank local inputs) is not lowered yet", e.span,
                                    hint="call it inside a chip kernel instead")
         return e.op.name in WINDOW_ONLY
-
-    def mutate_seq_stmts(self, s: SeqStmts):
-        new = [self.mutate(x) for x in s.stmts]
-        if all(a is b for a, b in zip(new, s.stmts)):
-            return s
-        return SeqStmts([y for x in new for y in flatten_to_stmts(x)], s.span)
 
     def mutate_assign_stmt(self, s: AssignStmt):
         if self._host_collective(s.value):

@@ -23,7 +23,7 @@ from pypto.ir.expr import Call, MakeTuple, Var, const
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt, SeqStmts, flatten_to_stmts
-from pypto.ir.visitor import IRMutator
+from pypto.ir.visitor import SplicingMutator
 from pypto.passes.manager import Pass, function_pass
 from pypto.passes.properties import PassProperties
 
@@ -34,7 +34,7 @@ def _is_host(f: Function) -> bool:
     return getattr(f.level, "name", None) == "HOST"
 
 
-class _AddSignals(IRMutator):
+class _AddSignals(SplicingMutator):
     def __init__(self):
         self.buffer = None
 
@@ -45,12 +45,6 @@ class _AddSignals(IRMutator):
             self.buffer = Var("__allreduce_signal_buf", alloc.type, span)
             self.alloc_stmt = AssignStmt(self.buffer, alloc, span)
         return self.buffer
-
-    def mutate_seq_stmts(self, s: SeqStmts):
-        new = [self.mutate(x) for x in s.stmts]
-        if all(a is b for a, b in zip(new, s.stmts)):
-            return s
-        return SeqStmts([y for x in new for y in flatten_to_stmts(x)], s.span)
 
     def mutate_assign_stmt(self, s: AssignStmt):
         v = s.value
