@@ -44,20 +44,25 @@ _PRECEDENCE = {"or": 1, "and": 2, "eq": 4, "ne": 4, "lt": 4, "le": 4, "gt": 4, "
                "truediv": 10, "pow": 12}
 
 
-class _Namer:
-    """Gives every Var a unique, valid Python name within one function."""
+class VarNamer:
+    """Gives every Var a unique, valid Python name within one generated function.
 
-    def __init__(self, taken: Optional[set] = None):
+    `reserved`: names a Var may not take (they get a trailing "_"); `reserved_prefixes`: prefixes
+    kept for the generator's own names (a Var starting with one gets a leading "v_")."""
+
+    def __init__(self, reserved=frozenset(), reserved_prefixes: tuple = (), taken: Optional[set] = None):
         self.names: dict = {}
         self.used: set = set(taken or ())
+        self.reserved = reserved
+        self.reserved_prefixes = tuple(reserved_prefixes)
 
     def name(self, var: Var) -> str:
         n = self.names.get(var)
         if n is None:
             base = re.sub(r"\W", "_", var.name_hint or "v") or "v"
-            if base[0].isdigit():
+            if base[0].isdigit() or base.startswith(self.reserved_prefixes):
                 base = "v_" + base
-            if base in _RESERVED:
+            if base in self.reserved or not base.isidentifier() or keyword.iskeyword(base):
                 base = base + "_"
             n, k = base, 0
             while n in self.used:
@@ -70,7 +75,7 @@ class _Namer:
 
 class PythonPrinter:
     def __init__(self):
-        self.namer = _Namer()
+        self.namer = VarNamer(_RESERVED)
         self.lines: list[str] = []
         self.free_dims: dict = {}      # symbolic shape Vars not bound in the function → module-level pl.dynamic
         self.uses_pld = False
@@ -328,7 +333,7 @@ class PythonPrinter:
 
     # ------------------------------------------------------------------ functions and programs
     def function(self, f: Function, indent: int, method: bool) -> None:
-        self.namer = _Namer()
+        self.namer = VarNamer(_RESERVED)
         self.free_dims_before = dict(self.free_dims)
         self._collect_free_dims(f)
         self.declared_bases = _declared_bases(f)

@@ -30,6 +30,7 @@ from pypto.ir.enums import FunctionType, PadValue
 from pypto.ir.expr import (BinaryExpr, Call, ConstBool, ConstFloat, ConstInt, Expr, GlobalVar, MakeTuple, TupleGetItem,
                            UnaryExpr, Var)
 from pypto.ir.function import Function, Program
+from pypto.ir.printer import VarNamer
 from pypto.ir.stmt import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, ScopeStmt,
                            SeqStmts, Stmt, WhileStmt, YieldStmt)
 from pypto.ir.types import TensorType, TileType, static_dims
@@ -81,27 +82,10 @@ def _cast_helper(dtype):
     return lambda x: float(np_t(x))
 
 
-class _Namer:
-    def __init__(self):
-        self.names: dict = {}
-        self.used: set = set()
-
-    def name(self, var: Var) -> str:
-        n = self.names.get(var)
-        if n is None:
-            base = re.sub(r"\W", "_", var.name_hint or "v") or "v"
-            if base[0].isdigit() or base.startswith("_sim") or base.startswith("_op") or base.startswith("_kw"):
-                base = "v_" + base
-            if base in ("self", "range", "min", "max", "abs", "int", "float", "bool", "len", "None", "True",
-                        "False") or not base.isidentifier() or __import__("keyword").iskeyword(base):
-                base += "_"
-            n, k = base, 0
-            while n in self.used:
-                k += 1
-                n = f"{base}_{k}"
-            self.used.add(n)
-            self.names[var] = n
-        return n
+# Names the generated code may not give a Var: builtins it calls, and its own helper prefixes.
+_SIM_RESERVED = frozenset({"self", "range", "min", "max", "abs", "int", "float", "bool", "len", "None", "True",
+                           "False"})
+_SIM_PREFIXES = ("_sim", "_op", "_kw")
 
 
 class _Generator:
@@ -117,7 +101,7 @@ class _Generator:
         # Group and Spmd functions are launch wrappers: their calls start member kernels
         self.is_group = func.func_type in (FunctionType.Group, FunctionType.Spmd)
         self.generator = needs_yield(func.name)
-        self.namer = _Namer()
+        self.namer = VarNamer(_SIM_RESERVED, _SIM_PREFIXES)
         self.out: list = []
         self.lines: dict = {}
         self.g: dict = {"_Block": Block, "_sim_F": None}
