@@ -1,42 +1,40 @@
-"""InferTileMemorySpace: every tile ends with a memory space.
+"""InferTileMemorySpace: every tile ends with a concrete memory space, every operand in a space its op reads.
 
 Requires: SSAForm, IncoreTileOps / Produces: TileMemoryInferred / Invalidates: —
-Reference: pass doc 17 (compiler-and-runtime.md §2, dump 18) — minimum form.
+Reference: pass doc 17 (compiler-and-runtime.md §2 row 18): backward demand → forward resolution
+→ insert tile.move → retarget target_memory → hoist loop-invariant Mat tiles.
 
-Three steps: backward demand — a Vec load read only by the cube (moves to Left / Right / Bias,
-cube operands) is retargeted to Mat (tile_memory_demand.py); forward resolution — type
-deduction already places loads (target_memory), matmul results (Acc) and elementwise results
-(their lhs's space), and a tile still without a space is a vector-unit value, so it lands in Vec;
-then a tile.move for each operand in a space its op cannot read (operand_moves.py).
+Four steps, each its own module:
+  1. backward demand + retargeting (tile_memory_demand.py): a tile.load / tile.create whose
+     readers all demand one space lands there (a Vec load only the cube reads → Mat; a load
+     followed only by a pl.move into one space lands there and the move goes);
+  2. forward resolution (tile_memory_resolution.py): every tile Var — iter-args, loop / if
+     return vars and aliases included — gets the space its producer puts it in;
+  3. operand moves (operand_moves.py): a tile.move for each operand in a space its op cannot read;
+  4. loop-invariant Mat residency (mat_load_hoisting.py): a Mat load of a loop-invariant GM
+     window inside a sequential loop moves before the loop.
 
-    before:  t: pl.Tile[[64], pl.FP32] = ...
-    after:   t: pl.Tile[[64], pl.FP32, pl.Mem.Vec] = ...
+    before:  t: pl.Tile[[64], pl.FP32] = pl.tile.exp(x)
+    after:   t: pl.Tile[[64], pl.FP32, pl.Mem.Vec] = pl.tile.exp(x)
 """
 
 from __future__ import annotations
 
-from pypto.ir.enums import MemorySpace
+from pypto.ir.enums import FunctionType
 from pypto.ir.function import Function, Program
-from pypto.ir.types import TileType, TupleType
-from pypto.passes.analysis import Retyper
 from pypto.passes.manager import function_pass
+from pypto.passes.mat_load_hoisting import hoist_invariant_mat_loads
 from pypto.passes.operand_moves import insert_operand_moves
 from pypto.passes.properties import IRProperty, PassProperties
 from pypto.passes.tile_memory_demand import retarget_loads_by_demand
-
-
-def _with_space(t):
-    if isinstance(t, TileType) and t.memory_space is None:
-        return TileType(t.shape, t.dtype, t.memref, t.tile_view, MemorySpace.Vec)
-    if isinstance(t, TupleType):
-        parts = [_with_space(x) for x in t.types]
-        if any(p is not None for p in parts):
-            return TupleType([p or x for p, x in zip(parts, t.types)])
-    return None
+from pypto.passes.tile_memory_resolution import resolve_tile_memory
 
 
 def _run(func: Function, program: Program) -> Function:
-    return insert_operand_moves(Retyper(_with_space).function(retarget_loads_by_demand(func)))
+    if func.func_type is FunctionType.Orchestration:
+        return func
+    func = insert_operand_moves(resolve_tile_memory(retarget_loads_by_demand(func)))
+    return hoist_invariant_mat_loads(func, program)
 
 
 def infer_tile_memory_space():

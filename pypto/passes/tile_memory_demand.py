@@ -1,100 +1,161 @@
 """Backward memory demand for InferTileMemorySpace: a tile.load / tile.create lands where its readers need it.
 
-A load's `target_memory` says where GM data lands, but the readers decide where it should: a
-tile that only feeds the cube (moves to Left / Right / Bias, or cube-op operands) belongs in Mat,
-because GM → Mat → Left is the cube's data path and Vec → Left is none. Demands flow backward
-from each reader (its OpDef.input_memory, or the move's target); a load whose readers all demand
-the cube side is retargeted to Mat (operand_moves then adds the Mat → Left / Right moves the
-readers need). A load any vector op, store or loop carry reads keeps its target. A tile.create
-(its `target_memory` likewise names the landing space) follows the same rule.
+A producer's `target_memory` says where its data lands, but its readers decide where it should.
+Each reader states a demand — the spaces its op accepts for that operand (OpDef.input_memory), or
+the target of a `tile.move` — and when every reader's demand agrees on one space the producer is
+retargeted there instead of being followed by moves: a load only the cube reads (moves to Left /
+Right / Bias, extracts, matmul operands) lands in Mat, because GM → Mat → Left is the cube's data
+path and Vec → Left is none; a Mat load only vector ops read lands in Vec. A `tile.move` into
+the space the producer now lands in is redundant and is removed (its readers read the producer).
+A reader with no demand (store, call, yield, loop carry, return, an op without input_memory)
+pins the producer where it is. GM loads land only in Vec or Mat, so a demand for Left / Right /
+Bias counts as Mat for them (operand_moves then adds the Mat → Left / Right moves the readers need).
 
-    before:  ta = tile.load(a, ..., target_memory=Vec);  ta_left = tile.move(ta, target_memory=Left)
+    before:  ta = tile.load(a, ..., target_memory=Vec);  ta_mat = tile.move(ta, target_memory=Mat)
+             ta_left = tile.move(ta_mat, target_memory=Left)
     after:   ta = tile.load(a, ..., target_memory=Mat);  ta_left = tile.move(ta, target_memory=Left)
 """
 
 from __future__ import annotations
 
+from typing import Optional
+
 from pypto.ir.enums import MemorySpace
-from pypto.ir.expr import Call, GlobalVar, Var
+from pypto.ir.expr import Call, GlobalVar, IterArg, Var
 from pypto.ir.function import Function
 from pypto.ir.ops.registry import create_op_call
-from pypto.ir.stmt import AssignStmt
-from pypto.ir.visitor import IRMutator, IRVisitor, substitute
+from pypto.ir.stmt import AssignStmt, SeqStmts
+from pypto.ir.visitor import IRVisitor, SplicingMutator, VarSubstituter
 
-_CUBE_INPUTS = {MemorySpace.Left, MemorySpace.Right, MemorySpace.Bias, MemorySpace.Mat}
+_CUBE_OPERANDS = {MemorySpace.Left, MemorySpace.Right, MemorySpace.Bias}
 # Producers whose landing space is a kwarg: retargeted in place instead of followed by a tile.move.
 _RETARGETABLE = ("tile.load", "tile.create")
-_KEEP = "keep"          # a reader that needs the tile where it is (vector op, store, loop carry, call, ...)
+_KEEP = "keep"          # a reader that needs the tile where it is (store, loop carry, call, ...)
+
+
+def _landing(space: MemorySpace, producer: str) -> MemorySpace:
+    """Where a producer lands to serve a reader that wants `space`: GM loads reach only Vec / Mat,
+    and a cube operand buffer is always filled from Mat."""
+    if space in _CUBE_OPERANDS:
+        return MemorySpace.Mat
+    if producer == "tile.load" and space not in (MemorySpace.Vec, MemorySpace.Mat):
+        return MemorySpace.Vec
+    return space
+
+
+def _is_plain_move(call: Call) -> bool:
+    return call.op.name == "tile.move" and call.kwargs.get("blayout") is None and call.kwargs.get("slayout") is None
 
 
 def _demand(call: Call, i: int):
-    """The spaces reader `call` accepts for argument i, or _KEEP."""
-    op = call.op
-    if op.name == "tile.move":
-        return {MemorySpace.Mat} if call.kwargs.get("target_memory") in _CUBE_INPUTS - {MemorySpace.Mat} else _KEEP
-    spaces = op.input_memory.get(i)
-    return set(spaces) if spaces else _KEEP
+    """The spaces reader `call` accepts for argument i, most preferred first, or _KEEP."""
+    if call.op.name == "tile.move":
+        return (call.kwargs.get("target_memory"),)
+    spaces = call.op.input_memory.get(i)
+    return tuple(spaces) if spaces else _KEEP
+
+
+class _Substitute(VarSubstituter):
+    """VarSubstituter that also reaches iter-arg initial values (an IterArg is a binding site)."""
+
+    def __init__(self, mapping: dict):
+        super().__init__(mapping)
+        self.iter_args: dict = {}
+
+    def mutate_iter_arg(self, v):
+        if v not in self.iter_args:
+            init = self.mutate(v.init_value)
+            self.iter_args[v] = v if init is v.init_value else IterArg(v.name_hint, v.type, init, v.span)
+        return self.iter_args[v]
 
 
 class _Readers(IRVisitor):
-    def __init__(self, loads: set):
-        self.loads = loads
-        self.demands: dict = {v: [] for v in loads}
+    def __init__(self, producers: set):
+        self.producers = producers
+        self.demands: dict = {v: [] for v in producers}
+        self.moves: dict = {v: [] for v in producers}        # producer → [(move var, target)]
+        self._binding: Optional[Var] = None
 
     def visit_call(self, c):
         for i, a in enumerate(c.args):
-            if a in self.loads:
-                self.demands[a].append(_KEEP if isinstance(c.op, GlobalVar) else _demand(c, i))
+            if a in self.producers:
+                is_op = not isinstance(c.op, GlobalVar)
+                self.demands[a].append(_demand(c, i) if is_op else _KEEP)
+                if is_op and _is_plain_move(c) and self._binding is not None:
+                    self.moves[a].append((self._binding, c.kwargs["target_memory"]))
             else:
                 self.visit(a)
         for v in c.kwargs.values():
             self.visit(v)
 
     def visit_var(self, v):               # a use outside a call argument (yield, return, iter-arg init, ...)
-        if v in self.loads:
+        if v in self.producers:
             self.demands[v].append(_KEEP)
 
-    def visit_assign_stmt(self, s):       # the binding of a load is not a read of it
+    def visit_iter_arg(self, v):
+        self.visit(v.init_value)
+
+    def visit_assign_stmt(self, s):       # the binding of a producer is not a read of it
+        self._binding = s.var if isinstance(s.value, Call) else None
         self.visit(s.value)
+        self._binding = None
 
 
-def _cube_only(demands: list) -> bool:
-    return bool(demands) and all(d is not _KEEP and d <= _CUBE_INPUTS for d in demands)
+def _agreed_space(demands: list, producer: str) -> Optional[MemorySpace]:
+    """The one landing space every reader accepts (the first reader's preference first), or None."""
+    if not demands or any(d is _KEEP for d in demands):
+        return None
+    candidates = [_landing(s, producer) for s in demands[0]]
+    common = set(candidates)
+    for d in demands[1:]:
+        common &= {_landing(s, producer) for s in d}
+    return next((s for s in candidates if s in common), None)
 
 
 def retarget_loads_by_demand(func: Function) -> Function:
-    loads = {}
+    """Retarget every tile.load / tile.create whose readers all demand one other space (see module doc)."""
+    producers = {}
 
-    class _Loads(IRVisitor):
+    class _Producers(IRVisitor):
         def visit_assign_stmt(self, s):
-            if isinstance(s.value, Call) and not isinstance(s.value.op, GlobalVar) and s.value.op.name in _RETARGETABLE \
-                    and s.value.kwargs.get("target_memory") is MemorySpace.Vec:
-                loads[s.var] = s
+            v = s.value
+            if isinstance(v, Call) and not isinstance(v.op, GlobalVar) and v.op.name in _RETARGETABLE \
+                    and not v.kwargs.get("transpose", False):
+                producers[s.var] = s
             self.visit_children(s)
 
-    _Loads().visit(func.body)
-    if not loads:
+    _Producers().visit(func.body)
+    if not producers:
         return func
-    readers = _Readers(set(loads))
+    readers = _Readers(set(producers))
     readers.visit(func.body)
-    mapping = {}
-    for var, stmt in loads.items():
-        if _cube_only(readers.demands[var]):
-            call = stmt.value
-            new_call = create_op_call(call.op.name, list(call.args), {**call.kwargs, "target_memory": MemorySpace.Mat},
-                                      call.span, call.attrs or None)
-            mapping[var] = (Var(var.name_hint, new_call.type, var.span), new_call)
-    if not mapping:
+    rebound: dict = {}          # producer var → (new var, new call)
+    dropped: dict = {}          # redundant move var → the retargeted producer var
+    for var, stmt in producers.items():
+        call = stmt.value
+        space = _agreed_space(readers.demands[var], call.op.name)
+        if space is None or space is call.kwargs.get("target_memory"):
+            continue
+        new_call = create_op_call(call.op.name, list(call.args), {**call.kwargs, "target_memory": space},
+                                  call.span, call.attrs or None)
+        new_var = Var(var.name_hint, new_call.type, var.span)
+        rebound[var] = (new_var, new_call)
+        for move_var, target in readers.moves[var]:
+            if target is space:
+                dropped[move_var] = new_var
+    if not rebound:
         return func
-    renamed = {old: new for old, (new, _) in mapping.items()}
+    renamed = {old: new for old, (new, _) in rebound.items()}
+    renamed.update(dropped)
 
-    class _Rewrite(IRMutator):
+    class _Rewrite(SplicingMutator):
         def mutate_assign_stmt(self, s):
-            if s.var in mapping:
-                new, new_call = mapping[s.var]
+            if s.var in dropped:
+                return SeqStmts([], s.span)
+            if s.var in rebound:
+                new, new_call = rebound[s.var]
                 return AssignStmt(new, new_call, s.span)
             return self.mutate_children(s)
 
-    body = substitute(_Rewrite().mutate(func.body), renamed)
+    body = _Substitute(renamed).mutate(_Rewrite().mutate(func.body))
     return func.replace(body=body)
-

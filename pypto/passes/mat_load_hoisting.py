@@ -1,0 +1,176 @@
+"""Loop-invariant Mat residency for InferTileMemorySpace: a stationary matmul operand is loaded once.
+
+A `tile.load(src, offsets, shapes, ..., target_memory=Mat)` inside a sequential loop whose GM
+window does not change between iterations loads the same bytes every iteration. It moves before
+the loop (the loop's readers keep reading it from L1), while its loop-dependent peers keep streaming.
+
+The move is only made when it cannot change a result (the reference's legality rules, reduced to
+what this IR can express):
+  - the loop is sequential with constant bounds and at least one iteration;
+  - the load is a top-level statement of the loop body, not yielded, and its offsets / shapes use
+    no value bound inside the loop;
+  - `src` is an `In` parameter the kernel never writes, and at every call site (there must be
+    one, in an orchestration function) its argument is storage the orchestration created with
+    `tensor.create` and passes to no Out / InOut parameter of the same call — so no write by
+    the kernel can reach the hoisted bytes (distinct parameters of the orchestration itself
+    might be one user array, so they never count as proof);
+  - every Mat tile of the kernel fits L1 at once (the hoisted tile lives across the whole loop).
+
+    before:  for n in pl.range(4):  w = tile.load(W, [0, 0], [32, 32], target_memory=Mat); ...
+    after:   w = tile.load(W, [0, 0], [32, 32], target_memory=Mat)
+             for n in pl.range(4):  ...
+"""
+
+from __future__ import annotations
+
+from pypto.ir.enums import ForKind, FunctionType, MemorySpace, ParamDirection
+from pypto.ir.expr import Call, ConstInt, GlobalVar, Var
+from pypto.ir.function import Function, Program
+from pypto.ir.ops.registry import READ
+from pypto.ir.stmt import AssignStmt, ForStmt, SeqStmts, YieldStmt, flatten_to_stmts
+from pypto.ir.types import TileType
+from pypto.ir.visitor import IRVisitor, SplicingMutator, collect
+from pypto.passes.analysis import used_vars
+from pypto.passes.context import current_platform
+
+# Caller-side ops whose result is a view of their first argument's storage.
+_VIEW_OPS = ("tensor.slice", "tensor.view", "tensor.reshape", "tensor.assemble", "tensor.reinterpret_view")
+
+
+def _bindings(body) -> dict:
+    found = {}
+
+    class _B(IRVisitor):
+        def visit_assign_stmt(self, s):
+            found[s.var] = s.value
+            self.visit_children(s)
+
+    _B().visit(body)
+    return found
+
+
+def _root(e, bound: dict):
+    """The storage an orchestration value names: views and aliases followed to their base."""
+    seen = 0
+    while isinstance(e, Var) and e in bound and seen < 64:
+        v = bound[e]
+        if isinstance(v, Var):
+            e = v
+        elif isinstance(v, Call) and not isinstance(v.op, GlobalVar) and v.op.name in _VIEW_OPS and v.args:
+            e = v.args[0]
+        else:
+            return e
+        seen += 1
+    return e
+
+
+def _private_inputs(func: Function, program: Program) -> set:
+    """Indices of func's In parameters every caller fills with its own, unaliased tensor.create storage."""
+    sites = []
+    for caller in program.functions.values():
+        calls = collect(caller.body, lambda n: isinstance(n, Call) and isinstance(n.op, GlobalVar)
+                        and n.op.name == func.name)
+        if calls and caller.func_type is not FunctionType.Orchestration:
+            return set()
+        sites += [(caller, c) for c in calls]
+    if not sites:
+        return set()
+    candidates = {i for i, d in enumerate(func.param_directions) if d is ParamDirection.In}
+    for caller, call in sites:
+        bound = _bindings(caller.body)
+        roots = [_root(a, bound) for a in call.args]
+        writable = {roots[i] for i, d in enumerate(func.param_directions)
+                    if d is not ParamDirection.In and i < len(roots)}
+        for i in list(candidates):
+            r = roots[i] if i < len(roots) else None
+            created = isinstance(bound.get(r), Call) and not isinstance(bound[r].op, GlobalVar) \
+                and bound[r].op.name == "tensor.create"
+            if not created or r in writable:
+                candidates.discard(i)
+    return candidates
+
+
+def _tile_bytes(t: TileType):
+    n = t.dtype.bits
+    for d in t.shape:
+        if not isinstance(d, ConstInt):
+            return None
+        n *= d.value
+    return (n + 7) // 8
+
+
+def _mat_fits(func: Function) -> bool:
+    """Every Mat tile allocated at once still fits L1 (views share their source's bytes)."""
+    platform = current_platform()
+    align, total = platform.alignment, 0
+    for s in collect(func.body, lambda n: isinstance(n, AssignStmt)):
+        t = s.var.type
+        if not (isinstance(t, TileType) and t.memory_space is MemorySpace.Mat and isinstance(s.value, Call)):
+            continue
+        if isinstance(s.value.op, GlobalVar) or s.value.op.output_memory not in ("target_memory", MemorySpace.Mat):
+            continue
+        size = _tile_bytes(t)
+        if size is None:
+            return False
+        total += -(-size // align) * align
+    return total <= platform.space_capacity(MemorySpace.Mat)
+
+
+def _runs_at_least_once(s: ForStmt) -> bool:
+    if s.kind is not ForKind.Sequential or not all(isinstance(e, ConstInt) for e in (s.start, s.stop, s.step)):
+        return False
+    return s.step.value > 0 and s.start.value < s.stop.value
+
+
+def _written_params(func: Function) -> set:
+    """Parameters some op of the kernel writes (store / write targets, READWRITE / WRITE effects)."""
+    written = set()
+    for c in collect(func.body, lambda n: isinstance(n, Call) and not isinstance(n.op, GlobalVar)):
+        for i, eff in c.op.effects.items():
+            if i < len(c.args) and eff != READ and isinstance(c.args[i], Var):
+                written.add(c.args[i])
+    return written
+
+
+class _Hoist(SplicingMutator):
+    def __init__(self, sources: set):
+        self.sources = sources
+
+    def _candidate(self, s, inside: set, yielded: set) -> bool:
+        v = getattr(s, "value", None)
+        if not (isinstance(s, AssignStmt) and isinstance(v, Call) and not isinstance(v.op, GlobalVar)
+                and v.op.name == "tile.load" and v.kwargs.get("target_memory") is MemorySpace.Mat):
+            return False
+        if v.args[0] not in self.sources or s.var in yielded:
+            return False
+        return not any(u in inside for u in used_vars(v))
+
+    def mutate_for_stmt(self, s):
+        s = self.mutate_children(s)
+        if not _runs_at_least_once(s):
+            return s
+        stmts = flatten_to_stmts(s.body)
+        inside = {s.loop_var, *s.iter_args, *_bindings(s.body)}
+        for n in collect(s.body, lambda n: isinstance(n, ForStmt)):
+            inside |= {n.loop_var, *n.iter_args, *n.return_vars}
+        yielded = {v for y in collect(s.body, lambda n: isinstance(n, YieldStmt)) for v in y.values}
+        hoisted = [x for x in stmts if self._candidate(x, inside, yielded)]
+        if not hoisted:
+            return s
+        body = SeqStmts([x for x in stmts if not any(x is h for h in hoisted)], s.body.span)
+        return SeqStmts([*hoisted, s.replace(body=body)], s.span)
+
+
+def hoist_invariant_mat_loads(func: Function, program: Program) -> Function:
+    """Move loop-invariant GM → Mat loads of `func` before their loops (see module doc)."""
+    if not collect(func.body, lambda n: isinstance(n, ForStmt)):
+        return func
+    private = _private_inputs(func, program)
+    if not private:
+        return func
+    written = _written_params(func)
+    sources = {p for i, p in enumerate(func.params) if i in private and p not in written}
+    if not sources or not _mat_fits(func):
+        return func
+    body = _Hoist(sources).mutate(func.body)
+    return func if body is func.body else func.replace(body=body)
