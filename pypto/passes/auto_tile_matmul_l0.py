@@ -136,20 +136,26 @@ class _Tiler:
         return src
 
     def gm_window(self, mat: Var):
-        """(tensor, row offset, col offset) when `mat` is a plain tile.load of a 2-D GM window into Mat."""
+        """(tensor, row offset, col offset, transposed) when `mat` is a plain tile.load of a 2-D GM window
+        into Mat, or the tile.transpose_view of one (a `*_trans=True` operand: transposed=True)."""
         value = self.defs.get(mat)
+        transposed = _op_name(value) == "tile.transpose_view" and isinstance(value.args[0], Var)
+        if transposed:
+            value = self.defs.get(value.args[0])
         if _op_name(value) != "tile.load" or value.kwargs.get("target_memory") is not MemorySpace.Mat:
             return None
         offsets = getattr(value.args[1], "elements", None)
         if offsets is None or len(offsets) != 2:
             return None
-        return value.args[0], offsets[0], offsets[1]
+        return value.args[0], offsets[0], offsets[1], transposed
 
     def l1_stream(self, a: Var, b: Var):
-        """Both operands' GM windows when the two Mat tiles together overflow Mat (L1), else None."""
-        if a.type.nbytes() + b.type.nbytes() <= self.platform.space_capacity(MemorySpace.Mat):
-            return None
+        """Both operands' GM windows when the Mat tiles behind them (a transposed operand counts its
+        loaded source too: the transpose is its own buffer) overflow Mat (L1), else None."""
         wa, wb = self.gm_window(a), self.gm_window(b)
+        need = sum(v.type.nbytes() * (2 if w is not None and w[3] else 1) for v, w in ((a, wa), (b, wb)))
+        if need <= self.platform.space_capacity(MemorySpace.Mat):
+            return None
         return (wa, wb) if wa is not None and wb is not None else None
 
     # ------------------------------------------------------------------ statements
@@ -253,13 +259,9 @@ class _Tiler:
         first load those slabs from GM into Mat, then extract them whole)."""
         loads: list = []
         if self.stream is not None:
-            (ta, ra, ca), (tb, rb, cb) = self.stream
-            la = create_op_call("tile.load", [ta, [_plus(ra, mi, span), _plus(ca, ko, span)], [m, k], [m, k]],
-                                {"target_memory": MemorySpace.Mat}, span)
-            lb = create_op_call("tile.load", [tb, [_plus(rb, ko, span), _plus(cb, ni, span)], [k, n], [k, n]],
-                                {"target_memory": MemorySpace.Mat}, span)
-            a, b = Var("a_l1", la.type, span), Var("b_l1", lb.type, span)
-            loads = [AssignStmt(a, la, span), AssignStmt(b, lb, span)]
+            wa, wb = self.stream
+            a = _stream_block(wa, mi, ko, m, k, "a_l1", loads, span)
+            b = _stream_block(wb, ko, ni, k, n, "b_l1", loads, span)
             zero = const(0, span=span)
             mi, ni, ko_a, ko_b = zero, zero, zero, zero
         else:
@@ -314,6 +316,24 @@ class _Tiler:
         return body
 
 
+def _stream_block(window, row, col, rows: int, cols: int, name: str, out: list, span) -> Var:
+    """Load the [rows, cols] block at (row, col) of an operand's GM window into Mat (appending the
+    statements to `out`): a transposed operand loads the [cols, rows] block at (col, row) of its
+    tensor and takes its tile.transpose_view."""
+    tensor, r0, c0, transposed = window
+    if transposed:
+        row, col, rows, cols = col, row, cols, rows
+    load = create_op_call("tile.load", [tensor, [_plus(r0, row, span), _plus(c0, col, span)], [rows, cols],
+                                        [rows, cols]], {"target_memory": MemorySpace.Mat}, span)
+    block = Var(name + ("_src" if transposed else ""), load.type, span)
+    out.append(AssignStmt(block, load, span))
+    if transposed:
+        view = create_op_call("tile.transpose_view", [block], {}, span)
+        block = Var(name, view.type, span)
+        out.append(AssignStmt(block, view, span))
+    return block
+
+
 def _segments(extent: int, size: int) -> list:
     """(start, stop, block size) runs covering [0, extent): the full blocks, then the partial one."""
     full = extent // size * size
@@ -331,6 +351,8 @@ def _index_type():
 def _plus(base, offset, span):
     if isinstance(base, ConstInt) and base.value == 0:
         return offset
+    if isinstance(base, ConstInt) and isinstance(offset, ConstInt):     # the parser folds `256 + 352`
+        return const(base.value + offset.value, span=span)
     return BinaryExpr("add", base, offset, INDEX, span)
 
 
@@ -353,7 +375,8 @@ def _drop_dead_moves(func: Function) -> Function:
         read = set(used_vars(func.body))
         dead = {s.var for s in _all_assigns(func.body) if s.var not in read and (
                 (_op_name(s.value) == "tile.move" and s.var.type.memory_space in (MemorySpace.Left, MemorySpace.Right))
-                or (_op_name(s.value) == "tile.load" and s.var.type.memory_space is MemorySpace.Mat))}
+                or (_op_name(s.value) in ("tile.load", "tile.transpose_view")
+                    and s.var.type.memory_space is MemorySpace.Mat))}
         if not dead:
             return func
 
