@@ -7,8 +7,12 @@ receives the lane's part of a cube tile, `pl.aic_gather(y)` hands the lane's par
 region is erased (`aiv_id = get_subblock_idx()`), the kernel gets attrs split=M and
 split_aiv=True, and ExpandMixedKernel turns the shard / gather into transfers; SplitVectorKernel
 then runs the vector half on both lanes without halving anything (the author already did).
+Mode NONE (task-parallel lanes, seed 004 "replay path"): both lanes run the whole region on the
+full tiles (`aiv_shard` keeps the shape; each lane picks its work by `aiv_id`), SplitVectorKernel
+dual-dispatches the AIV without the lane-1 replay; a gather is rejected (no axis to rejoin).
 Placement errors: a vector op outside every region, a cube op inside one, two modes in one
-kernel. The AUTO form (`pl.split(M)` without regions) is handled by SplitVectorKernel, but its
+kernel. The AUTO form (`pl.split(M)` without regions) is halved by SplitVectorKernel (after
+ExpandMixedKernel has separated the vector side; its docstring says why), but its
 transpose check lives here (seed 004 "untransposable split"): a `tile.transpose` moving a
 non-singleton split axis is rejected for both forms, naming the mode, NONE and a column slice.
 
@@ -107,6 +111,18 @@ def _check_transposes(func: Function, mode, region_form: bool, span) -> None:
                                 "column slice (row slice) of the source before transposing it")
 
 
+def _reject_gathers(func: Function, regions: list) -> None:
+    """NONE lanes are task-parallel: both run the whole region, so a gather would hand the cube two
+    full tiles for one pop; the halves-rejoining gather needs a split axis."""
+    for r in regions:
+        for c in calls_in(r.body):
+            if not isinstance(c.op, GlobalVar) and c.op.name == "tile.aic_gather":
+                raise UnsupportedError(f"pl.aic_gather inside a pl.split_aiv(2, mode=pl.SplitMode.NONE) region of "
+                                       f"kernel {func.name}: both lanes run the whole region, so the cube would "
+                                       f"receive two tiles for one pop", c.span,
+                                       hint="use pl.SplitMode.UP_DOWN or LEFT_RIGHT to rejoin the lanes' halves")
+
+
 def _run(func: Function, program: Program) -> Function:
     whole = split_mode(func.attrs)
     if whole is not None and not collect(func.body, lambda n: isinstance(n, SplitAivScopeStmt)):
@@ -126,9 +142,9 @@ def _run(func: Function, program: Program) -> Function:
     _placement_errors(func, regions)
     mode = regions[0].split
     if mode.value == 0:
-        raise UnsupportedError("pl.split_aiv(2, mode=pl.SplitMode.NONE) (task-parallel lanes) is not supported yet",
-                               regions[0].span, hint="use UP_DOWN or LEFT_RIGHT")
-    _check_transposes(func, mode, True, regions[0].span)
+        _reject_gathers(func, regions)
+    else:
+        _check_transposes(func, mode, True, regions[0].span)
     body = _Erase().mutate(func.body)
     return func.replace(body=body, attrs={**func.attrs, "split": mode, "split_aiv": True})
 

@@ -104,6 +104,8 @@ DEFAULT_PIPELINE = (
     ("LowerAutoVectorSplit", "lower_auto_vector_split"),
     # Memory spaces decide the core: InCore kernels become AIV or AIC, mixed ones AIC + AIV + Group with pipes.
     ("ExpandMixedKernel", "expand_mixed_kernel"),
+    # a2a3 rings live in GM: pipe kernels get a __gm_pipe_buffer Out param, the orchestration creates it.
+    ("InjectGMPipeBuffer", "inject_gm_pipe_buffer"),
     # pl.split kernels: the AIV half runs on both lanes, each on its part; transfers carry split codes.
     ("SplitVectorKernel", "split_vector_kernel"),
     # Each tfree takes the split code / pipe id of the tpop it frees.

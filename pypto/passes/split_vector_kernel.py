@@ -4,9 +4,17 @@ Requires: MixedKernelExpanded / Produces: VectorKernelSplit (attrs) / Invalidate
 On a2a3 a mixed kernel without a split mode is dual-dispatched (attrs dual_aiv_dispatch): both
 AIV lanes run it, lane 1 only replays the pipe handshakes — its loads have valid extent 0, its
 pops (simulator) are empty and its stores sit under `if lane == 0`.
+A pl.split_aiv(NONE) kernel is dual-dispatched without that replay: its lanes are task-parallel.
 Reference: pass doc 23 (compiler-and-runtime.md §2, dump 24), seed 004 "split code". Here it
-also does the vector-side halving that the reference performs earlier (LowerAutoVectorSplit):
-every Vec tile of the AIV function is cut along the split axis into the lane's part, GM loads
+also does the vector-side halving that the reference performs earlier (LowerAutoVectorSplit,
+row 21). It stays here on purpose: before ExpandMixedKernel the kernel is still mixed, so a
+halver would have to decide per statement which tiles are the vector side's (tile.create /
+tile.full are SHARED; an Acc accumulator must not be halved) — exactly the affinity analysis
+ExpandMixedKernel owns; after it, the rule is simply "every Vec tile of the AIV function", and the
+transfer codes need the full tile (AIC side) and the lane tile together, which exist side by side
+only now. The result is the same lane code; only the dump after LowerAutoVectorSplit differs
+from the reference's (whole tiles there, pinned by test_auto_split_placement.py).
+Every Vec tile of the AIV function is cut along the split axis into the lane's part, GM loads
 and stores move by `get_subblock_idx() * S` (S = the lane tile extent, the half rounded up),
 the lane's valid extent clamp(V - lane*S, 0, S) is passed at run time, and every transfer of
 the pair (both sides) carries the split code of its full-width tile (1–4). Ops that would
@@ -275,21 +283,46 @@ def _dual_dispatch(func: Function) -> Function:
 
 
 class _RegionCodes(IRMutator):
-    """pl.split_aiv kernels: the lane tiles are the author's; the transfers only get their codes
-    (from the full tile the pair moves: twice the lane tile, even halves)."""
+    """pl.split_aiv kernels: the lane tiles are the author's; the transfers only get their codes, from
+    the full tile the pair moves. A pop takes the type of the AIC push it pairs with (`pushed`, in
+    program order), so an odd extent (15 rows: lanes of 8 and 7) gets the odd code; without a
+    partner the full tile is twice the lane tile (even halves)."""
 
-    def __init__(self, mode):
+    def __init__(self, mode, pushed: list):
         self.mode = mode
         self.axis = AXIS[mode]
+        self.pushed = list(pushed)
 
     def mutate_call(self, c):
         c = self.mutate_children(c)
         if isinstance(c.op, GlobalVar) or c.op.name not in ("tile.tpop_from_aic", "tile.tpush_to_aic"):
             return c
         lane = c.type if c.op.name == "tile.tpop_from_aic" else c.args[0].type
-        code = transfer_code(_full_of(lane, self.axis), self.mode, gather=c.op.name == "tile.tpush_to_aic",
-                             span=c.span)
+        full = _full_of(lane, self.axis)
+        if c.op.name == "tile.tpop_from_aic" and c.kwargs.get("id") is None and self.pushed:
+            partner = self.pushed.pop(0)
+            if _dim(partner, self.axis) is not None and lane_stride(_dim(partner, self.axis)) == _dim(lane, self.axis):
+                full = partner
+        code = transfer_code(full, self.mode, gather=c.op.name == "tile.tpush_to_aic", span=c.span)
         return c.replace(kwargs={**c.kwargs, "split": code})
+
+
+def _cube_pushes(program: Program, aiv: Function) -> list:
+    """The tile types the AIC partner of `aiv` (the AIC called beside it in a Group) pushes to the AIV
+    lanes, in program order (ExpandMixedKernel builds both sides from one body, in one order)."""
+    from pypto.passes.analysis import calls_in
+    for g in program.functions.values():
+        if g.func_type is not FunctionType.Group:
+            continue
+        callees = [program.functions.get(c.op.name) for c in calls_in(g.body) if isinstance(c.op, GlobalVar)]
+        if aiv not in callees:
+            continue
+        cubes = [f for f in callees if f is not None and f.func_type is FunctionType.AIC]
+        if len(cubes) == 1:
+            return [c.args[0].type for c in calls_in(cubes[0].body)
+                    if not isinstance(c.op, GlobalVar) and c.op.name == "tile.tpush_to_aiv"
+                    and c.kwargs.get("id") is None]
+    return []
 
 
 def _run(program: Program) -> Program:
@@ -298,6 +331,12 @@ def _run(program: Program) -> Program:
     out, changed = [], False
     for f in program.functions.values():
         mode = split_mode(f.attrs)
+        if mode is None and f.func_type is FunctionType.AIV and f.attrs.get("split_aiv") \
+                and not f.attrs.get("dual_aiv_dispatch"):
+            # pl.split_aiv(2, mode=NONE): task-parallel lanes both run the whole body (no replay, no masking)
+            out.append(f.replace(attrs={**f.attrs, "dual_aiv_dispatch": True}))
+            changed = True
+            continue
         if mode is None and dual and f.func_type is FunctionType.AIV and not f.attrs.get("dual_aiv_dispatch") \
                 and _has_transfers(f):
             out.append(_dual_dispatch(f))
@@ -308,7 +347,8 @@ def _run(program: Program) -> Program:
             continue
         changed = True
         if f.func_type is FunctionType.AIV and f.attrs.get("split_aiv"):
-            out.append(f.replace(body=_RegionCodes(mode).mutate(f.body)))     # lane code written by the author
+            pushed = _cube_pushes(program, f)
+            out.append(f.replace(body=_RegionCodes(mode, pushed).mutate(f.body)))   # lane code written by the author
         elif f.func_type is FunctionType.AIV:
             out.append(_split_aiv(f, mode))
         else:

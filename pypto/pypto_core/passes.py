@@ -15,6 +15,7 @@ from pypto.passes.expand_mixed_kernel import expand_mixed_kernel  # noqa: F401
 from pypto.passes.flatten_call_expr import flatten_call_expr  # noqa: F401
 from pypto.passes.flatten_tile_nd_to_2d import flatten_tile_nd_to_2d  # noqa: F401
 from pypto.passes.infer_tile_memory_space import infer_tile_memory_space  # noqa: F401
+from pypto.passes.inject_gm_pipe_buffer import inject_gm_pipe_buffer  # noqa: F401
 from pypto.passes.init_mem_ref import init_mem_ref  # noqa: F401
 from pypto.passes.optimize_orch_tensors import optimize_orch_tensors  # noqa: F401
 from pypto.passes.inline_functions import inline_functions  # noqa: F401

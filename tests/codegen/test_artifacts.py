@@ -43,11 +43,11 @@ def test_kernel_config_lists_kernels_core_types_and_signatures(mixed_build):
     cfg = read_kernel_config(out / "kernel_config.py")
     kernels = {k["name"]: k for k in cfg["KERNELS"]}
     assert kernels["mm_aic"]["core_type"] == "aic" and kernels["mm_aiv"]["core_type"] == "aiv"
-    assert kernels["mm_aic"]["signature"] == ["IN", "IN", "OUT"]
+    assert kernels["mm_aic"]["signature"] == ["IN", "IN", "OUT", "OUT"]     # a2a3: + __gm_pipe_buffer
     assert kernels["mm_aiv"]["source"] == "ptoas/mm_aiv.pto" and (out / kernels["mm_aiv"]["source"]).is_file()
     assert sorted(k["func_id"] for k in cfg["KERNELS"]) == [0, 1]
     assert cfg["GROUPS"] == [{"name": "mm", "kind": "Group", "members": ["mm_aic", "mm_aiv"],
-                              "signature": ["IN", "IN", "OUT"]}]
+                              "signature": ["IN", "IN", "OUT", "OUT"]}]
     assert cfg["ORCHESTRATION"]["function_name"] == "main"
     assert cfg["RUNTIME_CONFIG"]["runtime"] == "tensormap_and_ringbuffer"
     assert cfg["PYPTO"]["platform"] == "a2a3sim" and cfg["PYPTO"]["backend_type"] == "Ascend910B"
@@ -57,7 +57,7 @@ def test_orchestration_artifact_reads_as_task_submission(mixed_build):
     _, out = mixed_build
     text = (out / "orchestration" / "main.host.py").read_text()
     assert "def main(rt, x, y):" in text
-    assert "rt.submit_mixed_task('mm', inputs=[x, y], outputs=[out_0])" in text
+    assert "rt.submit_mixed_task('mm', inputs=[x, y], outputs=[out_0, gm_pipe_buffer_0])" in text
 
     class Recorder:                                 # the artifact is runnable against any `rt`
         def __init__(self):
@@ -73,7 +73,8 @@ def test_orchestration_artifact_reads_as_task_submission(mixed_build):
 
     rt = Recorder()
     result = runpy.run_path(str(out / "orchestration" / "main.host.py"))["main"](rt, "X", "Y")
-    assert rt.log == [("alloc", [16, 128], "FP32"), ("mixed", "mm", {"inputs": ["X", "Y"], "outputs": ["t1"]})]
+    assert rt.log == [("alloc", [16, 128], "FP32"), ("alloc", [4096], "FP32"),
+                      ("mixed", "mm", {"inputs": ["X", "Y"], "outputs": ["t1", "t2"]})]
     assert result == "t1"
 
 

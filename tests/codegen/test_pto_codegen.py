@@ -86,7 +86,8 @@ def test_mixed_kernel_writes_one_pto_per_core(tmp_path):
                      r"\{split = 0\}", aic)
     assert re.search(r"%c2v_import = pto\.import_reserved_buffer \{name = \"mm_c2v_slot_buffer\", "
                      r"peer_func = @mm_aiv\} -> i32", aic)
-    assert "pto.aic_initialize_pipe {dir_mask = 1, slot_size = 8192, slot_num = 2} (c2v_consumer_buf = " in aic
+    assert "pto.aic_initialize_pipe {dir_mask = 1, slot_size = 8192, slot_num = 2} (gm_slot_buffer = %arg3 : " \
+           "!pto.ptr<f32>, c2v_consumer_buf = " in aic                # a2a3: the ring lives in __gm_pipe_buffer
     assert re.search(r"%z_vec = pto\.tpop_from_aic \{split = 0\} -> !pto\.tile_buf<loc=vec", aiv)
     assert "pto.tfree_from_aic {split = 0}" in aiv
     assert "location = #pto.address_space<vec>" in aiv

@@ -81,9 +81,27 @@ def _initialize(target: str):
         attrs += [f"{k} = {kw[k]}" for k in ("slot_num", "local_slot_num") if kw.get(k) is not None]
         args = list(ctx.call.args) + [ConstInt(0, INT32)] * (2 - len(ctx.call.args))
         c2v, v2c = (_buffer_operand(ctx, a) for a in args[:2])
-        ctx.emit(f"pto.{target}_initialize_pipe {{{', '.join(attrs)}}} (c2v_consumer_buf = {c2v} : i32, "
+        gm = _gm_slot_buffer(ctx, kw)
+        ctx.emit(f"pto.{target}_initialize_pipe {{{', '.join(attrs)}}} ({gm}c2v_consumer_buf = {c2v} : i32, "
                  f"v2c_consumer_buf = {v2c} : i32)")
     return emit
+
+
+def _gm_slot_buffer(ctx, kw) -> str:
+    """a2a3 (after InjectGMPipeBuffer): the pipe's rings start at the byte offset the pass recorded in
+    attrs["gm_pipe_offsets"] inside the `__gm_pipe_buffer` param; a later pipe id gets an addptr (FP32 elements)."""
+    offsets = ctx.func.attrs.get("gm_pipe_offsets")
+    param = next((p for p in ctx.func.params if p.name_hint == "__gm_pipe_buffer"), None)
+    if not offsets or param is None:
+        return ""
+    pipe = kw.get("id") or 0
+    starts = [at for key, at in offsets.items() if key.endswith(f"@{pipe}")]
+    ptr = ctx.value(param)
+    if starts and min(starts) > 0:
+        moved = ctx.fresh("gm_slot_buffer")
+        ctx.emit(f"{moved} = pto.addptr {ptr}, {ctx.const_index(min(starts) // 4)} : !pto.ptr<f32> -> !pto.ptr<f32>")
+        ptr = moved
+    return f"gm_slot_buffer = {ptr} : !pto.ptr<f32>, "
 
 
 emits("system.aic_initialize_pipe")(_initialize("aic"))

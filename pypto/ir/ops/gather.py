@@ -215,9 +215,8 @@ def _split_rule(name: str, halve: bool, space=None):
             n = as_int(shape[axis])
             if n is None:
                 raise TypeCheckError(f"{name}: the {_SPLIT_NAMES[split]} axis must be static")
-            if halve and n % 2:
-                raise TypeCheckError(f"{name}: axis {axis} extent {n} is odd; {_SPLIT_NAMES[split]} halves it")
-            shape[axis] = ConstInt(n // 2 if halve else n * 2)
+            # an odd extent gives each lane the larger half (lane 1's valid part is one less: split code 3 / 4)
+            shape[axis] = ConstInt((n + 1) // 2 if halve else n * 2)
         if isinstance(x, TileType):
             # the boundary lands in the consuming lane's space, whatever the operand's (never inherited)
             return TileType(shape, x.dtype, memory_space=space)

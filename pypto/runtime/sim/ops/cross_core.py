@@ -4,7 +4,8 @@ Each cluster holds two rings per pipe id (pypto/runtime/sim/pipes.py): C2V, fill
 and drained by the AIV lane(s), and V2C the other way. `initialize_pipe` creates them (the
 first side to run creates, the other checks the geometry); the AIV side also says how many
 lanes take part, which fixes how many lanes must free a C2V slot and push a part of a V2C slot.
-A pushed slot carries the whole tile (its physical box, valid region and dtype), so a pop can
+On a2a3 the rings live in GM: the kernel's `__gm_pipe_buffer` (InjectGMPipeBuffer) must hold each
+ring at its recorded offset, which initialize_pipe checks. A pushed slot carries the whole tile (its physical box, valid region and dtype), so a pop can
 check the layout contract (same dtype, the expected box) and a split pop can take its lane's
 half: lane L of split code 1 / 3 (rows) or 2 / 4 (columns) owns rows / columns
 [L*S, L*S + eL) with S the lane tile's extent and eL = clamp(valid - L*S, 0, S).
@@ -22,6 +23,7 @@ from pypto.runtime.sim.blocking import may_block
 from pypto.runtime.sim.pipes import find_ring, get_ring
 
 C2V, V2C = "c2v", "v2c"
+GM_PIPE_BUFFER = "__gm_pipe_buffer"
 
 
 def _axis(split: int):
@@ -35,10 +37,35 @@ def _init(ctx, dir_mask, slot_size, slot_num, id, aiv: bool):
     for bit, direction in ((1, C2V), (2, V2C)):
         if not dir_mask & bit:
             continue
+        _check_gm_ring(ctx, direction, id or 0, (slot_num or 2) * slot_size)
         ring = get_ring(ctx, (direction, id or 0), slot_num or 2, slot_size)
         if lanes is not None:
             ring.set_lanes(lanes, 1) if direction == C2V else ring.set_lanes(1, lanes)
     return None
+
+
+def _check_gm_ring(ctx, direction: str, pipe: int, nbytes: int) -> None:
+    """a2a3: the ring lives in the kernel's `__gm_pipe_buffer` at the offset InjectGMPipeBuffer recorded
+    (attrs["gm_pipe_offsets"]); a buffer too small for it is an error naming the ring. The bytes
+    themselves stay in the cluster's ring object (it persists across tasks, each task has its own buffer)."""
+    agent = getattr(ctx, "agent", None)
+    kernel = agent.code.func if agent is not None else None
+    offsets = kernel.attrs.get("gm_pipe_offsets") if kernel is not None else None
+    task = getattr(ctx, "task", None)
+    if not offsets or task is None or ctx.platform.name != "a2a3":
+        return
+    owner = task.code.func
+    index = next((i for i, p in enumerate(owner.params) if p.name_hint == GM_PIPE_BUFFER), None)
+    if index is None or index >= len(task.args):
+        return
+    start = offsets.get(f"{direction}@{pipe}")
+    have = int(getattr(task.args[index], "nbytes", 0))
+    if start is None or start + nbytes > have:
+        where = "has no offset recorded" if start is None else f"needs bytes [{start}, {start + nbytes})"
+        raise SimulationError(f"{direction.upper()} ring of pipe {pipe} in kernel {kernel.name} {where} of "
+                              f"{GM_PIPE_BUFFER}, which holds {have} bytes",
+                              hint="the orchestration's tensor.create for the pipe buffer must hold every ring "
+                                   "(InjectGMPipeBuffer sizes it: slot_num x slot_size per ring)")
 
 
 def aic_initialize_pipe(ctx, out, *bufs, dir_mask=1, slot_size=0, slot_num=None, local_slot_num=None, id=None, **kw):
@@ -66,9 +93,11 @@ def _ring(ctx, direction: str, id, op: str):
 
 
 def _replay_lane(ctx) -> bool:
-    """Lane 1 of a dual-dispatched (a2a3, no split) AIV kernel pops empty tiles: it only keeps the handshake."""
+    """Lane 1 of a dual-dispatched (a2a3, no split) AIV kernel pops empty tiles: it only keeps the handshake.
+    A pl.split_aiv(NONE) kernel is dual-dispatched too, but both its lanes do real work."""
     agent = getattr(ctx, "agent", None)
-    return bool(_lane(ctx) == 1 and agent is not None and agent.code.func.attrs.get("dual_aiv_dispatch"))
+    attrs = agent.code.func.attrs if agent is not None else {}
+    return bool(_lane(ctx) == 1 and attrs.get("dual_aiv_dispatch") and not attrs.get("split_aiv"))
 
 
 def _lane(ctx) -> int:
