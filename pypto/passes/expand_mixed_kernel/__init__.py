@@ -3,7 +3,8 @@
 Requires: SSAForm, TileMemoryInferred / Produces: MixedKernelExpanded / Invalidates: —
 Seed 004 (pass doc 21; compiler-and-runtime.md §2, dump 22). Phases: pre-scan callers (which
 kernels an existing Group calls), expand each InCore kernel (affinity.py, construct.py,
-dce.py, pipe_setup.py), rewrite Group callers in place, check the result (verifier.py).
+dce.py, pipe_setup.py), rewrite Group callers in place, normalize hand-written Groups to one
+shared member ABI (group_abi.py), check the result (verifier.py).
 
     before:  InCore k(x, y, out): ... z = matmul(l, r); v = move(z, Vec); out = store(v, ..)
     after:   AIC k_aic: ... z = matmul(l, r); tpush_to_aiv(z)   AIV k_aiv: v = tpop_from_aic(); store; tfree
@@ -26,6 +27,7 @@ from pypto.passes.expand_mixed_kernel.construct import SideBuilder, is_mixed, st
 from pypto.passes.expand_mixed_kernel.adapt_push import adapt_manual_pushes
 from pypto.passes.expand_mixed_kernel.data_paths import check_data_paths
 from pypto.passes.expand_mixed_kernel.gm_fence import plan_fences
+from pypto.passes.expand_mixed_kernel.group_abi import normalize_group_abis
 from pypto.passes.expand_mixed_kernel.dce import eliminate, free_vars
 from pypto.passes.expand_mixed_kernel.pipe_setup import insert_tfrees, pipe_prologue, transfers
 from pypto.passes.expand_mixed_kernel.verifier import check_expanded
@@ -169,7 +171,7 @@ def _run(program: Program) -> Program:
             retyped[f.name] = f.with_type(kind).replace(attrs=attrs)
     manual = {f.name for f in funcs if f.func_type is FunctionType.AIV} | set(retyped)
     if not split and not retyped and not (platform_name == "a5" and manual):
-        return program
+        return normalize_group_abis(program)
     out = []
     rewrite = _GroupCallerRewrite(split)
     for f in funcs:
@@ -189,7 +191,8 @@ def _run(program: Program) -> Program:
             out.append(f)
     # AdaptManualVtoCPush: the pass's last phase, on the AIV functions it did not build pushes for
     out = [adapt_manual_pushes(f, platform_name) if f.name in manual else f for f in out]
-    result = program.with_functions(out)
+    # phase 4: hand-written Groups get one shared member ABI (after the pushes are adapted: clones keep them)
+    result = normalize_group_abis(program.with_functions(out))
     platform = current_platform()
     for f in out:
         if f.func_type in (FunctionType.AIC, FunctionType.AIV) and (f.name in retyped or f.name.endswith(("_aic", "_aiv"))):

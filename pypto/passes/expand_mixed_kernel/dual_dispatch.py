@@ -1,0 +1,44 @@
+"""Dual AIV dispatch (a2a3, no split): lane 1's replay tiles are empty in the IR's types.
+
+Seed 004, step 12 and "对于 Ascend910（a2a3）…双 AIV 派发" (compiler-and-runtime.md §2, dump 24):
+a no-split mixed kernel on a2a3 runs its one AIV body on both vector lanes; lane 0 does the
+work, lane 1 only replays the cross-core handshakes, with every tile it produces forced to
+valid_shape [0, 0] and its stores masked. SplitVectorKernel binds `lane = get_subblock_idx()`,
+scales the Vec loads' valid extents by (1 - lane) and puts the stores under `if lane == 0`.
+This helper makes the tile *types* say the same: every Vec tile of the body (pops, loads and
+what is computed from them, loop carries included) gets valid = valid × (1 - lane), so lane 1's
+replay path is visibly empty in the lowered IR, not only in the simulator. Idempotent.
+
+    before:  v: Tile[[16, 16], FP32, Vec] = tpop_from_aic(split=0)
+    after:   v: Tile[[16, 16], FP32, Vec, TileView(valid_shape=[16 * (1 - lane), 16 * (1 - lane)])]
+                 = tpop_from_aic(split=0)
+"""
+
+from __future__ import annotations
+
+from pypto.ir.dtypes import INDEX
+from pypto.ir.enums import MemorySpace
+from pypto.ir.equality import structural_equal
+from pypto.ir.expr import BinaryExpr, Var, const
+from pypto.ir.function import Function
+from pypto.ir.types import TileType
+from pypto.passes.analysis import Retyper
+
+
+def _masked(dim, keep) -> bool:
+    return isinstance(dim, BinaryExpr) and dim.op == "mul" and structural_equal(dim.rhs, keep,
+                                                                                enable_auto_mapping=False)
+
+
+def replay_valid_shapes(func: Function, lane: Var) -> Function:
+    """`func` (a dual-dispatched AIV) with each Vec tile's valid extents scaled by (1 - lane)."""
+    keep = BinaryExpr("sub", const(1, INDEX), lane)
+
+    def new_type(t):
+        if not isinstance(t, TileType) or t.memory_space not in (MemorySpace.Vec, None):
+            return None
+        if all(_masked(d, keep) for d in t.valid_shape):
+            return None
+        return t.with_valid_shape([d if _masked(d, keep) else BinaryExpr("mul", d, keep) for d in t.valid_shape])
+
+    return Retyper(new_type).function(func)
