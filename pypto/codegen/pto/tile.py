@@ -76,7 +76,7 @@ def _allocation(ctx):
 
 @emits("tile.load")
 def _load(ctx):
-    tensor, offsets, _shapes, valid = ctx.call.args
+    tensor, offsets, _shapes, valid = ctx.call.args[:4]     # a 5th (tile_shape): the same N-D view, a 2-D tile
     sizes = valid.elements if isinstance(valid, MakeTuple) and valid.elements else _shapes.elements
     pv, ptype = ctx.partition_view(tensor, offsets, sizes)
     ctx.emit(f"pto.tload ins({pv} : {ptype}) outs({ctx.result} : {ctx.result_type})")
@@ -84,8 +84,9 @@ def _load(ctx):
 
 @emits("tile.store")
 def _store(ctx):
-    tile, offsets, out = ctx.call.args
-    pv, ptype = ctx.partition_view(out, offsets, tile.type.valid_shape)
+    tile, offsets, out = ctx.call.args[:3]
+    window = ctx.call.args[3].elements if len(ctx.call.args) > 3 else tile.type.valid_shape   # N-D window
+    pv, ptype = ctx.partition_view(out, offsets, window)
     ctx.emit(f"pto.tstore ins({ctx.value(tile)} : {ctx.type_of(tile)}) outs({pv} : {ptype})")
     if ctx.result_var is not None and isinstance(ctx.result_var.type, TensorType):
         ctx.alias_tensor(ctx.result_var, out)

@@ -17,6 +17,7 @@ from pypto.ir.ops.common import (MASK_DTYPE, assemble_rule, concat_rule, binary_
                                  fillpad_rule, fmt_shape, fp32_only_rule, packed_mask_shape, read_rule, reduce_rule, reshape_rule,
                                  same_dtype, same_shape, scalar_binary_rule, scalar_fits, slice_rule, transpose_rule,
                                  unary_rule, write_rule)
+from pypto.ir.ops.flat_window import flat_load_type, flat_store_check
 from pypto.ir.ops.registry import CUBE, READ, READWRITE, SHARED, VECTOR, WRITE, Kwarg, OpDef, register_op
 from pypto.ir.types import PtrType, TileType, TileView
 
@@ -42,11 +43,15 @@ def _load_type(args, kw):
     if kw["target_memory"] not in (MemorySpace.Vec, MemorySpace.Mat):
         raise TypeCheckError(f"tile.load: loads from GM may only land in Vec or Mat, not {kw['target_memory'].name}",
                              hint="load into Mat, then pl.move to Left / Right / Bias")
+    if len(args) > 4:
+        return flat_load_type(t, shapes, valid, expect_tuple("tile.load", "tile_shape", args[4]), kw["target_memory"])
     tt = TileType(shapes, t.dtype, memory_space=kw["target_memory"])
     return tt.with_valid_shape(valid) if valid else tt
 
 
-register_op(OpDef("tile.load", args=("tensor", "offsets", "shapes", "valid_shapes"),
+# The optional 5th operand `tile_shape` (written by FlattenTileNdTo2D) reads the N-D window into its
+# row-major 2-D tile [prod(leading), last] (pypto/ir/ops/flat_window.py).
+register_op(OpDef("tile.load", args=("tensor", "offsets", "shapes", "valid_shapes", "tile_shape"), min_args=4,
                   kwargs={"target_memory": Kwarg(MemorySpace, MemorySpace.Vec)},
                   deduce=_load_type, output_memory="target_memory", effects={0: READ}, self_loading=True,
                   description="GM window → tile; outside valid_shapes the tile is padded per its pad value"))
@@ -59,10 +64,13 @@ def _store_type(args, kw):
     same_dtype("tile.store", tile.dtype, out.dtype, "tile and output tensor")
     if len(offsets) != out.rank:
         raise TypeCheckError(f"tile.store: offsets need one entry per tensor dim ({out.rank}), got {len(offsets)}")
+    if len(args) > 3:
+        flat_store_check(tile, expect_tuple("tile.store", "shapes", args[3]), out)
     return out
 
 
-register_op(OpDef("tile.store", args=("tile", "offsets", "output_tensor"), deduce=_store_type,
+# The optional 4th operand `shapes` gives the N-D window a 2-D tile's valid rows are written to, row-major.
+register_op(OpDef("tile.store", args=("tile", "offsets", "output_tensor", "shapes"), min_args=3, deduce=_store_type,
                   effects={0: READ, 2: WRITE}, reuses_input=2,
                   description="valid region of the tile → GM at offsets; the result is the updated tensor"))
 

@@ -46,7 +46,7 @@ _SLICE_ONLY = {"pad_value": None}
 
 # Operands that are keyword-only in the DSL although positional in the IR (gather_row's 6th
 # positional argument is `transpose`; valid_shape may be a runtime value, so the IR keeps it an operand).
-KEYWORD_ONLY = {"gather_row": ("valid_shape",)}
+KEYWORD_ONLY = {"gather_row": ("valid_shape",), "load": ("tile_shape",)}   # load: the reference's 5th is target_memory
 
 # Helpful hints when a required positional argument is missing.
 MISSING_HINTS = {

@@ -35,16 +35,25 @@ def _pad_of(ctx, kwargs) -> PadValue:
 
 
 # ---------------------------------------------------------------------------- data movement
-def load(ctx, out, tensor, offsets, shapes, valid_shapes, **kwargs):
+def load(ctx, out, tensor, offsets, shapes, valid_shapes, tile_shape=None, **kwargs):
     src = tensor[_window(tensor.shape, offsets, valid_shapes, "tile.load")]
+    if tile_shape is not None:        # flattened: the window's rows, row-major, are the tile's rows
+        src = src.reshape(int(np.prod(src.shape[:-1])), src.shape[-1])
     write_valid(out, src)
     fill_outside(out.data, out.valid, pad_scalar(_pad_of(ctx, kwargs), out.data.dtype))
     return out
 
 
-def store(ctx, out, tile, offsets, output_tensor, **kwargs):
-    output_tensor[_window(output_tensor.shape, offsets, tile.valid, "tile.store")] = \
-        tile.view().astype(output_tensor.dtype, copy=False)
+def store(ctx, out, tile, offsets, output_tensor, shapes=None, **kwargs):
+    value = tile.view()
+    if shapes is not None:            # flattened: the tile's valid rows fill the N-D window row-major
+        shapes = tuple(int(s) for s in shapes)
+        if value.shape != (int(np.prod(shapes[:-1])), shapes[-1]):
+            raise SimulationError(f"tile.store: the tile's valid region {tile.valid} is not the N-D window {shapes} "
+                                  "flattened row-major", hint="the valid rows must be the window's rows")
+        value = value.reshape(shapes)
+    output_tensor[_window(output_tensor.shape, offsets, value.shape, "tile.store")] = \
+        value.astype(output_tensor.dtype, copy=False)
     return output_tensor
 
 

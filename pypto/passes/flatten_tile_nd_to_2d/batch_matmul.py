@@ -1,0 +1,150 @@
+"""FlattenTileNdTo2D, batched matmul: `tile.batch_matmul(_acc)` on [.., M, K] x [.., K, N] becomes one
+2-D `tile.matmul(_acc)` per batch index, each fed by its own Mat → Left / Right window.
+
+Where the split happens, and why here: a batch's [M, K] rows cannot be cut out of a Left / Right
+tile (only the vector unit slices tiles, and L0A / L0B are cube-only), but they can be read out of
+the Mat (L1) tile the operand was moved from: `tile.extract(mat, b * M, 0, [M, K], target_memory=Left)`
+is one `pto.textract`. So the whole-batch Mat → Left / Right `tile.move` (written by the user or by
+ConvertTensorToTileOps) is replaced by per-batch extracts, before AutoTileMatmulL0 and before
+InferTileMemorySpace's operand moves ever see a batched operand; those passes stay 2-D only.
+A move whose only readers are batched matmuls is dropped (its whole-batch L0 buffer never exists).
+
+The per-batch results stay separate Acc tiles [M, N] (an Acc tile is fractal, so batches are not
+row slices of one [B * M, N] Acc tile). They may feed `tile.batch_matmul_acc` (per batch again) and
+`tile.store` (one flattened store per batch into the N-D window); any other use is UnsupportedError.
+
+    before:  l = pl.tile.move(a_mat, Left);  r = pl.tile.move(b_mat, Right)      # a_mat [2, 16, 32] Mat
+             c = pl.tile.batch_matmul(l, r);  out2 = pl.tile.store(c, [0, 0, 0], out)
+    after:   l0 = pl.tile.extract(a2, 0, 0, [16, 32], target_memory=Left);  ...;  c0 = pl.tile.matmul(l0, r0)
+             o0 = pl.tile.store(c0, [0, 0, 0], out, [1, 16, 16]);  ...  (batch 1 at [1, 0, 0])
+"""
+
+from __future__ import annotations
+
+from pypto.errors import UnsupportedError
+from pypto.ir.enums import MemorySpace
+from pypto.ir.expr import BinaryExpr, Call, ConstInt, GlobalVar, Var, as_int
+from pypto.ir.ops.registry import create_op_call
+from pypto.ir.stmt import AssignStmt
+from pypto.ir.types import TileType
+from pypto.ir.visitor import collect
+
+BATCHED = ("tile.batch_matmul", "tile.batch_matmul_acc")
+_SPACE = {"lhs": MemorySpace.Left, "rhs": MemorySpace.Right}
+
+
+def batch_operand_moves(body) -> dict:
+    """Vars bound by a Mat → Left / Right tile.move → that move's Mat source, for the moves read only by
+    batched matmuls (as lhs / rhs). Those moves are dropped; the batches extract from the source."""
+    calls = collect(body, lambda n: isinstance(n, Call) and not isinstance(n.op, GlobalVar))
+    moves = {}
+    for s in collect(body, lambda n: isinstance(n, AssignStmt) and isinstance(n.value, Call)
+                     and not isinstance(n.value.op, GlobalVar) and n.value.op.name == "tile.move"):
+        src = s.value.args[0]
+        if isinstance(src.type, TileType) and src.type.memory_space is MemorySpace.Mat and src.type.rank > 2:
+            moves[s.var] = src
+    batch_reads = {v: 0 for v in moves}
+    for c in calls:
+        for i, a in enumerate(c.args):
+            if isinstance(a, Var) and a in moves and c.op.name in BATCHED and i >= len(c.args) - 2:
+                batch_reads[a] += 1
+    occurrences = {v: 0 for v in moves}          # binding site + every read, anywhere (calls, yields, returns)
+    for v in collect(body, lambda n: isinstance(n, Var) and n in moves):
+        occurrences[v] += 1
+    return {v: src for v, src in moves.items() if batch_reads[v] and occurrences[v] == batch_reads[v] + 1}
+
+
+class BatchSplitter:
+    """Per-batch statements for batched matmuls and the stores of their results.
+    `flat(e)` maps an original operand to its flattened value; `split` holds each batched result's
+    per-batch Acc tiles."""
+
+    def __init__(self, flat, dropped_moves: dict, defs: dict):
+        self.flat, self.dropped, self.defs = flat, dropped_moves, defs
+        self.split: dict = {}
+
+    def _mat_source(self, operand, role: str, call: Call):
+        t = operand.type
+        if [as_int(v) for v in t.valid_shape] != [as_int(d) for d in t.shape]:
+            raise UnsupportedError(f"FlattenTileNdTo2D: {call.op.name} operand '{role}' has a partial or dynamic "
+                                   "valid region; the per-batch split extracts whole [M, K] / [K, N] windows",
+                                   call.span, hint="pad the operand (pl.fillpad) or load whole batches")
+        if operand in self.dropped:
+            return self.flat(self.dropped[operand])
+        d = self.defs.get(operand)
+        if isinstance(d, Call) and d.op.name == "tile.move" and d.args[0].type.memory_space is MemorySpace.Mat:
+            return self.flat(d.args[0])
+        if operand.type.memory_space is MemorySpace.Mat:
+            return self.flat(operand)
+        raise UnsupportedError(f"FlattenTileNdTo2D: {call.op.name} operand '{role}' ({getattr(operand, 'name_hint', '?')}"
+                               f") is a {operand.type.memory_space.name} tile that is not a move out of Mat; a batch "
+                               "cannot be cut out of it", call.span,
+                               hint="load the operand into Mat and pl.move it to Left / Right right before the "
+                                    "batched matmul")
+
+    def matmul(self, var: Var, call: Call) -> list:
+        span = call.span
+        lhs, rhs = call.args[-2], call.args[-1]
+        lt, rt = lhs.type, rhs.type
+        m, k, n = (as_int(d) for d in (lt.shape[-2], lt.shape[-1], rt.shape[-1]))
+        batches = 1
+        for d in lt.shape[:-2]:
+            batches *= as_int(d)
+        acc = None
+        if call.op.name == "tile.batch_matmul_acc":
+            acc = self.split.get(call.args[0])
+            if acc is None:
+                raise UnsupportedError("FlattenTileNdTo2D: tile.batch_matmul_acc accumulates into a tile that is "
+                                       "not the result of a tile.batch_matmul(_acc) in the same block", span,
+                                       hint="start the accumulation with pl.tile.batch_matmul just before it")
+        a_mat, b_mat = self._mat_source(lhs, "lhs", call), self._mat_source(rhs, "rhs", call)
+        out, results = [], []
+
+        def bind(name, value):
+            v = Var(name, value.type, span)
+            out.append(AssignStmt(v, value, span))
+            return v
+
+        for b in range(batches):
+            left = bind(f"{getattr(lhs, 'name_hint', 'lhs')}_b{b}", create_op_call(
+                "tile.extract", [a_mat, b * m, 0, [m, k]], {"target_memory": MemorySpace.Left}, span))
+            right = bind(f"{getattr(rhs, 'name_hint', 'rhs')}_b{b}", create_op_call(
+                "tile.extract", [b_mat, b * k, 0, [k, n]], {"target_memory": MemorySpace.Right}, span))
+            if acc is None:
+                product = create_op_call("tile.matmul", [left, right], {}, span)
+            else:
+                product = create_op_call("tile.matmul_acc", [acc[b], left, right], {}, span)
+            results.append(bind(f"{var.name_hint}_b{b}", product))
+        self.split[var] = results
+        return out
+
+    def store(self, var, call: Call, args: list) -> list:
+        """tile.store of a batched result: one flattened 2-D store per batch, chained through the tensor."""
+        span, orig = call.span, call.args[0].type
+        lead = [as_int(d) for d in orig.shape[:-2]]
+        tensor, offsets = args[2], list(args[1].elements)
+        base = getattr(tensor, "name_hint", "out")
+        rank = len(offsets)
+        out, parts = [], self.split[call.args[0]]
+        for b, part in enumerate(parts):
+            index, rest = [], b
+            for d in reversed(lead):
+                index.insert(0, rest % d)
+                rest //= d
+            index = [0] * (rank - len(orig.shape)) + index + [0, 0]
+            offs = [_plus(o, i) for o, i in zip(offsets, index)]
+            shapes = [1] * (rank - 2) + list(part.type.valid_shape)
+            value = create_op_call("tile.store", [part, offs, tensor, shapes], {}, span)
+            last = b == len(parts) - 1
+            target = var if last else Var(f"{base}_b{b}", value.type, span)
+            out.append((target, value))
+            tensor = target if target is not None else tensor
+        return out
+
+
+def _plus(o, i: int):
+    if i == 0:
+        return o
+    if as_int(o) is not None:
+        return ConstInt(as_int(o) + i)
+    return BinaryExpr("add", o, ConstInt(i, o.type.dtype))

@@ -1,0 +1,112 @@
+"""Rank > 2 GM windows on the simulators (a2a3sim, a5sim) against numpy: FlattenTileNdTo2D loads each
+window straight into its [prod(leading), last] tile and stores it back through the N-D window —
+a strided window (not contiguous in the leading dims), a partial last dim, and a partial leading dim
+that is a prefix of rows. Stores write only the valid region: the rest of `out` keeps its values."""
+
+import re
+
+import numpy as np
+import pytest
+
+import pypto.language as pl
+from pypto.runtime import RunConfig, run
+
+PLATFORMS = ["a2a3sim", "a5sim"]
+
+
+@pl.program
+class StridedWindow:
+    """out[2:4, 0:8, :] = exp(x[1:3, 4:12, :]) + 1: each window row pair skips rows of the tensor."""
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[4, 16, 32], pl.FP32],
+          out: pl.InOut[pl.Tensor[[4, 16, 32], pl.FP32]]) -> pl.Tensor[[4, 16, 32], pl.FP32]:
+        t = pl.load(x, [1, 4, 0], [2, 8, 32])
+        y = pl.tile.adds(pl.tile.exp(t), 1.0)
+        out2 = pl.store(y, [2, 0, 0], out)
+        return out2
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[4, 16, 32], pl.FP32],
+             out: pl.InOut[pl.Tensor[[4, 16, 32], pl.FP32]]) -> pl.Tensor[[4, 16, 32], pl.FP32]:
+        out2 = self.k(x, out)
+        return out2
+
+
+@pl.program
+class PartialLastDim:
+    """Only columns 0..19 of each row are valid: out[:, :, :20] = x * 2, out[:, :, 20:] untouched."""
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[2, 16, 32], pl.FP32],
+          out: pl.InOut[pl.Tensor[[2, 16, 32], pl.FP32]]) -> pl.Tensor[[2, 16, 32], pl.FP32]:
+        t = pl.load(x, [0, 0, 0], [2, 16, 32], valid_shape=[2, 16, 20])
+        y = pl.tile.muls(t, 2.0)
+        out2 = pl.store(y, [0, 0, 0], out)
+        return out2
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[2, 16, 32], pl.FP32],
+             out: pl.InOut[pl.Tensor[[2, 16, 32], pl.FP32]]) -> pl.Tensor[[2, 16, 32], pl.FP32]:
+        out2 = self.k(x, out)
+        return out2
+
+
+@pl.program
+class PartialLeadingDim:
+    """valid [1, 9, 32] of a [2, 16, 32] tile: the first 9 rows of the flattened [32, 32] tile."""
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[2, 16, 32], pl.FP32],
+          out: pl.InOut[pl.Tensor[[2, 16, 32], pl.FP32]]) -> pl.Tensor[[2, 16, 32], pl.FP32]:
+        t = pl.load(x, [1, 0, 0], [2, 16, 32], valid_shape=[1, 9, 32])
+        y = pl.tile.neg(t)
+        out2 = pl.store(y, [0, 4, 0], out)
+        return out2
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[2, 16, 32], pl.FP32],
+             out: pl.InOut[pl.Tensor[[2, 16, 32], pl.FP32]]) -> pl.Tensor[[2, 16, 32], pl.FP32]:
+        out2 = self.k(x, out)
+        return out2
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_strided_rank3_window_round_trips(platform):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4, 16, 32)).astype(np.float32)
+    out = np.full((4, 16, 32), 7.0, np.float32)
+    want = out.copy()
+    want[2:4, 0:8, :] = np.exp(x[1:3, 4:12, :]) + 1
+    run(StridedWindow, x, out, config=RunConfig(platform=platform))
+    np.testing.assert_allclose(out, want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_partial_last_dim_writes_only_valid_columns(platform):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((2, 16, 32)).astype(np.float32)
+    out = np.full((2, 16, 32), -3.0, np.float32)
+    want = out.copy()
+    want[:, :, :20] = x[:, :, :20] * 2
+    run(PartialLastDim, x, out, config=RunConfig(platform=platform))
+    np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_partial_leading_dim_writes_only_the_valid_rows(platform):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 16, 32)).astype(np.float32)
+    out = np.full((2, 16, 32), 5.0, np.float32)
+    want = out.copy()
+    want[0:1, 4:13, :] = -x[1:2, 0:9, :]
+    run(PartialLeadingDim, x, out, config=RunConfig(platform=platform))
+    np.testing.assert_array_equal(out, want)
+
+
+def test_pto_reads_and_writes_the_nd_window_with_2d_tiles_and_no_reshape():
+    from pypto import ir
+    from pypto.codegen.pto import generate
+    text = generate(ir.compile(StridedWindow).lowered)["k"]
+    assert "pto.treshape" not in text
+    tile = r"!pto\.tile_buf<loc=vec, dtype=f32, rows=16, cols=32"
+    assert re.search(r"pto\.tload ins\(%\w+ : !pto\.partition_tensor_view<2x8x32xf32>\) outs\(%\w+ : " + tile, text)
+    assert re.search(r"pto\.tstore ins\(%\w+ : " + tile + r".*outs\(%\w+ : !pto\.partition_tensor_view<2x8x32xf32>\)",
+                     text)
