@@ -3,7 +3,7 @@ not exercised by test_tensor_level_ops.py, written on Tensors inside `pl.at`, co
 ConvertTensorToTileOps and run on the simulator, compared with numpy.
 
 Ops of that table without any tile form in this project (part_*, row/col_argmax/argmin,
-set_validshape, fillpad_expand, sort32, mrgsort) have no tensor form either: they are reported
+fillpad_expand, sort32, mrgsort) have no tensor form either: they are reported
 as unknown ops by the DSL (last test)."""
 
 import numpy as np
@@ -122,7 +122,7 @@ def test_select_needs_a_packed_mask_tensor():
         pl.parse(TEMPLATE.format(dt=F, shape=S, odt=F, expr="pl.select(x, x, y)"))
 
 
-@pytest.mark.parametrize("name", ["part_add", "row_argmax", "col_argmin", "sort32", "set_validshape"])
+@pytest.mark.parametrize("name", ["part_add", "row_argmax", "col_argmin", "sort32"])
 def test_ops_without_a_tile_form_are_named(name):
     with pytest.raises(PyptoError, match=f"(?i)unknown .*'pl.{name}'"):
         pl.parse(TEMPLATE.format(dt=F, shape=S, odt=F, expr=f"pl.{name}(x, y)"))

@@ -19,7 +19,7 @@ _ORCHESTRATION_ONLY = {"tensor.create", "tensor.full", "tensor.slice", "tensor.a
                        "tensor.reshape"}
 
 for _name in all_ops():
-    if not _name.startswith("tensor.") or _name in ("tensor.read", "tensor.write"):
+    if not _name.startswith("tensor.") or _name in ("tensor.read", "tensor.write", "tensor.view"):
         continue
     if _name in _ORCHESTRATION_ONLY:
         lowered_away(_name, "orchestration-level: host code (orchestration artifact); inside a kernel "

@@ -1,15 +1,22 @@
 """pld.tensor.allreduce (mode="mesh") → ready barrier, chunked remote_load reduction, per-chunk barriers.
 
-Seed 001, `pld.tensor.allreduce`: the [1, SIZE] window is walked in UB chunks of at most 16 KiB
-(shrunk to the smallest 32-byte-aligned width for small static sizes). Generation 1 is a ready
-barrier (every rank staged its data). Per chunk c: load my slice, fold in every peer's slice
-(`pld.tile.remote_load`, tail chunks carry valid_shape=[1, min(chunk, SIZE - c0)]) with the
-ReduceOp's tile op, barrier on generation 2 + c (no rank overwrites its slice while a slower
-peer may still read it), then store. The epilogue retires 1 + chunk_count credits. 7 For / 6 If.
+Seed 001, `pld.tensor.allreduce`. A fully valid packed window (any rank, e.g. [2, 3, 4]) is
+viewed as one [1, SIZE] row (`tensor.view`, no copy) and walked in UB chunks of at most 16 KiB,
+shrunk to the smallest 32-byte-aligned width for small static sizes. Generation 1 is a ready
+barrier (every rank staged its data). Per chunk c: load my slice with valid_shape
+[1, min(chunk, SIZE - c0)] and zero its padding (`tile.fillpad_inplace`, so the carried
+accumulator keeps one fixed, fully valid type), fold in every peer's slice (`remote_load` with
+the same valid_shape, padded the same way) with the ReduceOp's tile op, barrier on generation
+2 + c (no rank overwrites its slice while a slower peer may still read it), narrow the result
+back to the tail (`tile.set_validshape`) and store it. Epilogue: 1 + chunk_count credits.
+7 For / 6 If. A window with a partial valid_shape keeps one [rows, cols] rectangle
+(collective_view.rectangle_geometry) that must fit one 16 KiB tile: ready barrier, one load,
+peer fold, post-reduce barrier, store, epilogue 2 (6 For / 5 If).
 
     before:  data = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.Sum)
-    after:   ready barrier; for c0 in range(0, SIZE, CH): acc = load; for p: if p != me: acc = add(acc,
-             remote_load(p)); barrier(2 + c0 // CH); data = store(acc)  ...; cells -= 1 + ceil(SIZE / CH)
+    after:   flat = tensor.view(data, [1, SIZE]); barrier(1); for c0 in range(0, SIZE, CH): acc = fillpad(load);
+             for p: if p != me: acc = add(acc, fillpad(remote_load(p))); barrier(2 + c0 // CH);
+             store(set_validshape(acc, 1, valid)) ...; cells -= 1 + ceil(SIZE / CH)
 """
 
 from __future__ import annotations
@@ -17,28 +24,15 @@ from __future__ import annotations
 from pypto.errors import UnsupportedError
 from pypto.ir.comm_enums import ReduceOp
 from pypto.ir.dtypes import INT32
-from pypto.ir.expr import BinaryExpr, ConstInt, MakeTuple, UnaryExpr, const
 from pypto.ir.enums import MemorySpace
-from pypto.ir.types import DistributedTensorType
+from pypto.ir.expr import BinaryExpr, MakeTuple, const
 from pypto.passes.lower_composite.builder import LoweringBuilder
-from pypto.passes.lower_composite.collective_protocol import (CommHandles, chunk_cols, emit_barrier,
+from pypto.passes.lower_composite.collective_protocol import (UB_CHUNK_BYTES, CommHandles, chunk_cols, emit_barrier,
                                                               emit_epilogue_reset, reduce, validate_mesh_signal)
+from pypto.passes.lower_composite.collective_view import rectangle_geometry
 
 
-def _static_row_size(op: str, target) -> int:
-    t = target.type
-    if not isinstance(t, DistributedTensorType):
-        raise UnsupportedError(f"{op}: the target must be a window-bound pld.DistributedTensor")
-    dims = [d.value if isinstance(d, ConstInt) else None for d in t.shape]
-    if len(dims) != 2 or dims[0] != 1 or dims[1] is None:
-        raise UnsupportedError(f"{op} on a target of shape {list(t.shape)}: only static [1, SIZE] targets are "
-                               "lowered so far (no ND → 2D tensor.view, no partial valid rectangles)")
-    if t.tensor_view is not None and t.tensor_view.valid_shape:
-        raise UnsupportedError(f"{op}: partial-valid targets are not lowered yet")
-    return dims[1]
-
-
-def lower_allreduce_rule(call, args: tuple, b: LoweringBuilder):
+def _check_call(call, args) -> str:
     op_name = "pld.tensor.allreduce"
     if len(args) < 2:
         raise UnsupportedError(f"{op_name} without a signal outside a HOST orchestrator",
@@ -49,16 +43,25 @@ def lower_allreduce_rule(call, args: tuple, b: LoweringBuilder):
     mode = call.kwargs.get("mode", "mesh")
     if mode not in ("mesh", "ring"):
         raise UnsupportedError(f"{op_name}(mode={mode!r}): the modes are 'mesh' and 'ring'")
-    target, signal = args[0], args[1]
-    if mode == "ring":
+    return mode
+
+
+def lower_allreduce_rule(call, args: tuple, b: LoweringBuilder):
+    op_name = "pld.tensor.allreduce"
+    if _check_call(call, args) == "ring":
         from pypto.passes.lower_composite.collective_ring import lower_ring_allreduce
-        return lower_ring_allreduce(call, args, b, _static_row_size(op_name, target))
+        return lower_ring_allreduce(call, args, b)
+    target, signal = args[0], args[1]
     validate_mesh_signal(op_name, signal)
-    size = _static_row_size(op_name, target)
+    geometry = rectangle_geometry(op_name, target)
     rop = call.kwargs.get("op", ReduceOp.Sum)
+    if geometry.valid is not None:
+        return _lower_rectangle(op_name, target, signal, geometry, rop, b)
+    size = geometry.shape[1]
     dtype = target.type.dtype
     chunk = chunk_cols(size, dtype.get_byte())
     n_chunks = -(-size // chunk)
+    flat = geometry.bind_view(b, target)
     h = CommHandles.of(b, signal)
     emit_barrier(b, h, signal, 1)                                   # ready: every rank staged its data
 
@@ -66,18 +69,49 @@ def lower_allreduce_rule(call, args: tuple, b: LoweringBuilder):
         valid = cb.bind("valid_cols", BinaryExpr("min", const(chunk), BinaryExpr("sub", const(size), c0)))
         shape, offs = MakeTuple([const(1), const(chunk)]), MakeTuple([const(0), c0])
         vshape = MakeTuple([const(1), valid])
-        mine = cb.bind("local", cb.op("tile.load", [data, offs, shape, vshape], {"target_memory": MemorySpace.Vec}))
+        loaded = cb.bind("local", cb.op("tile.load", [data, offs, shape, vshape], {"target_memory": MemorySpace.Vec}))
+        mine = cb.bind("acc_initial", cb.op("tile.fillpad_inplace", [loaded]))
 
         def peer_body(pb: LoweringBuilder, peer, acc):
             def fold(tb: LoweringBuilder):
-                remote = tb.bind("remote", tb.op("pld.tile.remote_load", [data, peer, offs, shape, vshape]))
-                return tb.bind("folded", reduce(tb, rop, acc, remote))
+                got = tb.bind("remote", tb.op("pld.tile.remote_load", [data, peer, offs, shape, vshape]))
+                padded = tb.bind("recv", tb.op("tile.fillpad_inplace", [got]))
+                return tb.bind("folded", reduce(tb, rop, acc, padded))
             return pb.emit_if_expr(BinaryExpr("ne", peer, h.rank), fold, lambda eb: acc)
         acc = cb.emit_for_reduce("peer", 0, h.nranks, 1, mine, peer_body)
         generation = BinaryExpr("add", const(2, INT32), BinaryExpr("floordiv", c0, const(chunk)))
         emit_barrier(cb, h, signal, generation)                      # nobody still reads this chunk of mine
-        return cb.bind("stored", cb.op("tile.store", [acc, offs, data]))
+        tail = cb.bind("store_value", cb.op("tile.set_validshape", [acc, const(1), valid]))
+        return cb.bind("stored", cb.op("tile.store", [tail, offs, data]))
 
-    result = b.emit_for_reduce("c0", 0, size, chunk, target, chunk_body)
+    b.emit_for_reduce("c0", 0, size, chunk, flat, chunk_body)
     emit_epilogue_reset(b, h, signal, 1 + n_chunks)
-    return result
+    return target
+
+
+def _lower_rectangle(op_name, target, signal, geometry, rop, b: LoweringBuilder):
+    """The single-rectangle path of a partial-valid window: exactly two barriers (ready + post-reduce)."""
+    rows, cols = geometry.valid
+    dtype = target.type.dtype
+    if rows * cols * dtype.get_byte() > UB_CHUNK_BYTES:
+        raise UnsupportedError(f"{op_name}: the partial valid rectangle [{rows}, {cols}] {dtype.name} "
+                               f"({rows * cols * dtype.get_byte()} bytes) exceeds one {UB_CHUNK_BYTES}-byte mesh chunk; "
+                               "chunking a partial rectangle with row gaps is not supported",
+                               hint="allreduce a fully valid window, or a valid region of at most 16 KiB")
+    flat = geometry.bind_view(b, target)
+    h = CommHandles.of(b, signal)
+    emit_barrier(b, h, signal, 1)
+    offs = MakeTuple([const(0), const(0)])
+    shape = MakeTuple([const(rows), const(cols)])
+    mine = b.bind("acc_initial", b.op("tile.load", [flat, offs, shape, shape], {"target_memory": MemorySpace.Vec}))
+
+    def peer_body(pb: LoweringBuilder, peer, acc):
+        def fold(tb: LoweringBuilder):
+            got = tb.bind("recv", tb.op("pld.tile.remote_load", [flat, peer, offs, shape, shape]))
+            return tb.bind("acc_next", reduce(tb, rop, acc, got))
+        return pb.emit_if_expr(BinaryExpr("ne", peer, h.rank), fold, lambda eb: acc)
+    acc = b.emit_for_reduce("peer", 0, h.nranks, 1, mine, peer_body)
+    emit_barrier(b, h, signal, 2)                                   # post-reduce: nobody still reads my rectangle
+    b.bind("store_ret", b.op("tile.store", [acc, offs, flat]))
+    emit_epilogue_reset(b, h, signal, 2)
+    return target

@@ -1,19 +1,24 @@
 """pld.tensor.allreduce(mode="ring") → reduce-scatter then allgather rounds of pld.tile.put to the right neighbour.
 
-Seed 001, `pld.tensor.allreduce` (ring): the [1, SIZE] window is split into P segments at
-floor(i * SIZE / P) (FP16: each inner boundary rounded up to 16 elements and clamped to SIZE,
-so every segment starts 32-byte aligned). Reduce-scatter round k: rank r pushes segment
-(r - k) mod P to its right neighbour's same slot and folds the segment (r - k - 1) mod P its
+Seed 001, `pld.tensor.allreduce` (ring): the window is seen through one packed 2D view
+(`tensor.view` to [1, prod(shape)]; a contiguous partial prefix keeps that physical shape and
+carries valid_shape [1, prod(valid)]: collective_view.linear_geometry) whose SIZE valid elements
+are split into P segments at floor(i * SIZE / P) (FP16: each inner boundary rounded up to 16
+elements and clamped to SIZE, so every segment starts 32-byte aligned). Reduce-scatter round k:
+rank r reads its own value of the receive slot (r - k - 1) mod P into a tile (before anyone
+pushes), pushes segment (r - k) mod P to its right neighbour's same slot, then folds what its
 left neighbour pushed; after P - 1 rounds rank r owns the reduced segment (r + 1) mod P.
-Allgather round k pushes segment (r + 1 - k) mod P. Each round uses one row of the
+Allgather round k pushes segment (r + 1 - k) mod P. Pushes go through one Vec staging tile
+narrowed to each transfer's width with `tile.set_validshape`. Each round uses one row of the
 [2 (P - 1), P] INT32 signal; each UB subchunk of a round is fenced by a ready generation
-(2j + 1: every rank saved its own receive value) and a push-done generation (2j + 2). The
-subchunk count is uniform across rounds (the longest segment decides), so the epilogue retires
-2 * subchunks from every non-self cell of every row (2-element offsets).
+(2j + 1) and a push-done generation (2j + 2). The subchunk count is uniform across rounds
+(the longest segment decides), so the epilogue retires 2 * subchunks from every non-self cell
+of every row (2-element offsets). 14 For / 13 If.
 
     before:  data = pld.tensor.allreduce(data, signal, mode="ring")
-    after:   for k in range(P - 1): for j in range(n_sub): own = load(recv slot); barrier(row k, 2j + 1);
-             pld.tile.put(data, right, data, stage, send slot); barrier(row k, 2j + 2); recv = load; store(add)
+    after:   flat = tensor.view(data, [1, SIZE]); stage = tile.create([1, CH]); for k in range(P - 1):
+             for j: own = load(recv slot); barrier(row k, 2j + 1); put(flat, right, flat,
+             set_validshape(stage, 1, w), send slot); barrier(row k, 2j + 2); store(add(own, load(recv slot)))
              ... allgather rounds ...; for row: for src != me: notify(signal, me, [row, src], -2 * n_sub)
 """
 
@@ -27,6 +32,7 @@ from pypto.ir.expr import BinaryExpr, ConstInt, MakeTuple, UnaryExpr, const
 from pypto.ir.types import DistributedTensorType
 from pypto.passes.lower_composite.builder import LoweringBuilder
 from pypto.passes.lower_composite.collective_protocol import CommHandles, chunk_cols, reduce
+from pypto.passes.lower_composite.collective_view import linear_geometry
 
 
 
@@ -53,10 +59,13 @@ def _row_barrier(b: LoweringBuilder, h: CommHandles, signal, row, generation) ->
     b.emit_for("src", 0, h.nranks, 1, wait)
 
 
-def lower_ring_allreduce(call, args: tuple, b: LoweringBuilder, size: int):
+def lower_ring_allreduce(call, args: tuple, b: LoweringBuilder):
     op_name = "pld.tensor.allreduce"
     target, signal = args[0], args[1]
     _validate_ring_signal(op_name, signal)
+    geometry = linear_geometry(op_name, target)
+    size = (geometry.valid or geometry.shape)[1]
+    flat = geometry.bind_view(b, target)
     rop = call.kwargs.get("op", ReduceOp.Sum)
     dtype = target.type.dtype
     chunk = chunk_cols(size, dtype.get_byte())
@@ -96,16 +105,24 @@ def lower_ring_allreduce(call, args: tuple, b: LoweringBuilder, size: int):
                 soff, sw = width(send_lo, send_hi, "send")
                 roff, rw = width(recv_lo, recv_hi, "recv")
                 shape = MakeTuple([const(1), const(chunk)])
-                safe_off = MakeTuple([const(0), BinaryExpr("min", roff, const(size - 1))])
                 own = None
                 if reduce_phase:             # my own value of the receive slot, before the left neighbour pushes
-                    own = sb.bind("own", sb.op("tile.load", [cur2, safe_off, shape, MakeTuple(
-                        [const(1), BinaryExpr("max", rw, const(1))])], {"target_memory": MemorySpace.Vec}))
+                    load_valid = MakeTuple([const(1), BinaryExpr("max", rw, const(1))])
+
+                    def own_at(offs, name):
+                        return lambda ob: ob.bind(name, ob.op("tile.load", [cur2, offs, shape, load_valid],
+                                                              {"target_memory": MemorySpace.Vec}))
+                    # an inactive subchunk (rw == 0) reads one in-bounds element so both branches share one type
+                    own = sb.emit_if_expr(BinaryExpr("gt", rw, const(0)), own_at(MakeTuple([const(0), roff]), "own"),
+                                          own_at(MakeTuple([const(0), const(0)]), "own_placeholder"))
                 g = BinaryExpr("mul", j, const(2, INT32))
                 _row_barrier(sb, h, signal, row, BinaryExpr("add", g, const(1, INT32)))       # ready
-                sb.emit_if(BinaryExpr("gt", sw, const(0)), lambda t: t.emit_eval(t.op("pld.tile.put", [
-                    cur2, right, cur2, stage, MakeTuple([const(0), soff]), MakeTuple([const(0), soff]),
-                    MakeTuple([const(1), sw])])))
+
+                def push(t: LoweringBuilder):
+                    narrowed = t.bind("put_stage", t.op("tile.set_validshape", [stage, const(1), sw]))
+                    t.emit_eval(t.op("pld.tile.put", [cur2, right, cur2, narrowed, MakeTuple([const(0), soff]),
+                                                      MakeTuple([const(0), soff]), MakeTuple([const(1), sw])]))
+                sb.emit_if(BinaryExpr("gt", sw, const(0)), push)
                 _row_barrier(sb, h, signal, row, BinaryExpr("add", g, const(2, INT32)))       # push done
                 if not reduce_phase:
                     return cur2
@@ -121,8 +138,8 @@ def lower_ring_allreduce(call, args: tuple, b: LoweringBuilder, size: int):
         return b.emit_for_reduce("rs_round" if reduce_phase else "ag_round", 0, BinaryExpr("sub", P, const(1)), 1,
                                  data, round_body)
 
-    data = phase(True, target)
-    data = phase(False, data)
+    data = phase(True, flat)
+    phase(False, data)
     neg = UnaryExpr("neg", BinaryExpr("mul", n_sub, const(2)))
 
     def reset_row(rb: LoweringBuilder, row):
@@ -131,4 +148,4 @@ def lower_ring_allreduce(call, args: tuple, b: LoweringBuilder, size: int):
                 "pld.system.notify", [signal, h.rank, MakeTuple([row, src]), neg], {"op": NotifyOp.AtomicAdd})))
         rb.emit_for("src", 0, P, 1, per_src)
     b.emit_for("row", 0, BinaryExpr("mul", BinaryExpr("sub", P, const(1)), const(2)), 1, reset_row)
-    return data
+    return target

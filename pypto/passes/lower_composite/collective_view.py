@@ -1,0 +1,108 @@
+"""The packed 2-D view an allreduce walks (seed 001, `pld.tensor.allreduce`: "逻辑 [1, 所有维度乘积] 视图").
+
+A fully valid packed ND window is one contiguous stream, seen as `[1, prod(shape)]`. A window
+with a partial `TensorView.valid_shape` may have gaps between its valid rows once flattened, so
+the mesh rule keeps it as one `[rows, cols]` rectangle instead: the leading dims collapse into
+rows (`[2, 3, 4]` valid `[1, 3, 2]` → view `[6, 4]` valid `[3, 2]`). That is only possible when
+the valid rows are a prefix of the collapsed rows: every leading dim before the first one whose
+valid extent is not 1 has extent 1, every one after it is full. The ring rule needs more, a
+valid region that is a row-major linear prefix, viewed as `[1, prod(shape)]` valid
+`[1, prod(valid)]`. Strided, non-ND (DN) and dynamic windows are rejected with the reason.
+
+    g = packed_geometry(op, target)          # PackedGeometry(shape=(1, 24), valid=None, ...)
+    flat = g.bind_view(b, target)            # flat = pl.tensor.view(target, [1, 24])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+from typing import Optional
+
+from pypto.errors import UnsupportedError
+from pypto.ir.enums import TensorLayout
+from pypto.ir.expr import ConstInt, MakeTuple, const
+from pypto.ir.types import DistributedTensorType
+from pypto.passes.lower_composite.builder import LoweringBuilder
+
+
+@dataclass(frozen=True)
+class PackedGeometry:
+    shape: tuple                 # the physical 2-D view (static ints)
+    valid: Optional[tuple]       # its valid rectangle, None when the whole window is valid
+
+    def bind_view(self, b: LoweringBuilder, target):
+        args = [target, MakeTuple([const(d) for d in self.shape])]
+        if self.valid is not None:
+            args.append(MakeTuple([const(d) for d in self.valid]))
+        return b.bind("target_2d", b.op("tensor.view", args))
+
+
+def _static(op: str, what: str, dims) -> tuple:
+    vals = tuple(d.value if isinstance(d, ConstInt) else None for d in dims)
+    if None in vals:
+        raise UnsupportedError(f"{op}: the {what} {[str(d) for d in dims]} is not static; only static window extents "
+                               "are lowered", hint="give the window static dims (a dynamic extent needs a runtime "
+                                                   "bound the recipe does not build yet)")
+    return vals
+
+
+def window_dims(op: str, target) -> tuple:
+    """(shape, valid or None) of a window-bound target, after the packed-ND checks every recipe shares."""
+    t = target.type
+    if not isinstance(t, DistributedTensorType):
+        raise UnsupportedError(f"{op}: the target must be a window-bound pld.DistributedTensor")
+    view = t.tensor_view
+    partial = view is not None and bool(view.valid_shape)
+    if view is not None and view.stride:
+        raise UnsupportedError(f"{op}: a strided target (stride={[str(s) for s in view.stride]}) is not a packed "
+                               "window", hint="allreduce a packed window, then copy out the strided part")
+    if view is not None and view.layout is not TensorLayout.ND:
+        kind = "partial view" if partial else "target"
+        raise UnsupportedError(f"{op}: a {view.layout.name} {kind} cannot be walked as a row-major 2-D view",
+                               hint="use an ND window")
+    shape = _static(op, "target shape", t.shape)
+    if not shape or prod(shape) == 0:
+        raise UnsupportedError(f"{op}: an empty target {list(shape)} has nothing to reduce")
+    valid = _static(op, "valid_shape", view.valid_shape) if partial else None
+    if valid is not None and (len(valid) != len(shape) or any(not 0 < v <= d for v, d in zip(valid, shape))):
+        raise UnsupportedError(f"{op}: valid_shape {list(valid)} does not fit the target {list(shape)} (each "
+                               "valid extent must be in 1 .. its dim)")
+    if valid == shape:
+        valid = None
+    return shape, valid
+
+
+def _is_prefix(valid, shape) -> bool:
+    """The valid box is the first prod(valid) row-major positions: dims before the first whose valid
+    extent is not 1 have extent 1, dims after it are whole."""
+    first = next((i for i, v in enumerate(valid) if v != 1), len(valid))
+    return all(v == d for v, d in zip(valid[first + 1:], shape[first + 1:]))
+
+
+def linear_geometry(op: str, target) -> PackedGeometry:
+    """[1, prod(shape)]; a partial target must be a row-major linear prefix (the ring's view)."""
+    shape, valid = window_dims(op, target)
+    n = prod(shape)
+    if valid is None:
+        return PackedGeometry((1, n), None)
+    if not _is_prefix(valid, shape):
+        raise UnsupportedError(f"{op}: valid_shape {list(valid)} of {list(shape)} is not a contiguous row-major "
+                               "prefix, so no [1, SIZE] view carries it", hint="use mode='mesh' for a partial "
+                                                                               "rectangle")
+    return PackedGeometry((1, n), (1, prod(valid)))
+
+
+def rectangle_geometry(op: str, target) -> PackedGeometry:
+    """A fully valid target → [1, prod(shape)]; a partial one → [prod(leading), last] with its valid rectangle."""
+    shape, valid = window_dims(op, target)
+    if valid is None:
+        return PackedGeometry((1, prod(shape)), None)
+    if len(shape) == 1:
+        return PackedGeometry((1, shape[0]), (1, valid[0]))
+    lead_shape, lead_valid = shape[:-1], valid[:-1]
+    if not _is_prefix(lead_valid, lead_shape):
+        raise UnsupportedError(f"{op}: the valid rows of valid_shape {list(valid)} in {list(shape)} are not "
+                               "contiguous after collapsing the leading dims; no single 2-D view carries them",
+                               hint="make every leading dim after the first partial one full")
+    return PackedGeometry((prod(lead_shape), shape[-1]), (prod(lead_valid), valid[-1]))
