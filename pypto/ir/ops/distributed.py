@@ -21,7 +21,7 @@ from pypto.ir.comm_enums import NotifyOp, ReduceOp, WaitCmp
 from pypto.ir.dtypes import INT32, INT64, DataType
 from pypto.ir.enums import AtomicType, MemorySpace
 from pypto.ir.ops.common import describe, expect_scalar, expect_tile, expect_tuple
-from pypto.ir.ops.registry import READ, READWRITE, SHARED, VECTOR, Kwarg, OpDef, register_op
+from pypto.ir.ops.registry import READ, READWRITE, SHARED, VECTOR, WRITE, Kwarg, OpDef, register_op
 from pypto.ir.types import DistributedTensorType, ScalarType, TensorType, TileType, TileView, UnknownType
 
 COLLECTIVES = ("allreduce", "barrier", "broadcast", "allgather", "reduce_scatter", "all_to_all", "all_to_all_v")
@@ -101,6 +101,18 @@ def _wait(args, kw):
     return UnknownType()
 
 
+def _defer_wait(args, kw):
+    name = "pld.system.defer_wait"
+    t = expect_signal(name, "signal", args[0])
+    _offsets(name, "offsets", args[1], t.rank)
+    expect_scalar(name, "expected", args[2])
+    if kw.get("cmp", WaitCmp.Ge) is not WaitCmp.Ge:
+        raise TypeCheckError(f"{name}: cmp must be pld.WaitCmp.Ge, got {kw['cmp'].name}",
+                             hint="a deferred completion condition is a threshold (Ge): a fast peer may pass "
+                                  "an exact value before the scheduler looks")
+    return UnknownType()
+
+
 def _remote_load(args, kw):
     name = "pld.tile.remote_load"
     t = expect_window(name, "target", args[0])
@@ -174,6 +186,10 @@ register_op(OpDef("pld.system.notify", args=("target", "peer", "offsets", "value
 register_op(OpDef("pld.system.wait", args=("signal", "offsets", "expected"),
                   kwargs={"cmp": Kwarg(WaitCmp, WaitCmp.Ge)}, deduce=_wait, affinity=SHARED, effects={0: READ},
                   self_loading=True, description="block until the local signal cell compares true against expected"))
+register_op(OpDef("pld.system.defer_wait", args=("signal", "offsets", "expected"),
+                  kwargs={"cmp": Kwarg(WaitCmp, WaitCmp.Ge)}, deduce=_defer_wait, affinity=SHARED, effects={0: READ},
+                  self_loading=True, description="the enclosing task completes (its dependents may start) only once "
+                                                 "the local signal cell is >= expected; the kernel does not spin"))
 register_op(OpDef("pld.tile.remote_load", args=("target", "peer", "offsets", "shape", "valid_shape"), min_args=4,
                   deduce=_remote_load, affinity=VECTOR, output_memory=MemorySpace.Vec, self_loading=True,
                   description="a peer's window slice into a local Vec tile"))
@@ -263,3 +279,44 @@ register_op(OpDef("pld.tensor.all_to_all_v", args=("input", "target", "signal", 
                   reuses_input=1, self_loading=True,
                   description="variable-row personalised exchange (MPI_Alltoallv): rows [d*M, d*M + send_counts[d]) "
                               "of my input land at rows [me*M, ...) of rank d's window"))
+
+
+def _tensor_transfer(name: str, window_arg: int):
+    """pld.tensor.put / get: (dst, peer, src[, dst_offsets, src_offsets, shape]); the staging is internal."""
+    def deduce(args, kw):
+        if len(args) not in (3, 6):
+            raise TypeCheckError(f"{name}: takes (dst, peer, src) or (dst, peer, src, dst_offsets, src_offsets, "
+                                 f"shape), got {len(args)} positional arguments",
+                                 hint="dst_offsets, src_offsets and shape go together")
+        dst, src = args[0].type, args[2].type
+        if not isinstance(dst, TensorType) or not isinstance(src, TensorType):
+            raise TypeCheckError(f"{name}: dst and src must be tensors, got {describe(dst)} / {describe(src)}")
+        expect_window(name, "dst" if window_arg == 0 else "src", args[window_arg])
+        expect_scalar(name, "peer", args[1])
+        if dst.dtype is not src.dtype:
+            raise TypeCheckError(f"{name}: dst and src need one dtype, got {dst.dtype.name} / {src.dtype.name}")
+        if len(args) == 6:
+            _offsets(name, "dst_offsets", args[3], dst.rank)
+            _offsets(name, "src_offsets", args[4], src.rank)
+            expect_tuple(name, "shape", args[5])
+        rows, cols = kw.get("chunk_rows", 0), kw.get("chunk_cols", 0)
+        if rows < 0 or cols < 0:
+            raise TypeCheckError(f"{name}: chunk_rows / chunk_cols must be >= 0 (0 = the whole extent), "
+                                 f"got {rows} / {cols}")
+        if kw.get("pipeline") and not (rows > 0 and cols > 0):
+            raise TypeCheckError(f"{name}: pipeline=True needs chunk_rows and chunk_cols > 0",
+                                 hint="the two ping-pong staging tiles are [chunk_rows, chunk_cols]")
+        return UnknownType()
+    return deduce
+
+
+_CHUNK_KWARGS = {"chunk_rows": Kwarg(int, 0), "chunk_cols": Kwarg(int, 0), "pipeline": Kwarg(bool, False)}
+# Tensor-level one-sided copies: LowerCompositeOps turns each into Vec staging tile(s) + chunked pld.tile.put / get.
+register_op(OpDef("pld.tensor.put", args=("dst", "peer", "src", "dst_offsets", "src_offsets", "shape"), min_args=3,
+                  kwargs={"atomic": Kwarg(AtomicType, AtomicType.None_), **_CHUNK_KWARGS},
+                  deduce=_tensor_transfer("pld.tensor.put", 0), affinity=VECTOR, effects={0: WRITE, 2: READ},
+                  self_loading=True, description="one-sided write of a local tensor region into a peer's window"))
+register_op(OpDef("pld.tensor.get", args=("dst", "peer", "src", "dst_offsets", "src_offsets", "shape"), min_args=3,
+                  kwargs=dict(_CHUNK_KWARGS), deduce=_tensor_transfer("pld.tensor.get", 2), affinity=VECTOR,
+                  effects={0: WRITE, 2: READ}, self_loading=True,
+                  description="one-sided read of a peer's window region into a local tensor"))

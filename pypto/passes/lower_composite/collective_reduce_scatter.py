@@ -2,8 +2,12 @@
 
 target [NR, SIZE] holds all NR chunks on every rank; afterwards row r of rank r is the
 element-wise reduction (Sum / Max / Min / Prod) of row r over all ranks. The post-reduce
-barrier (generation 2) keeps a fast rank from overwriting its row while a slow peer still
-reads it (the same WAR hazard as allreduce). Epilogue -2. 6 For / 6 If.
+barrier keeps a fast rank from overwriting its row while a slow peer still reads it (the same
+WAR hazard as allreduce). A row that fits one 16 KiB UB tile is the seed's five-phase form
+(generations 1 and 2, epilogue -2, 6 For / 6 If). A longer row is walked in 16 KiB chunks like
+the mesh allreduce: per chunk a load with valid_shape [1, min(CH, SIZE - c0)] zero-padded in
+place, the peer fold, a barrier on generation 2 + c0 // CH, the tail narrowed with
+tile.set_validshape, the store; the epilogue retires 1 + ceil(SIZE / CH) (7 For / 6 If).
 
     before:  target = pld.tensor.reduce_scatter(target, signal, op=pld.ReduceOp.Sum)
     after:   barrier(1); acc = load(target[me]); for p: if p != me: acc = add(acc, remote_load(p, [me, 0]));
@@ -12,9 +16,9 @@ reads it (the same WAR hazard as allreduce). Epilogue -2. 6 For / 6 If.
 
 from __future__ import annotations
 
-from pypto.errors import UnsupportedError
 from pypto.ir.comm_enums import ReduceOp
 from pypto.ir.enums import MemorySpace
+from pypto.ir.dtypes import INT32
 from pypto.ir.expr import BinaryExpr, MakeTuple, const
 from pypto.passes.lower_composite.builder import LoweringBuilder
 from pypto.passes.lower_composite.collective_protocol import (UB_CHUNK_BYTES, CommHandles, emit_barrier,
@@ -28,11 +32,11 @@ def lower_reduce_scatter_rule(call, args: tuple, b: LoweringBuilder):
     validate_mesh_signal(op, signal)
     rows, size = static_2d(op, target.type)
     dtype = target.type.dtype
-    if size * dtype.get_byte() > UB_CHUNK_BYTES:
-        raise UnsupportedError(f"{op}: rows of {size} {dtype.name} exceed one 16 KiB UB chunk (no chunk loop yet)")
     rop = call.kwargs.get("op", ReduceOp.Sum)
     h = CommHandles.of(b, signal)
     emit_barrier(b, h, signal, 1)
+    if size * dtype.get_byte() > UB_CHUNK_BYTES:
+        return _lower_chunked(target, signal, size, UB_CHUNK_BYTES // dtype.get_byte(), rop, h, b)
     offs, shape = MakeTuple([h.rank, const(0)]), MakeTuple([const(1), const(size)])
     mine = b.bind("local", b.op("tile.load", [target, offs, shape, shape], {"target_memory": MemorySpace.Vec}))
 
@@ -46,3 +50,28 @@ def lower_reduce_scatter_rule(call, args: tuple, b: LoweringBuilder):
     stored = b.bind("stored", b.op("tile.store", [acc, offs, target]))
     emit_epilogue_reset(b, h, signal, 2)
     return stored
+
+
+def _lower_chunked(target, signal, size: int, chunk: int, rop, h: CommHandles, b: LoweringBuilder):
+    """Rows longer than one UB tile: one generation per chunk, so the epilogue retires 1 + chunk count."""
+    def chunk_body(cb: LoweringBuilder, c0, data):
+        valid = cb.bind("valid_cols", BinaryExpr("min", const(chunk), BinaryExpr("sub", const(size), c0)))
+        offs, shape = MakeTuple([h.rank, c0]), MakeTuple([const(1), const(chunk)])
+        vshape = MakeTuple([const(1), valid])
+        loaded = cb.bind("local", cb.op("tile.load", [data, offs, shape, vshape], {"target_memory": MemorySpace.Vec}))
+        mine = cb.bind("acc_initial", cb.op("tile.fillpad_inplace", [loaded]))
+
+        def peer_body(pb: LoweringBuilder, peer, acc):
+            def fold(tb: LoweringBuilder):
+                got = tb.bind("remote", tb.op("pld.tile.remote_load", [data, peer, offs, shape, vshape]))
+                padded = tb.bind("recv", tb.op("tile.fillpad_inplace", [got]))
+                return tb.bind("folded", reduce(tb, rop, acc, padded))
+            return pb.emit_if_expr(BinaryExpr("ne", peer, h.rank), fold, lambda eb: acc)
+        acc = cb.emit_for_reduce("peer", 0, h.nranks, 1, mine, peer_body)
+        emit_barrier(cb, h, signal, BinaryExpr("add", const(2, INT32), BinaryExpr("floordiv", c0, const(chunk))))
+        tail = cb.bind("store_value", cb.op("tile.set_validshape", [acc, const(1), valid]))
+        return cb.bind("stored", cb.op("tile.store", [tail, offs, data]))
+
+    result = b.emit_for_reduce("c0", 0, size, chunk, target, chunk_body)
+    emit_epilogue_reset(b, h, signal, 1 + -(-size // chunk))
+    return result

@@ -25,6 +25,7 @@ from pypto.passes.lower_composite.collective_barrier import lower_barrier_rule
 from pypto.passes.lower_composite.collective_broadcast import lower_broadcast_rule
 from pypto.passes.lower_composite.collective_gather import lower_all_to_all_rule, lower_allgather_rule
 from pypto.passes.lower_composite.collective_reduce_scatter import lower_reduce_scatter_rule
+from pypto.passes.lower_composite.collective_transfer import lower_tensor_get_rule, lower_tensor_put_rule
 from pypto.passes.lower_composite.mx import lower_tquant_mx_rule
 from pypto.passes.lower_composite.select import lower_select_rule
 from pypto.passes.lower_composite.trig import lower_cos_rule, lower_sin_rule
@@ -46,6 +47,9 @@ RULES: Mapping[str, CompositeLoweringFn] = MappingProxyType({
     "pld.tensor.broadcast": lower_broadcast_rule,
     "pld.tensor.all_to_all": lower_all_to_all_rule,
     "pld.tensor.all_to_all_v": lower_all_to_all_v_rule,
+    # tensor-level one-sided copies → Vec staging tile(s) + chunked pld.tile.put / get
+    "pld.tensor.put": lower_tensor_put_rule,
+    "pld.tensor.get": lower_tensor_get_rule,
 })
 
 

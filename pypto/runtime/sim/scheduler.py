@@ -27,7 +27,7 @@ from pypto.runtime.sim.contexts import CoreContext, HostContext
 
 class Task:
     __slots__ = ("id", "site", "code", "args", "accesses", "deps_left", "dependents", "lanes_left", "cores",
-                 "parent", "block_idx", "block_num")
+                 "parent", "block_idx", "block_num", "deferred")
 
     def __init__(self, tid: int, site, code, args: tuple, accesses: list, parent=None, block_idx=0, block_num=1):
         self.id = tid
@@ -42,6 +42,7 @@ class Task:
         self.parent = parent             # the Spmd launch this block belongs to
         self.block_idx = block_idx
         self.block_num = block_num
+        self.deferred: Optional[list] = None     # Blocks registered by pld.system.defer_wait
 
     @property
     def name(self) -> str:
@@ -78,6 +79,13 @@ def _run_when_picked(fn, ctx, args):
     fn(ctx, *args)
     return
     yield  # noqa: unreachable — makes this a generator
+
+
+def _await_all(blocks: list):
+    """The agent that completes a task whose kernel registered pld.system.defer_wait conditions."""
+    for blk in blocks:
+        while not blk.ready():
+            yield blk
 
 
 class Run:
@@ -267,6 +275,10 @@ class Run:
             return
         for core in task.cores:
             core.busy = False
+        if task.deferred:                         # the kernel ended; its completion waits for signal cells
+            conds, task.deferred, task.cores, task.lanes_left = task.deferred, None, [], 1
+            self.agents.append(Agent(f"{task.name} (deferred completion)", _await_all(conds), task, None, task.code))
+            return
         if task.parent is not None:               # a block of an Spmd launch
             self._lane_done(task.parent)
             return

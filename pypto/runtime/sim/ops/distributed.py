@@ -83,6 +83,23 @@ def wait(ctx, out, signal, offsets, expected, cmp=WaitCmp.Ge):
     return Block(ready, what, _CellState(f"rank {rank} signal cell {list(idx)}", signal, idx, f"{sym} {expected}"))
 
 
+def defer_wait(ctx, out, signal, offsets, expected, cmp=WaitCmp.Ge):
+    """Register a completion condition on the running task: the kernel goes on, the task's dependents
+    wait (the scheduler completes the task once every registered cell is >= its threshold)."""
+    what = "pld.system.defer_wait"
+    idx = _cell(signal, offsets, what)
+    expected = int(expected)
+    task = getattr(ctx, "task", None)
+    if task is None:
+        raise SimulationError(f"{what}: only a kernel task can defer its completion")
+    world = getattr(ctx.run, "world", None)
+    rank = world.rank_of(signal, what) if world is not None else "?"
+    state = _CellState(f"rank {rank} signal cell {list(idx)}", signal, idx, f">= {expected}")
+    ready = lambda: int(signal[idx]) >= expected    # noqa: E731
+    task.deferred = (task.deferred or []) + [Block(ready, what, state)]
+    return None
+
+
 class _CellState:
     """A Block detail that reads the cell when the deadlock is reported (not when the wait began)."""
 
@@ -148,6 +165,7 @@ def table() -> dict:
             "pld.nranks": lambda ctx, out, c: c.nranks,
             "pld.system.notify": notify,
             "pld.system.wait": wait,
+            "pld.system.defer_wait": defer_wait,
             "pld.tile.remote_load": remote_load,
             "pld.tile.remote_store": remote_store,
             "pld.tile.put": put,

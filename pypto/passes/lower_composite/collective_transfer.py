@@ -1,0 +1,115 @@
+"""pld.tensor.put / pld.tensor.get → Vec staging tile(s) + chunked pld.tile.put / pld.tile.get.
+
+dsl-surface §4 (`pld.tensor.put(dst, peer, src, dst_offsets, src_offsets, shape, *, atomic,
+chunk_rows, chunk_cols, pipeline)`): a tensor-level one-sided copy between a local tensor and a
+peer's window. The reference rewrites it to a staging `tile.create` plus the tile-level form;
+here the chunking is explicit IR. The transfer is seen as 2-D [rows, cols] (rank 1 → [1, n];
+rank > 2 without a region → [prod(leading), last] through `tensor.view`). The staging tile is
+[chunk_rows, chunk_cols] (0 = the whole extent; with neither given it is bounded to one 16 KiB
+UB tile, like the collectives' stages), and the region is walked chunk by chunk, the stage
+narrowed to each chunk with `tile.set_validshape`. `pipeline=True` allocates two staging tiles
+used alternately (even / odd chunk), the ping-pong the reference hands to pto-isa.
+
+    before:  pld.tensor.put(dst, peer, src, atomic=pld.AtomicType.Add)
+    after:   stage = tile.create([CR, CC]); for r0 in range(0, R, CR): for c0 in range(0, C, CC):
+             pld.tile.put(dst, peer, src, set_validshape(stage, min(CR, R - r0), min(CC, C - c0)),
+                          [r0, c0], [r0, c0], [min(CR, R - r0), min(CC, C - c0)], atomic=Add)
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+from pypto.errors import UnsupportedError
+from pypto.ir.enums import AtomicType, MemorySpace
+from pypto.ir.expr import BinaryExpr, ConstInt, MakeTuple, const
+from pypto.passes.lower_composite.builder import LoweringBuilder
+from pypto.passes.lower_composite.collective_protocol import UB_CHUNK_BYTES
+
+
+def _static_dims(op: str, what: str, dims) -> tuple:
+    vals = tuple(d.value if isinstance(d, ConstInt) else None for d in dims)
+    if None in vals:
+        raise UnsupportedError(f"{op}: the {what} {[str(d) for d in dims]} is not static; a transfer's extent must be "
+                               "static to size its staging tile", hint="pass a static shape=[...]")
+    return vals
+
+
+def _as_2d(op: str, b: LoweringBuilder, t, offsets, shape: tuple):
+    """(tensor seen as 2-D, its 2-D offsets) for a transfer of `shape` at `offsets` in `t`."""
+    if len(shape) == 2:
+        return t, list(offsets)
+    if len(shape) == 1:
+        flat = b.bind("flat", b.op("tensor.view", [t, MakeTuple([const(1), t.type.shape[0]])]))
+        return flat, [const(0), offsets[0]]
+    if any(not (isinstance(o, ConstInt) and o.value == 0) for o in offsets) or \
+            shape != _static_dims(op, "tensor shape", t.type.shape):
+        raise UnsupportedError(f"{op}: a rank-{len(shape)} region (offsets / shape narrower than the tensor) has no "
+                               "single 2-D view", hint="transfer the whole tensor, or view it as 2-D first")
+    rows = prod(shape[:-1])
+    flat = b.bind("flat", b.op("tensor.view", [t, MakeTuple([const(rows), const(shape[-1])])]))
+    return flat, [const(0), const(0)]
+
+
+def _stage_shape(rows: int, cols: int, itemsize: int, chunk_rows: int, chunk_cols: int) -> tuple:
+    if chunk_rows or chunk_cols:
+        return min(chunk_rows or rows, rows), min(chunk_cols or cols, cols)
+    cc = min(cols, UB_CHUNK_BYTES // itemsize)
+    return max(1, min(rows, UB_CHUNK_BYTES // (cc * itemsize))), cc
+
+
+def _lower_transfer(kind: str, call, args: tuple, b: LoweringBuilder):
+    op = f"pld.tensor.{kind}"
+    dst, peer, src = args[:3]
+    if len(args) == 6:
+        dst_offs, src_offs = list(args[3].elements), list(args[4].elements)
+        shape = _static_dims(op, "transfer shape", args[5].elements)
+    else:
+        shape = _static_dims(op, "src shape", src.type.shape)
+        if shape != _static_dims(op, "dst shape", dst.type.shape):
+            raise UnsupportedError(f"{op}: without offsets the whole src {list(shape)} goes to the whole dst "
+                                   f"{list(dst.type.shape)}; the shapes differ",
+                                   hint="pass dst_offsets, src_offsets and shape for a sub-region")
+        dst_offs = src_offs = [const(0)] * len(shape)
+    if len(dst_offs) != len(shape) or len(src_offs) != len(shape):
+        raise UnsupportedError(f"{op}: dst and src regions must have the rank of shape {list(shape)}")
+    dst2, dst_offs = _as_2d(op, b, dst, dst_offs, shape)
+    src2, src_offs = _as_2d(op, b, src, src_offs, shape)
+    rows, cols = (1, shape[0]) if len(shape) == 1 else (prod(shape[:-1]), shape[-1])
+    dtype = src.type.dtype
+    kw = call.kwargs
+    cr, cc = _stage_shape(rows, cols, dtype.get_byte(), kw.get("chunk_rows", 0), kw.get("chunk_cols", 0))
+    n_stages = 2 if kw.get("pipeline") else 1
+    stages = [b.bind("put_stage" if kind == "put" else "get_stage",
+                     b.op("tile.create", [MakeTuple([const(cr), const(cc)])],
+                          {"dtype": dtype, "target_memory": MemorySpace.Vec})) for _ in range(n_stages)]
+    tile_kwargs = {"atomic": kw.get("atomic", AtomicType.None_)} if kind == "put" else {}
+    n_col_chunks = -(-cols // cc)
+
+    def move(mb: LoweringBuilder, r0, c0, stage):
+        vr = mb.bind("chunk_rows", BinaryExpr("min", const(cr), BinaryExpr("sub", const(rows), r0)))
+        vc = mb.bind("chunk_cols", BinaryExpr("min", const(cc), BinaryExpr("sub", const(cols), c0)))
+        narrowed = mb.bind("stage_valid", mb.op("tile.set_validshape", [stage, vr, vc]))
+        d = MakeTuple([BinaryExpr("add", dst_offs[0], r0), BinaryExpr("add", dst_offs[1], c0)])
+        s = MakeTuple([BinaryExpr("add", src_offs[0], r0), BinaryExpr("add", src_offs[1], c0)])
+        mb.emit_eval(mb.op(f"pld.tile.{kind}", [dst2, peer, src2, narrowed, d, s, MakeTuple([vr, vc])], tile_kwargs))
+
+    def col_loop(rb: LoweringBuilder, r0):
+        def body(cb: LoweringBuilder, c0):
+            if n_stages == 1:
+                return move(cb, r0, c0, stages[0])
+            index = BinaryExpr("add", BinaryExpr("mul", BinaryExpr("floordiv", r0, const(cr)), const(n_col_chunks)),
+                               BinaryExpr("floordiv", c0, const(cc)))
+            cb.emit_if(BinaryExpr("eq", BinaryExpr("floormod", index, const(2)), const(0)),
+                       lambda t: move(t, r0, c0, stages[0]), lambda e: move(e, r0, c0, stages[1]))
+        rb.emit_for("c0", 0, cols, cc, body)
+    b.emit_for("r0", 0, rows, cr, col_loop)
+    return dst
+
+
+def lower_tensor_put_rule(call, args: tuple, b: LoweringBuilder):
+    return _lower_transfer("put", call, args, b)
+
+
+def lower_tensor_get_rule(call, args: tuple, b: LoweringBuilder):
+    return _lower_transfer("get", call, args, b)
