@@ -144,6 +144,18 @@ def test_ring_recipe_shape_at_two_ranks():
     assert all(list(p.args[3].type.tile_view.valid_shape)[1] is s.args[2] for p, s in zip(puts, stages))
 
 
+@pytest.mark.parametrize("size", [1, 3, 17, 8193, 65537])
+@pytest.mark.parametrize("P", [2, 4])
+def test_ring_counts_and_stage_width_over_lengths(size, P):
+    """The recipe's structure does not depend on the length or the rank count (both are loop bounds);
+    the staging tile is one 32-byte-aligned row of at most 16 KiB."""
+    calls, fors, ifs = lowered(step([1, size], (2 * (P - 1), P), mode="ring"))
+    assert (len(fors), len(ifs)) == (14, 13)
+    stage = next(c for c in calls if c.op.name == "tile.create")
+    rows, cols = _ints(stage.args[0])
+    assert rows == 1 and cols * 4 <= 16 * 1024 and (cols * 4) % 32 == 0 and cols == min(4096, -(-size // 8) * 8)
+
+
 def test_ring_partial_target_needs_a_linear_prefix():
     calls, _, _ = lowered(step([4, 8], (2, 2), valid=[1, 5], mode="ring"))
     view = next(c for c in calls if c.op.name == "tensor.view")
