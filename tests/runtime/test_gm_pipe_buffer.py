@@ -93,3 +93,16 @@ def test_compiled_mixed_kernel_carries_the_buffer_only_on_a2a3(platform, tmp_pat
                "!pto.ptr<f32>, c2v_consumer_buf" in pto
     else:
         assert "gm_pipe_buffer" not in host and "gm_slot_buffer" not in pto
+
+
+def test_a_later_pipe_id_gets_its_region_of_the_buffer_in_pto(tmp_path):
+    """Pipe 0 (C2V + V2C, 2 x 1024 B each) fills bytes [0, 4096); pipe 1 starts at 4096 B = 1024 FP32."""
+    from tests.passes.expand_mixed_kernel.test_inject_gm_pipe_buffer import Before
+    ir.compile(Before, output_dir=tmp_path, platform="a2a3sim")
+    for name, side in (("k_aic", "aic"), ("k_aiv", "aiv")):
+        pto = (tmp_path / "ptoas" / f"{name}.pto").read_text()
+        assert f"pto.{side}_initialize_pipe {{dir_mask = 3, slot_size = 1024, slot_num = 2}} (gm_slot_buffer = " \
+               "%arg2 : !pto.ptr<f32>" in pto
+        assert "%gm_slot_buffer = pto.addptr %arg2, %c1024_index : !pto.ptr<f32> -> !pto.ptr<f32>" in pto
+        assert "(gm_slot_buffer = %gm_slot_buffer : !pto.ptr<f32>, c2v_consumer_buf" in pto
+    assert "gm_slot_buffer" not in (tmp_path / "ptoas" / "plain.pto").read_text()
