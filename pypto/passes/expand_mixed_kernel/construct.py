@@ -7,6 +7,7 @@ transfer pair of its direction:
     C2V  acc → Vec:   AIC  tpush_to_aiv(acc)                 AIV  z_vec = tpop_from_aic()
     V2C  x → Left:    AIV  [x_nz = move(x, NZ) on a5] tpush_to_aic(x_nz)
                       AIC  x_mat = tpop_from_aiv() (Mat, NZ); x_left = move(x_mat, Left)
+    V2C  MX scale → LeftScale / RightScale (a5): a row/row carrier, see mx_carrier.py
 
 A tensor value the other side produced by `tile.store` (a write-back) stands for the tensor it
 wrote: references to it are remapped to the store's destination (step 6, last bullet).
@@ -21,6 +22,7 @@ from pypto.ir.ops.registry import CUBE, MIXED, SHARED, VECTOR, create_op_call
 from pypto.ir.stmt import (AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, SeqStmts, WhileStmt, YieldStmt,
                            child_bodies, flatten_to_stmts)
 from pypto.ir.types import TensorType, TileType, TileView
+from pypto.passes.expand_mixed_kernel import mx_carrier
 from pypto.passes.expand_mixed_kernel.affinity import C2V, boundary_direction, stmt_affinity, stmt_call
 
 NZ = (TileLayout.col_major, TileLayout.row_major)
@@ -93,6 +95,10 @@ class SideBuilder:
                 return [EvalStmt(op_call("tile.tpush_to_aiv", [src], {"split": 0}, c.span), c.span)]
             return [AssignStmt(dst, op_call("tile.tpop_from_aic", [], {"split": 0}, c.span, dst.type), c.span)]
         target = c.kwargs.get("target_memory", dst.type.memory_space)     # aic_gather: its Mat result
+        if self.platform_name == "a5" and mx_carrier.is_mx_scale_boundary(src, target):
+            if self.side == VECTOR:
+                return mx_carrier.vector_side(src, dst, target, c.span)
+            return mx_carrier.cube_side(dst, target, c.span, self.carriers)
         cross = transfer_view(dst.type, self.platform_name)
         if self.side == VECTOR:
             out = []

@@ -25,7 +25,23 @@ def _hint(src, dst) -> str:
     return "route the data through an allowed space (e.g. Acc → Mat → Left), or across cores with a Vec ↔ cube move"
 
 
+MX_OPS = ("tile.matmul_mx", "tile.matmul_mx_acc", "tile.matmul_mx_bias")
+
+
+def check_mx(func: Function, platform: Platform) -> None:
+    """MX matmuls need the LeftScale / RightScale buffers of a5; name the op, not a missing path."""
+    if platform.space_capacity(MemorySpace.LeftScale):
+        return
+    for c in calls_in(func.body):
+        if not isinstance(c.op, GlobalVar) and c.op.name in MX_OPS:
+            raise UnsupportedError(f"{c.op.name} (MX matmul) in {func.name} exists on a5 (Ascend950) only, not on "
+                                   f"{platform.name} ({platform.backend_type})", c.span,
+                                   hint="a2a3 has no LeftScale / RightScale buffers: use pl.matmul on FP16 / BF16 "
+                                        "operands there")
+
+
 def check_data_paths(func: Function, platform: Platform) -> None:
+    check_mx(func, platform)
     for c in calls_in(func.body):
         if isinstance(c.op, GlobalVar) or c.op.name not in ("tile.move", "tile.store") or not c.args:
             continue
