@@ -36,7 +36,7 @@ from pypto.ir.enums import FunctionType, ParamDirection
 from pypto.ir.expr import Call, ConstInt, GlobalVar, MakeTuple, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import create_op_call
-from pypto.ir.stmt import AssignStmt, EvalStmt, SeqStmts
+from pypto.ir.stmt import AssignStmt, SeqStmts
 from pypto.ir.types import TensorType
 from pypto.ir.visitor import SplicingMutator
 from pypto.passes.analysis import calls_in

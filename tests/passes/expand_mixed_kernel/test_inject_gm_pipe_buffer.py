@@ -7,8 +7,6 @@ from pypto import ir
 from pypto.passes.context import PassContext
 from pypto.pypto_core import passes
 
-T = pl.Tensor[[16, 16], pl.FP32]
-
 
 @pl.program
 class Before:
@@ -50,7 +48,6 @@ class Before:
 
 
 # rings: C2V@0 = 2 x 1024, V2C@0 = 2 x 1024, C2V@1 = 4 x 512  →  6144 bytes = 1536 FP32
-Buf = pl.Tensor[[1536], pl.FP32]
 
 
 @pl.program

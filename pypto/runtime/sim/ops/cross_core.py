@@ -5,7 +5,8 @@ and drained by the AIV lane(s), and V2C the other way. `initialize_pipe` creates
 first side to run creates, the other checks the geometry); the AIV side also says how many
 lanes take part, which fixes how many lanes must free a C2V slot and push a part of a V2C slot.
 On a2a3 the rings live in GM: the kernel's `__gm_pipe_buffer` (InjectGMPipeBuffer) must hold each
-ring at its recorded offset, which initialize_pipe checks. A pushed slot carries the whole tile (its physical box, valid region and dtype), so a pop can
+ring at its recorded offset, which initialize_pipe checks.
+A pushed slot carries the whole tile (its physical box, valid region and dtype), so a pop can
 check the layout contract (same dtype, the expected box) and a split pop can take its lane's
 half: lane L of split code 1 / 3 (rows) or 2 / 4 (columns) owns rows / columns
 [L*S, L*S + eL) with S the lane tile's extent and eL = clamp(valid - L*S, 0, S).
