@@ -8,7 +8,9 @@ barrier (every rank staged its data). Per chunk c: load my slice with valid_shap
 accumulator keeps one fixed, fully valid type), fold in every peer's slice (`remote_load` with
 the same valid_shape, padded the same way) with the ReduceOp's tile op, barrier on generation
 2 + c (no rank overwrites its slice while a slower peer may still read it), narrow the result
-back to the tail (`tile.set_validshape`) and store it. Epilogue: 1 + chunk_count credits.
+back to the tail (`tile.set_validshape`) and store it. Epilogue: 1 + chunk_count credits. A
+window with dynamic dims walks full 16 KiB chunks up to its runtime length, and its credit total
+1 + ceil(SIZE / CH) is a runtime expression.
 7 For / 6 If. A window with a partial valid_shape keeps one [rows, cols] rectangle
 (collective_view.rectangle_geometry) that must fit one 16 KiB tile: ready barrier, one load,
 peer fold, post-reduce barrier, store, epilogue 2 (6 For / 5 If).
@@ -59,8 +61,13 @@ def lower_allreduce_rule(call, args: tuple, b: LoweringBuilder):
         return _lower_rectangle(op_name, target, signal, geometry, rop, b)
     size = geometry.shape[1]
     dtype = target.type.dtype
-    chunk = chunk_cols(size, dtype.get_byte())
-    n_chunks = -(-size // chunk)
+    if isinstance(size, int):
+        chunk = chunk_cols(size, dtype.get_byte())
+        credits = 1 + -(-size // chunk)
+    else:                  # a dynamic length: full 16 KiB chunks, the credit total is a runtime expression
+        chunk = UB_CHUNK_BYTES // dtype.get_byte()
+        credits = b.bind("reset_total", BinaryExpr("add", const(1), BinaryExpr(
+            "floordiv", BinaryExpr("add", size, const(chunk - 1)), const(chunk))))
     flat = geometry.bind_view(b, target)
     h = CommHandles.of(b, signal)
     emit_barrier(b, h, signal, 1)                                   # ready: every rank staged its data
@@ -85,7 +92,7 @@ def lower_allreduce_rule(call, args: tuple, b: LoweringBuilder):
         return cb.bind("stored", cb.op("tile.store", [tail, offs, data]))
 
     b.emit_for_reduce("c0", 0, size, chunk, flat, chunk_body)
-    emit_epilogue_reset(b, h, signal, 1 + n_chunks)
+    emit_epilogue_reset(b, h, signal, credits)
     return target
 
 

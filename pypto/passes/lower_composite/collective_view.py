@@ -7,7 +7,8 @@ rows (`[2, 3, 4]` valid `[1, 3, 2]` → view `[6, 4]` valid `[3, 2]`). That is o
 the valid rows are a prefix of the collapsed rows: every leading dim before the first one whose
 valid extent is not 1 has extent 1, every one after it is full. The ring rule needs more, a
 valid region that is a row-major linear prefix, viewed as `[1, prod(shape)]` valid
-`[1, prod(valid)]`. Strided, non-ND (DN) and dynamic windows are rejected with the reason.
+`[1, prod(valid)]`. Strided and non-ND (DN) windows are rejected with the reason; dynamic dims
+are accepted only for a fully valid mesh target (its length is then a runtime expression).
 
     g = packed_geometry(op, target)          # PackedGeometry(shape=(1, 24), valid=None, ...)
     flat = g.bind_view(b, target)            # flat = pl.tensor.view(target, [1, 24])
@@ -21,14 +22,14 @@ from typing import Optional
 
 from pypto.errors import UnsupportedError
 from pypto.ir.enums import TensorLayout
-from pypto.ir.expr import ConstInt, MakeTuple, const
+from pypto.ir.expr import BinaryExpr, ConstInt, MakeTuple, const
 from pypto.ir.types import DistributedTensorType
 from pypto.passes.lower_composite.builder import LoweringBuilder
 
 
 @dataclass(frozen=True)
 class PackedGeometry:
-    shape: tuple                 # the physical 2-D view (static ints)
+    shape: tuple                 # the physical 2-D view (ints; an Expr for a dynamic fully valid window)
     valid: Optional[tuple]       # its valid rectangle, None when the whole window is valid
 
     def bind_view(self, b: LoweringBuilder, target):
@@ -47,8 +48,9 @@ def _static(op: str, what: str, dims) -> tuple:
     return vals
 
 
-def window_dims(op: str, target) -> tuple:
-    """(shape, valid or None) of a window-bound target, after the packed-ND checks every recipe shares."""
+def window_dims(op: str, target, allow_dynamic: bool = False) -> tuple:
+    """(shape, valid or None) of a window-bound target, after the packed-ND checks every recipe shares.
+    With allow_dynamic, a fully valid target may have dynamic dims (returned as their Exprs)."""
     t = target.type
     if not isinstance(t, DistributedTensorType):
         raise UnsupportedError(f"{op}: the target must be a window-bound pld.DistributedTensor")
@@ -61,6 +63,8 @@ def window_dims(op: str, target) -> tuple:
         kind = "partial view" if partial else "target"
         raise UnsupportedError(f"{op}: a {view.layout.name} {kind} cannot be walked as a row-major 2-D view",
                                hint="use an ND window")
+    if allow_dynamic and not partial and any(not isinstance(d, ConstInt) for d in t.shape):
+        return tuple(d.value if isinstance(d, ConstInt) else d for d in t.shape), None
     shape = _static(op, "target shape", t.shape)
     if not shape or prod(shape) == 0:
         raise UnsupportedError(f"{op}: an empty target {list(shape)} has nothing to reduce")
@@ -93,11 +97,24 @@ def linear_geometry(op: str, target) -> PackedGeometry:
     return PackedGeometry((1, n), (1, prod(valid)))
 
 
+def _product(dims):
+    """prod(dims) as an int when every dim is static, else as an INDEX expression."""
+    if all(isinstance(d, int) for d in dims):
+        return prod(dims)
+    out = None
+    for d in dims:
+        if d == 1:
+            continue
+        out = const(d) if out is None else BinaryExpr("mul", out, const(d))
+    return out if out is not None else 1
+
+
 def rectangle_geometry(op: str, target) -> PackedGeometry:
-    """A fully valid target → [1, prod(shape)]; a partial one → [prod(leading), last] with its valid rectangle."""
-    shape, valid = window_dims(op, target)
+    """A fully valid target → [1, prod(shape)] (dims may be dynamic); a partial one → [prod(leading), last]
+    with its valid rectangle (static)."""
+    shape, valid = window_dims(op, target, allow_dynamic=True)
     if valid is None:
-        return PackedGeometry((1, prod(shape)), None)
+        return PackedGeometry((1, _product(shape)), None)
     if len(shape) == 1:
         return PackedGeometry((1, shape[0]), (1, valid[0]))
     lead_shape, lead_valid = shape[:-1], valid[:-1]
