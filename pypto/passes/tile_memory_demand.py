@@ -33,13 +33,13 @@ _RETARGETABLE = ("tile.load", "tile.create")
 _KEEP = "keep"          # a reader that needs the tile where it is (store, loop carry, call, ...)
 
 
-def _landing(space: MemorySpace, producer: str) -> MemorySpace:
-    """Where a producer lands to serve a reader that wants `space`: GM loads reach only Vec / Mat,
-    and a cube operand buffer is always filled from Mat."""
+def _landing(space: MemorySpace, producer: str) -> Optional[MemorySpace]:
+    """Where a producer lands to serve a reader that wants `space` (None: nowhere better than
+    where it is): a cube operand buffer is filled from Mat; GM loads reach only Vec / Mat."""
     if space in _CUBE_OPERANDS:
         return MemorySpace.Mat
     if producer == "tile.load" and space not in (MemorySpace.Vec, MemorySpace.Mat):
-        return MemorySpace.Vec
+        return None
     return space
 
 
@@ -109,7 +109,7 @@ def _agreed_space(demands: list, producer: str) -> Optional[MemorySpace]:
     common = set(candidates)
     for d in demands[1:]:
         common &= {_landing(s, producer) for s in d}
-    return next((s for s in candidates if s in common), None)
+    return next((s for s in candidates if s is not None and s in common), None)
 
 
 def retarget_loads_by_demand(func: Function) -> Function:

@@ -9,7 +9,8 @@ tile Var, in program order, the space its producer puts it in:
   - `y = x` → x's space; a loop iter-arg / return var → the space its body yields (a carry whose
     initial value lands elsewhere — `acc0 = tile.create(Vec)` feeding `matmul_acc` — takes the
     yielded space: the initial tile.create / tile.load is retargeted when the carry is its only
-    reader, otherwise a tile.move before the loop brings it over); an if phi → its then branch.
+    reader, otherwise a tile.move before the loop brings it over); an if phi → its then branch
+    (an else branch yielding another space gets a tile.move before its yield).
 
     before:  ta: Tile[[32, 32], FP32] = tile.load(a, ..., target_memory=Mat)
     after:   ta: Tile[[32, 32], FP32, Mem.Mat] = tile.load(a, ..., target_memory=Mat)
@@ -42,6 +43,7 @@ class _Resolver(IRVisitor):
     def __init__(self):
         self.space: dict = {}
         self.carry_fixes: dict = {}         # IterArg → space its init must be brought to
+        self.yield_fixes: dict = {}         # if-branch YieldStmt → {position: space of the phi}
 
     def of(self, e) -> Optional[MemorySpace]:
         if isinstance(e, Var):
@@ -119,6 +121,9 @@ class _Resolver(IRVisitor):
             if isinstance(rv.type, TileType):
                 got = next((self.of(y.values[i]) for y in branches if self.of(y.values[i]) is not None), None)
                 self.space[rv] = got or self.of(rv) or MemorySpace.Vec
+                for y in branches:            # a branch yielding another space moves its value over
+                    if self.of(y.values[i]) not in (None, self.space[rv]):
+                        self.yield_fixes.setdefault(y, {})[i] = self.space[rv]
 
 
 def _retype(t: TileType, space: MemorySpace) -> TileType:
@@ -128,9 +133,10 @@ def _retype(t: TileType, space: MemorySpace) -> TileType:
 class _Apply(SplicingMutator):
     """Rewrites every tile Var with its resolved space; brings mismatched loop inits over."""
 
-    def __init__(self, space: dict, carry_fixes: dict):
+    def __init__(self, space: dict, carry_fixes: dict, yield_fixes: dict):
         self.space = space
         self.carry_fixes = carry_fixes
+        self.yield_fixes = yield_fixes
         self.vars: dict = {}
 
     def var(self, v: Var) -> Var:
@@ -185,6 +191,19 @@ class _Apply(SplicingMutator):
 
     def mutate_while_stmt(self, s):
         return self._loop(s)
+
+    def mutate_yield_stmt(self, s):
+        fixes = self.yield_fixes.get(s)
+        new = self.mutate_children(s)
+        if not fixes:
+            return new
+        values, moves = list(new.values), []
+        for i, target in fixes.items():
+            move = create_op_call("tile.move", [values[i]], {"target_memory": target}, s.span)
+            moved = Var(f"{getattr(values[i], 'name_hint', 'value')}_{target.name.lower()}", move.type, s.span)
+            moves.append(AssignStmt(moved, move, s.span))
+            values[i] = moved
+        return SeqStmts([*moves, new.replace(values=tuple(values))], s.span)
 
 
 def _retarget_inits(func: Function, carry_fixes: dict) -> tuple:
@@ -248,5 +267,5 @@ def resolve_tile_memory(func: Function) -> Function:
         func, _ = _retarget_inits(func, r.carry_fixes)
         r = _Resolver()
         r.visit(func.body)
-    body = _Apply(r.space, r.carry_fixes).mutate(func.body)
+    body = _Apply(r.space, r.carry_fixes, r.yield_fixes).mutate(func.body)
     return func if body is func.body else func.replace(body=body)

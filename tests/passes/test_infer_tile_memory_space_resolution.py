@@ -187,3 +187,29 @@ def test_a_mat_load_only_vector_ops_read_lands_in_vec_instead_of_being_moved():
     after = passes.infer_tile_memory_space()(Before)
     ir.assert_structural_equal(after, Expected)
     assert "tile.move" not in _ops(after["k"])
+
+
+def test_an_else_branch_yielding_another_space_moves_its_value_to_the_phis_space():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[32, 32], pl.FP32], n: pl.Scalar[pl.INDEX],
+              out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+            ta: pl.Tile[[32, 32], pl.FP32, M.Mat] = pl.tile.load(a, [0, 0], [32, 32], [32, 32], target_memory=M.Mat)
+            if n > 0:
+                tl: pl.Tile[[32, 32], pl.FP32, M.Left] = pl.tile.move(ta, target_memory=M.Left)
+                tr: pl.Tile[[32, 32], pl.FP32, M.Right] = pl.tile.move(ta, target_memory=M.Right)
+                c1: pl.Tile[[32, 32], pl.FP32] = pl.tile.matmul(tl, tr)
+                c = pl.yield_(c1)
+            else:
+                z: pl.Tile[[32, 32], pl.FP32] = pl.tile.full([32, 32], dtype=pl.FP32, value=0.0)
+                c = pl.yield_(z)
+            r: pl.Tensor[[32, 32], pl.FP32] = pl.tile.store(c, [0, 0], out)
+            return r
+
+    after = passes.infer_tile_memory_space()(Before)
+    phi = next(s for s in after["k"].body.stmts if isinstance(s, ir.IfStmt))
+    assert phi.return_vars[0].type.memory_space is M.Acc
+    *_, move, y = phi.else_body.stmts
+    assert move.value.op.name == "tile.move" and move.value.kwargs["target_memory"] is M.Acc
+    assert y.values[0] is move.var and move.value.args[0].type.memory_space is M.Vec
