@@ -14,8 +14,10 @@ cross-function counterpart of ConvertTensorToTileOps's assemble-loop rewrite. Bu
 3. Assemble-loop rewrite. A kernel whose result is a tile.assemble loop over a tile.create
    buffer followed by one store into an Out parameter stores each piece instead
    (convert_tensor_to_tile_ops/assemble_loop.py, shared with ConvertTensorToTileOps).
-Patterns 2, 4, 5 (assemble parent strides, slice input strides, static window externalization)
-concern tensor views the simulator does not model and are not built.
+2. Assemble parent strides and 4. slice input strides (orch_tensor_strides.py): a parameter
+   the orchestration fills with a window of a larger tensor carries the parent's strides.
+5. Static window externalization (window_externalization.py, opt-in `attrs={"windowize": True}`):
+   a kernel touching one static window of a tensor gets that window, sliced at the call site.
 
     before:  for i, (acc,) in range(n, init=(a0,)): o = tensor.create(...); r = self.k(acc, x, o); yield r
     after:   for i, (acc,) in range(n, init=(a0,)): r = self.k(acc, x); yield r      # k(acc: InOut, x)
@@ -32,6 +34,8 @@ from pypto.ir.visitor import IRMutator, IRVisitor, substitute
 from pypto.passes.analysis import as_seq, body_list, used_vars
 from pypto.passes.convert_tensor_to_tile_ops.assemble_loop import store_loop
 from pypto.passes.manager import Pass
+from pypto.passes.orch_tensor_strides import apply_parent_strides
+from pypto.passes.window_externalization import externalize_windows
 from pypto.passes.properties import IRProperty, PassProperties
 
 _KERNELS = (FunctionType.InCore,)
@@ -198,7 +202,7 @@ def _run(program: Program) -> Program:
     funcs = [(_assemble_loop_to_store_loop(f) if f.func_type in _KERNELS else f) for f in program.functions.values()]
     if any(a is not b for a, b in zip(funcs, program.functions.values())):
         program = program.with_functions(funcs)
-    return _iter_arg_reuse(program)
+    return externalize_windows(apply_parent_strides(_iter_arg_reuse(program)))
 
 
 def optimize_orch_tensors() -> Pass:

@@ -180,9 +180,11 @@ def test_call_site_inside_an_orchestration_loop():
     x = RNG.standard_normal((128, 64), dtype=np.float32)
     compiled = run(CallInLoop)
     loop = [s for s in compiled.lowered["main"].body.stmts if type(s).__name__ == "ForStmt"][0]
-    creates = [s for s in loop.body.stmts if type(s).__name__ == "AssignStmt" and not s.value.is_function_call()
-               and s.value.op.name == "tensor.create"]
-    assert len(creates) == 1                              # the new Out buffer is allocated per iteration
+    call = next(s.value for s in loop.body.stmts if type(s).__name__ == "AssignStmt" and s.value.is_function_call())
+    out_buffer = next(s.value for s in loop.body.stmts if type(s).__name__ == "AssignStmt" and s.var is call.args[-1])
+    # the new Out buffer is bound per iteration: a tensor.create, which OptimizeOrchTensors (pattern 2)
+    # turns into the window of `out` the result is assembled into
+    assert out_buffer.op.name in ("tensor.create", "tensor.slice")
     got = np.zeros_like(x)
     compiled(x, got)
     np.testing.assert_allclose(got, x * x + x, rtol=1e-6)
