@@ -35,6 +35,7 @@ from pypto.passes.convert_tensor_to_tile_ops.assemble_loop import store_loop
 from pypto.passes.convert_tensor_to_tile_ops.call_sites import CallSiteUpdate, WrapperForward
 from pypto.passes.convert_tensor_to_tile_ops.registry import CONVERTERS, SELF_LOADING, zeros
 from pypto.passes.convert_tensor_to_tile_ops.special import LOWERED_TILE_OPS
+from pypto.passes.convert_tensor_to_tile_ops.store_paths import check_store_paths
 from pypto.passes.manager import Pass
 from pypto.passes.properties import IRProperty, PassProperties
 
@@ -351,6 +352,7 @@ def _run(program: Program) -> Program:
     added: dict = {}
     for name, f in program.functions.items():
         if f.func_type in _KERNEL:
+            check_store_paths(f)
             new, outs = _KernelConverter(f).run()
             funcs[name] = new
             if outs:
