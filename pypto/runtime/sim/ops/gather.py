@@ -1,7 +1,9 @@
 """Numpy semantics of the gather / scatter tile ops (mirrors pypto/ir/ops/gather.py).
 
     tile.ci          dst[0, k] = start + k (or start - k)
-    tile.scatter     dst.flat[indexes[i, j]] = src[i, j]; dst's other slots are kept
+    tile.scatter     dst.flat[indexes[i, j]] = src[i, j]; dst's other slots are kept (the reference's
+                     tile.scatter is DPS: dst is read-write and unindexed slots pass through);
+                     two source elements with one index: the later one (row-major) wins
     tile.gather_row  one GM window copied into a sub-region of the destination tile, in place
 
 tile.scatter_update (ConvertTensorToTileOps) and the AIV boundary ops tile.aiv_shard /
@@ -45,7 +47,11 @@ def scatter(ctx, out, dst, src, indexes, **kwargs):
         raise SimulationError(f"tile.scatter: flat index {int(bad[0])} is outside the destination's "
                               f"{rows} x {target.valid[-1]} valid region",
                               hint="each index is row * columns + column of a destination element")
-    flat[idx] = src.view().ravel().astype(flat.dtype, copy=False)
+    values = src.view().ravel().astype(flat.dtype, copy=False)
+    # pto.tscatter resolves a repeated index in ascending element order: the last writer wins.
+    # numpy's fancy assignment does not promise an order, so pick each index's last occurrence.
+    last = len(idx) - 1 - np.unique(idx[::-1], return_index=True)[1]
+    flat[idx[last]] = values[last]
     return target
 
 
