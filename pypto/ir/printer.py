@@ -439,10 +439,12 @@ class PythonPrinter:
 
 
 def _declared_bases(f: Function) -> set:
-    """MemRef bases of f's tiles that no statement binds (user-declared allocations before InitMemRef)."""
+    """MemRef bases that no statement binds: user-declared tile allocations before InitMemRef, and
+    DDR bases of tensors (GM is the runtime's, never allocated in a kernel)."""
     from pypto.ir.verifier import defined_vars
     defined = [*f.params, *defined_vars(f.body)]
-    bases = {v.type.memref.base for v in defined if isinstance(v.type, TileType) and v.type.memref is not None}
+    bases = {v.type.memref.base for v in defined
+             if isinstance(v.type, (TileType, TensorType)) and v.type.memref is not None}
     return bases - set(defined)
 
 

@@ -59,6 +59,8 @@ def tensor_type(item, *, distributed: bool = False) -> TensorType:
             view = extra
         elif isinstance(extra, _IrMemRef):
             memref = extra
+        elif extra.__class__.__name__ == "MemRefDecl":     # by name: a DDR base (bound nowhere)
+            memref = extra.resolve(TensorType(shape, dtype))
         else:
             raise ParserTypeError(f"{kind} annotation: unexpected item {extra!r}",
                                   hint="after shape and dtype a Tensor takes a layout, a pl.TensorView(...) or a pl.MemRef(...)")

@@ -1,4 +1,5 @@
-"""InitMemRef: give every tile a MemRef backed by a `tile.alloc` at the top of its kernel.
+"""InitMemRef: give every tile a MemRef backed by a `tile.alloc` at the top of its kernel, and every
+tensor a DDR MemRef (GM is the runtime's: no alloc, never placed; ddr_memrefs.py).
 
 Requires: SSAForm, IncoreTileOps, TileMemoryInferred / Produces: HasMemRefs / Invalidates: —
 Reference: pass doc 31 (compiler-and-runtime.md §2, dump 32).
@@ -29,6 +30,7 @@ from pypto.ir.types import MemRef, PtrType, TileType
 from pypto.ir.verifier import defined_vars
 from pypto.ir.visitor import IRMutator
 from pypto.passes.analysis import as_seq, body_list
+from pypto.passes.ddr_memrefs import attach_ddr_memrefs
 from pypto.passes.loop_carry_buffers import BufferGroups, plan_carry_buffers
 from pypto.passes.manager import function_pass
 from pypto.passes.properties import IRProperty, PassProperties
@@ -136,6 +138,10 @@ def _declared_allocs(func: Function) -> tuple:
 
 
 def _run(func: Function, program: Program) -> Function:
+    return attach_ddr_memrefs(_tile_memrefs(func))
+
+
+def _tile_memrefs(func: Function) -> Function:
     func, pinned = _declared_allocs(func)
     func, groups = plan_carry_buffers(func)
     planner = _Planner(func, groups)

@@ -42,7 +42,7 @@ def eval_annotation(ctx, node: ast.expr, *, allow_bare: bool = False, allow_dire
                               ctx.span(node))
     t = as_type(value)
     if t is not None:
-        return t, direction
+        return intern_unbound_bases(ctx, t), direction
     if _is_bare(value):
         if allow_bare:
             return value, direction
@@ -50,6 +50,16 @@ def eval_annotation(ctx, node: ast.expr, *, allow_bare: bool = False, allow_dire
                               ctx.span(node), hint=f"write pl.{value.__name__}[[64, 64], pl.FP32]")
     raise ParserTypeError(f"invalid type annotation: {describe_value(value)}", ctx.span(node),
                           hint="use pl.Tensor[[...], dtype], pl.Tile[[...], dtype], pl.Scalar[dtype] or pl.Tuple[...]")
+
+
+def intern_unbound_bases(ctx, t: Type) -> Type:
+    """One base Var per name for MemRefs written by name (`pl.MemRef('mem_ddr_0', 0, 256)`, pinned
+    `pl.MemRef("ping")`): every annotation of one function naming it reads back as the same base."""
+    memref = getattr(t, "memref", None)
+    if memref is None or ctx.names.get(memref.base.name_hint) is memref.base:
+        return t
+    base = ctx.unbound_bases.setdefault(memref.base.name_hint, memref.base)
+    return t if base is memref.base else t.replace(memref=memref.replace(base=base))
 
 
 def as_type(value) -> Optional[Type]:
