@@ -1,5 +1,6 @@
-"""Mesh allreduce on a window whose length is dynamic (seed 001: the credit total 1 + chunk_count is a
-runtime expression): the recipe, and numpy equality with the signal back at zero after back-to-back calls."""
+"""Mesh allreduce with run-time extents (seed 001): a window whose length is dynamic (the credit total
+1 + chunk_count is a runtime expression; numpy equality with the signal back at zero after back-to-back
+calls), and a static window with a symbolic valid_shape (the physical rectangle is the tile)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pypto.passes.lower_composite_ops import lower_composite_ops
 from pypto.runtime import RunConfig
 
 M = pl.dynamic("M")
+V = pl.dynamic("V")
 
 
 def dynamic_allreduce(N: int, SIZE: int, calls: int, op=pld.ReduceOp.Sum):
@@ -89,3 +91,69 @@ def test_dynamic_length_allreduce_matches_numpy_and_clears_the_signal(n, size, c
             ref = np.broadcast_to(ref.sum(axis=0, keepdims=True), x.shape).astype(np.float32).astype(np.float64)
         np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
         assert (sig == 0).all(), "the runtime credit total is retired"
+
+
+def symbolic_valid_allreduce(N: int, R: int, C: int, VR: int, VC: int):
+    """The reduce kernel sees the [R, C] window with valid_shape [VR, V]; V is bound at run time by the
+    `cols` tensor's shape (VC on the host)."""
+    W = pld.DistributedTensor[[R, C], pl.FP32]
+    P = pld.DistributedTensor[[R, C], pl.FP32, pl.TensorView(valid_shape=[VR, V])]
+
+    @pl.program
+    class SymbolicValid:
+        @pl.function(type=pl.FunctionType.InCore)
+        def stage(self, x: pl.Tensor[[R, C], pl.FP32], data: pl.InOut[W]) -> W:
+            t = pl.load(x, [0, 0], [R, C])
+            data = pl.store(t, [0, 0], data)
+            return data
+
+        @pl.function(type=pl.FunctionType.InCore)
+        def reduce(self, cols: pl.Tensor[[1, V], pl.INT32], data: pl.InOut[P],
+                   signal: pl.InOut[pld.DistributedTensor[[N, 1], pl.INT32]]) -> P:
+            data = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.Max)
+            return data
+
+        @pl.function(type=pl.FunctionType.InCore)
+        def unstage(self, data: W, y: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
+            u = pl.load(data, [0, 0], [R, C])
+            y = pl.store(u, [0, 0], y)
+            return y
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def per_rank(self, x: pl.Tensor[[R, C], pl.FP32], cols: pl.Tensor[[1, V], pl.INT32],
+                     y: pl.Out[pl.Tensor[[R, C], pl.FP32]], data: W,
+                     signal: pld.DistributedTensor[[N, 1], pl.INT32]) -> pl.Tensor[[R, C], pl.FP32]:
+            data = self.stage(x, data)
+            data = self.reduce(cols, data, signal)
+            y = self.unstage(data, y)
+            return y
+
+        @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+        def host(self, x: pl.Tensor[[N, R, C], pl.FP32], cols: pl.Tensor[[N, 1, VC], pl.INT32],
+                 y: pl.Out[pl.Tensor[[N, R, C], pl.FP32]]):
+            data_buf = pld.alloc_window_buffer([R, C], dtype=pl.FP32)
+            signal_buf = pld.alloc_window_buffer([N, 1], dtype=pl.INT32)
+            for r in pl.range(pld.world_size()):
+                data = pld.window(data_buf, [R, C], dtype=pl.FP32)
+                signal = pld.window(signal_buf, [N, 1], dtype=pl.INT32)
+                self.per_rank(x[r], cols[r], y[r], data, signal, device=r)
+
+    return SymbolicValid
+
+
+def test_symbolic_valid_shape_uses_the_physical_rectangle_and_matches_numpy():
+    N, R, C, VR, VC = 3, 8, 64, 3, 20
+    prog = symbolic_valid_allreduce(N, R, C, VR, VC)
+    kern = lower_composite_ops()(prog).get_function("reduce")
+    load = next(c for c in collect(kern.body, lambda n: isinstance(n, Call) and not n.is_function_call())
+                if c.op.name == "tile.load")
+    assert [e.value for e in load.args[2].elements] == [R, C]
+    assert load.args[3].elements[0].value == VR and not isinstance(load.args[3].elements[1], ConstInt)
+    c = ir.compile(prog, platform="a2a3sim", distributed_config=DistributedConfig(device_ids=list(range(N))))
+    x = np.random.default_rng(4).standard_normal((N, R, C)).astype(np.float32)
+    cols = np.zeros((N, 1, VC), np.int32)                         # its width binds V = VC at run time
+    y = np.zeros_like(x)
+    c(x, cols, y, config=RunConfig(sim_schedule="random", sim_seed=3))
+    want = x.copy()
+    want[:, :VR, :VC] = x[:, :VR, :VC].max(axis=0)
+    np.testing.assert_array_equal(y, want)

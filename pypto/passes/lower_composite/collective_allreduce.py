@@ -12,8 +12,9 @@ back to the tail (`tile.set_validshape`) and store it. Epilogue: 1 + chunk_count
 window with dynamic dims walks full 16 KiB chunks up to its runtime length, and its credit total
 1 + ceil(SIZE / CH) is a runtime expression.
 7 For / 6 If. A window with a partial valid_shape keeps one [rows, cols] rectangle
-(collective_view.rectangle_geometry) that must fit one 16 KiB tile: ready barrier, one load,
-peer fold, post-reduce barrier, store, epilogue 2 (6 For / 5 If).
+(collective_view.rectangle_geometry) that must fit one 16 KiB tile (a symbolic valid box uses the
+window's static physical rectangle as the tile, with the symbolic extents as valid_shape): ready
+barrier, one load, peer fold, post-reduce barrier, store, epilogue 2 (6 For / 5 If).
 
     before:  data = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.Sum)
     after:   flat = tensor.view(data, [1, SIZE]); barrier(1); for c0 in range(0, SIZE, CH): acc = fillpad(load);
@@ -98,10 +99,12 @@ def lower_allreduce_rule(call, args: tuple, b: LoweringBuilder):
 
 def _lower_rectangle(op_name, target, signal, geometry, rop, b: LoweringBuilder):
     """The single-rectangle path of a partial-valid window: exactly two barriers (ready + post-reduce)."""
-    rows, cols = geometry.valid
     dtype = target.type.dtype
+    static_valid = all(isinstance(v, int) for v in geometry.valid)
+    rows, cols = geometry.valid if static_valid else geometry.shape     # a symbolic box uses the physical one
+    kind = "partial valid rectangle" if static_valid else "physical rectangle behind a symbolic valid_shape"
     if rows * cols * dtype.get_byte() > UB_CHUNK_BYTES:
-        raise UnsupportedError(f"{op_name}: the partial valid rectangle [{rows}, {cols}] {dtype.name} "
+        raise UnsupportedError(f"{op_name}: the {kind} [{rows}, {cols}] {dtype.name} "
                                f"({rows * cols * dtype.get_byte()} bytes) exceeds one {UB_CHUNK_BYTES}-byte mesh chunk; "
                                "chunking a partial rectangle with row gaps is not supported",
                                hint="allreduce a fully valid window, or a valid region of at most 16 KiB")
@@ -110,11 +113,12 @@ def _lower_rectangle(op_name, target, signal, geometry, rop, b: LoweringBuilder)
     emit_barrier(b, h, signal, 1)
     offs = MakeTuple([const(0), const(0)])
     shape = MakeTuple([const(rows), const(cols)])
-    mine = b.bind("acc_initial", b.op("tile.load", [flat, offs, shape, shape], {"target_memory": MemorySpace.Vec}))
+    valid = MakeTuple([const(v) for v in geometry.valid])
+    mine = b.bind("acc_initial", b.op("tile.load", [flat, offs, shape, valid], {"target_memory": MemorySpace.Vec}))
 
     def peer_body(pb: LoweringBuilder, peer, acc):
         def fold(tb: LoweringBuilder):
-            got = tb.bind("recv", tb.op("pld.tile.remote_load", [flat, peer, offs, shape, shape]))
+            got = tb.bind("recv", tb.op("pld.tile.remote_load", [flat, peer, offs, shape, valid]))
             return tb.bind("acc_next", reduce(tb, rop, acc, got))
         return pb.emit_if_expr(BinaryExpr("ne", peer, h.rank), fold, lambda eb: acc)
     acc = b.emit_for_reduce("peer", 0, h.nranks, 1, mine, peer_body)

@@ -7,8 +7,9 @@ rows (`[2, 3, 4]` valid `[1, 3, 2]` → view `[6, 4]` valid `[3, 2]`). That is o
 the valid rows are a prefix of the collapsed rows: every leading dim before the first one whose
 valid extent is not 1 has extent 1, every one after it is full. The ring rule needs more, a
 valid region that is a row-major linear prefix, viewed as `[1, prod(shape)]` valid
-`[1, prod(valid)]`. Strided and non-ND (DN) windows are rejected with the reason; dynamic dims
-are accepted only for a fully valid mesh target (its length is then a runtime expression).
+`[1, prod(valid)]`. Strided and non-ND (DN) windows are rejected with the reason. The mesh rule
+also takes dynamic dims of a fully valid target (its length is then a runtime expression) and
+symbolic valid extents of a static window; the ring rule takes static windows only.
 
     g = packed_geometry(op, target)          # PackedGeometry(shape=(1, 24), valid=None, ...)
     flat = g.bind_view(b, target)            # flat = pl.tensor.view(target, [1, 24])
@@ -30,7 +31,7 @@ from pypto.passes.lower_composite.builder import LoweringBuilder
 @dataclass(frozen=True)
 class PackedGeometry:
     shape: tuple                 # the physical 2-D view (ints; an Expr for a dynamic fully valid window)
-    valid: Optional[tuple]       # its valid rectangle, None when the whole window is valid
+    valid: Optional[tuple]       # its valid rectangle (ints or Exprs), None when the whole window is valid
 
     def bind_view(self, b: LoweringBuilder, target):
         args = [target, MakeTuple([const(d) for d in self.shape])]
@@ -68,8 +69,12 @@ def window_dims(op: str, target, allow_dynamic: bool = False) -> tuple:
     shape = _static(op, "target shape", t.shape)
     if not shape or prod(shape) == 0:
         raise UnsupportedError(f"{op}: an empty target {list(shape)} has nothing to reduce")
-    valid = _static(op, "valid_shape", view.valid_shape) if partial else None
-    if valid is not None and (len(valid) != len(shape) or any(not 0 < v <= d for v, d in zip(valid, shape))):
+    valid = None
+    if partial:
+        valid = tuple(v.value if isinstance(v, ConstInt) else v for v in view.valid_shape) if allow_dynamic \
+            else _static(op, "valid_shape", view.valid_shape)
+    if valid is not None and (len(valid) != len(shape) or any(
+            isinstance(v, int) and not 0 < v <= d for v, d in zip(valid, shape))):
         raise UnsupportedError(f"{op}: valid_shape {list(valid)} does not fit the target {list(shape)} (each "
                                "valid extent must be in 1 .. its dim)")
     if valid == shape:
@@ -79,9 +84,9 @@ def window_dims(op: str, target, allow_dynamic: bool = False) -> tuple:
 
 def _is_prefix(valid, shape) -> bool:
     """The valid box is the first prod(valid) row-major positions: dims before the first whose valid
-    extent is not 1 have extent 1, dims after it are whole."""
-    first = next((i for i, v in enumerate(valid) if v != 1), len(valid))
-    return all(v == d for v, d in zip(valid[first + 1:], shape[first + 1:]))
+    extent is not 1 have extent 1, dims after it are whole. A symbolic extent is neither 1 nor whole."""
+    first = next((i for i, v in enumerate(valid) if not (isinstance(v, int) and v == 1)), len(valid))
+    return all(isinstance(v, int) and v == d for v, d in zip(valid[first + 1:], shape[first + 1:]))
 
 
 def linear_geometry(op: str, target) -> PackedGeometry:
@@ -110,8 +115,8 @@ def _product(dims):
 
 
 def rectangle_geometry(op: str, target) -> PackedGeometry:
-    """A fully valid target → [1, prod(shape)] (dims may be dynamic); a partial one → [prod(leading), last]
-    with its valid rectangle (static)."""
+    """A fully valid target → [1, prod(shape)] (dims may be dynamic); a partial one (static physical
+    shape) → [prod(leading), last] with its valid rectangle, whose extents may be symbolic."""
     shape, valid = window_dims(op, target, allow_dynamic=True)
     if valid is None:
         return PackedGeometry((1, _product(shape)), None)
@@ -122,4 +127,4 @@ def rectangle_geometry(op: str, target) -> PackedGeometry:
         raise UnsupportedError(f"{op}: the valid rows of valid_shape {list(valid)} in {list(shape)} are not "
                                "contiguous after collapsing the leading dims; no single 2-D view carries them",
                                hint="make every leading dim after the first partial one full")
-    return PackedGeometry((prod(lead_shape), shape[-1]), (prod(lead_valid), valid[-1]))
+    return PackedGeometry((prod(lead_shape), shape[-1]), (_product(lead_valid), valid[-1]))
