@@ -264,8 +264,10 @@ class _ReplayLoads(IRMutator):
         if isinstance(c.op, GlobalVar) or c.op.name != "tile.load" or c.kwargs.get("target_memory") is not MemorySpace.Vec:
             return c
         keep = BinaryExpr("sub", const(1, INDEX), self.lane)
-        valids = MakeTuple([BinaryExpr("mul", v, keep) for v in c.args[3].elements])
-        return c.replace(args=(*c.args[:3], valids))
+        valids = [BinaryExpr("mul", v, keep) for v in c.args[3].elements]
+        if len(c.args) > 4:       # flattened load (tile_shape): no leading rows is empty, and stays a row prefix
+            valids = valids[:1] + list(c.args[3].elements[1:])
+        return c.replace(args=(*c.args[:3], MakeTuple(valids), *c.args[4:]))
 
 
 def _has_transfers(func: Function) -> bool:

@@ -110,3 +110,34 @@ def test_pto_reads_and_writes_the_nd_window_with_2d_tiles_and_no_reshape():
     assert re.search(r"pto\.tload ins\(%\w+ : !pto\.partition_tensor_view<2x8x32xf32>\) outs\(%\w+ : " + tile, text)
     assert re.search(r"pto\.tstore ins\(%\w+ : " + tile + r".*outs\(%\w+ : !pto\.partition_tensor_view<2x8x32xf32>\)",
                      text)
+
+
+@pl.program
+class MixedWithNdLoad:
+    """A cube + vector kernel (dual-dispatched on a2a3: lane 1 replays the loads with empty extents)
+    whose vector side loads a rank-3 window: out = a @ b + x.reshape(16, 16)."""
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16, 32], pl.FP32], b: pl.Tensor[[32, 16], pl.FP32], x: pl.Tensor[[2, 8, 16], pl.FP32],
+          out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        l = pl.move(pl.load(a, [0, 0], [16, 32], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Left)
+        r = pl.move(pl.load(b, [0, 0], [32, 16], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Right)
+        cv = pl.move(pl.matmul(l, r), target_memory=pl.Mem.Vec)
+        t2 = pl.tile.reshape(pl.load(x, [0, 0, 0], [2, 8, 16]), [16, 16])
+        o = pl.store(pl.tile.add(cv, t2), [0, 0], out)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 32], pl.FP32], b: pl.Tensor[[32, 16], pl.FP32], x: pl.Tensor[[2, 8, 16], pl.FP32],
+             out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        o = self.k(a, b, x, out)
+        return o
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_flattened_load_on_the_vector_side_of_a_mixed_kernel(platform):
+    rng = np.random.default_rng(6)
+    a, b = rng.standard_normal((16, 32)).astype(np.float32), rng.standard_normal((32, 16)).astype(np.float32)
+    x = rng.standard_normal((2, 8, 16)).astype(np.float32)
+    out = np.zeros((16, 16), np.float32)
+    run(MixedWithNdLoad, a, b, x, out, config=RunConfig(platform=platform))
+    np.testing.assert_allclose(out, a @ b + x.reshape(16, 16), rtol=1e-4, atol=1e-4)

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 from pypto.errors import UnsupportedError
 from pypto.ir.enums import MemorySpace
-from pypto.ir.expr import as_int
+from pypto.ir.expr import Var, as_int
 from pypto.ir.ops.flat_window import flat_shape
 from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt
-from pypto.ir.expr import Var
 
 
 class _Emitter:
