@@ -3,6 +3,8 @@ simulator semantics against numpy, PTO spelling."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -88,3 +90,22 @@ def test_narrow_then_pad_in_place_matches_numpy():
 def test_pto_spelling_of_set_validshape_and_fillpad_inplace():
     text = generate(ir.compile(NarrowPad).lowered)["k"]
     assert "pto.set_validshape %" in text and "pto.tfillpad ins(" in text
+
+
+def test_pto_spelling_of_tensor_view_is_a_second_tensor_view_of_the_same_pointer():
+    from pypto.codegen.pto import generate_function
+
+    @pl.program
+    class Viewed:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[2, 3, 4], pl.FP32],
+              out: pl.Out[pl.Tensor[[1, 1], pl.FP32]]) -> pl.Tensor[[1, 1], pl.FP32]:
+            v = pl.tensor.view(x, [1, 24])
+            s = pl.tensor.read(v, [0, 5])
+            out = pl.tensor.write(out, [0, 0], s)
+            return out
+
+    text = generate_function(Viewed.get_function("k"))
+    assert re.search(r"%v_view = pto\.make_tensor_view %arg0, shape = \[%c1_index, %c24_index\], "
+                     r"strides = \[%c24_index, %c1_index\] \{layout = #pto\.layout<nd>\}", text)
+    assert re.search(r"pto\.load_scalar %arg0\[", text)

@@ -1,15 +1,14 @@
 """PTO emitters of the view / valid-region ops (mirrors pypto/ir/ops/view_valid.py).
 
+    tensor.view(t, [1, 24])       →  %v = pto.make_tensor_view %arg0, shape = [1, 24], strides = [24, 1] ...
+                                     (result = the same pointer %arg0, described by %v)
     tile.set_validshape(x, r, c)  →  pto.set_validshape %x, %r, %c : !pto.tile_buf<...>   (result = %x)
     tile.fillpad_inplace(x)       →  pto.tfillpad ins(%x : ...) outs(%x : ...)
-
-tensor.view re-shapes a GM window; in a kernel that needs a second pto.make_tensor_view over
-the same pointer, which the function emitter does only for parameters, so it is a named gap.
 """
 
 from __future__ import annotations
 
-from pypto.codegen.pto.registry import emits, not_emitted
+from pypto.codegen.pto.registry import emits
 from pypto.codegen.pto.types import tile_buf_type
 
 
@@ -26,5 +25,10 @@ def _fillpad_inplace(ctx):
     ctx.emit_ins_outs("pto.tfillpad")
 
 
-not_emitted("tensor.view", "a kernel-local re-shaped tensor_view of a GM pointer is not emitted (only parameters "
-                           "get pto.make_tensor_view)")
+
+@emits("tensor.view", binds_result=True)
+def _view(ctx):
+    """The same GM pointer with a second tensor_view at the new shape (packed row-major, like a parameter's)."""
+    var = ctx.result_var
+    ptr = ctx.value(ctx.call.args[0])
+    ctx.bind_tensor(var, ptr, ctx._tensor_view_of(var, ptr))
