@@ -159,6 +159,12 @@ def test_put_get_argument_errors():
         put_program(2, [8, 16], everyone=True, region=([0, 0], [0, 0], None))
 
 
+def test_a_rank3_sub_region_is_rejected_by_name():
+    prog = put_program(2, [2, 3, 8], region=([0, 0, 0], [0, 0, 0], [1, 3, 8]), everyone=True)
+    with pytest.raises(UnsupportedError, match=r"pld.tensor.put: a rank-3 region .* has no single 2-D view"):
+        lower_composite_ops()(prog)
+
+
 # ---------------------------------------------------------------------- numpy on the simulator
 def test_put_to_the_right_neighbour_with_ragged_pipelined_chunks():
     N, shape = 3, [8, 40]

@@ -24,7 +24,7 @@ of every row (2-element offsets). 14 For / 13 If.
 
 from __future__ import annotations
 
-from pypto.errors import TypeCheckError, UnsupportedError
+from pypto.errors import TypeCheckError
 from pypto.ir.comm_enums import NotifyOp, ReduceOp, WaitCmp
 from pypto.ir.dtypes import FP16, INT32
 from pypto.ir.enums import MemorySpace
