@@ -4,15 +4,20 @@ Requires: SSAForm, IncoreTileOps / Produces: — / Invalidates: —
 Reference: pass doc 15 (compiler-and-runtime.md §2, dump 16). Implemented: the (m, n, k) choice
 from the platform's L0 capacities (multiples of 16, a traffic cost model), the K loop of
 Mat → Left / Right `tile.extract`s accumulating in one Acc buffer (`matmul_acc` with
-`init_cond = ko == 0`), and M / N output tiling when the [M, N] result overflows L0C and is
-consumed by exactly one `tile.store` (each [m, n] sub-tile stored straight to its window), and
-L1 streaming: when the two Mat operands together overflow Mat (L1) and each is a plain 2-D
-`tile.load` of a GM window, every K step loads its [m, k] / [k, n] blocks from GM into Mat itself
-(the whole-operand loads are dropped), so e.g. a 512 x 512 x 512 FP32 matmul compiles.
-Tiles need not divide the problem: partial M / N blocks and the last K block are peeled.
+`init_cond = ko == 0`); M / N output tiling when the [M, N] result overflows L0C and is either
+consumed by exactly one `tile.store` (each [m, n] block stored straight to its window) or read back
+on-chip through one Acc → Mat writeback (each block assembled into one [M, N] Mat scratch that
+replaces the writeback, e.g. for a chained matmul); FIXPIPE cast folding (fixpipe_cast_fold.py: a
+rint FP32 → FP16 / BF16 `tile.cast` of an Acc result feeding only that writeback becomes part of
+it); and L1 streaming: when the Mat operands overflow Mat (L1) and each is a plain 2-D `tile.load`
+of a GM window (a slice / window at any offset) or the `tile.transpose_view` of one (`a_trans` /
+`b_trans`), every K step loads its [m, k] / [k, n] blocks from GM into Mat itself (a transposed
+operand loads the [k, m] / [n, k] block and transposes it), so e.g. a 512 x 512 x 512 FP32 matmul
+compiles. Tiles need not divide the problem: partial M / N blocks and the last K block are peeled.
 Not implemented (the matmul is left as it is, so AllocateMemoryAddr reports the overflow):
-M / N tiling of matmul_acc or of results used on-chip,
-FIXPIPE cast folding, L0C double buffering, `pl.pipeline` stage marking.
+M / N tiling of `matmul_acc` (a caller-owned [M, N] accumulator) or of results read on-chip other
+than through a Mat writeback (a Vec left operand has no data path on either platform), L0C double
+buffering, `pl.pipeline` stage marking.
 
     before:  l = pl.tile.move(a_mat, target_memory=Left); r = ...; c = pl.tile.matmul(l, r)
     after:   for ko, (acc,) in pl.range(0, K, k, init_values=(pl.tile.create([M, N], ..., Acc),)):
@@ -34,6 +39,7 @@ from pypto.ir.types import TileType, static_dims
 from pypto.ir.visitor import IRVisitor, substitute
 from pypto.passes.analysis import as_seq, body_list, used_vars
 from pypto.passes.context import current_platform
+from pypto.passes.fixpipe_cast_fold import fold_fixpipe_casts
 from pypto.passes.manager import function_pass
 from pypto.passes.properties import IRProperty, PassProperties
 
@@ -191,7 +197,9 @@ class _Tiler:
         if is_acc and len(call.args) > 3:
             return None                          # a user init_cond: leave the op as written
         lhs, rhs = call.args[1:3] if is_acc else call.args[:2]
-        a = self.mat_source(lhs, MemorySpace.Left)
+        a, staged = self.mat_source(lhs, MemorySpace.Left), []
+        if a is None:
+            a, staged = self.vec_left(lhs)
         b = self.mat_source(rhs, MemorySpace.Right)
         if a is None or b is None:
             return None
@@ -209,13 +217,35 @@ class _Tiler:
             init = call.args[0] if is_acc else None
             stmts, final = self.k_loop(a, b, 0, 0, m, n, K, k, result, init, s.span)
             self.replace[s.var] = final
-            return stmts, set()
+            return staged + stmts, set()
         if is_acc:
-            return None
+            return None                          # M / N blocks of a caller-owned accumulator: not done
         store = self.single_store(s.var, after)
-        if store is None:
+        if store is not None:
+            grid = self.output_grid(a, b, (M, N, K), (m, n, k), result, _direct_store(store), s.span)
+            return staged + grid, {id(store)}
+        found = self.single_mat_writeback(s.var, after, M * N * result.dtype.get_byte())
+        if found is None:
             return None
-        return self.output_grid(a, b, (M, N, K), (m, n, k), result, store, s.span), {id(store)}
+        placement, consumed = found
+        return staged + self.output_grid(a, b, (M, N, K), (m, n, k), result, placement, s.span), consumed
+
+    def vec_left(self, operand):
+        """A Vec left operand (e.g. softmax probabilities feeding P @ V) on a platform with a Vec → Mat
+        path (a5): (its Mat copy, [the tile.move making it]) so K steps extract Left slabs from Mat;
+        (None, []) otherwise."""
+        if not isinstance(operand, Var) or (MemorySpace.Vec, MemorySpace.Mat) not in self.platform.data_paths:
+            return None, []
+        src, value = operand, self.defs.get(operand)
+        if operand.type.memory_space is MemorySpace.Left and _op_name(value) == "tile.move":
+            src = value.args[0]
+        t = src.type if isinstance(src, Var) else None
+        if (not isinstance(t, TileType) or t.memory_space is not MemorySpace.Vec or t.rank != 2
+                or static_dims(t.shape) is None or static_dims(t.valid_shape) != static_dims(t.shape)):
+            return None, []
+        move = create_op_call("tile.move", [src], {"target_memory": MemorySpace.Mat}, operand.span)
+        mat = Var(f"{src.name_hint}_mat", move.type, operand.span)
+        return mat, [AssignStmt(mat, move, operand.span)]
 
     def single_store(self, var: Var, after: list) -> Optional[AssignStmt]:
         """The one `tile.store` of `var` among the statements after it, when nothing between them
@@ -228,6 +258,30 @@ class _Tiler:
                 if not isinstance(out, Var) or any(out in used_vars(y) for y in after[:j]):
                     return None
                 return x
+        return None
+
+    def single_mat_writeback(self, var: Var, after: list, nbytes: int):
+        """(placement, consumed statement ids) when the one reader of `var` in the same statement list
+        writes it back to Mat — `tile.move(var, target_memory=Mat)`, or the `tile.assemble(scratch, var,
+        [0, 0])` of a folded FIXPIPE cast — i.e. the result is used on-chip (e.g. as the next matmul's
+        operand), and an [M, N] Mat scratch fits L1. The blocks then go into that scratch."""
+        if _readers(self.func.body, var) != 1 or nbytes > self.platform.space_capacity(MemorySpace.Mat):
+            return None
+        for x in after:
+            if not (isinstance(x, AssignStmt) and isinstance(x.value, Call) and any(a is var for a in x.value.args)):
+                continue
+            if _op_name(x.value) == "tile.move" and x.value.kwargs.get("target_memory") is MemorySpace.Mat:
+                placement = _mat_scratch(x, tuple(static_dims(var.type.shape)), x.span)
+                self.replace[x.var] = placement.final
+                return placement, {id(x)}
+            scratch = x.value.args[0]
+            create = next((y for y in after if isinstance(y, AssignStmt) and y.var is scratch), None)
+            if (_op_name(x.value) == "tile.assemble" and x.value.args[1] is var and create is not None
+                    and _op_name(create.value) == "tile.create" and _readers(self.func.body, scratch) == 1
+                    and static_dims(scratch.type.shape) == static_dims(var.type.shape)):
+                return _Placement(x.var.name_hint, x.var.type, scratch, x.var, _assemble_block,
+                                  [create]), {id(x), id(create)}
+            return None
         return None
 
     # ------------------------------------------------------------------ emission
@@ -274,46 +328,84 @@ class _Tiler:
         pv = Var("acc_next", product.type, span)
         return loads + [AssignStmt(lv, left, span), AssignStmt(rv, right, span), AssignStmt(pv, product, span)], pv
 
-    def output_grid(self, a, b, dims, tile, result: TileType, store: AssignStmt, span) -> list:
+    def output_grid(self, a, b, dims, tile, result: TileType, placement: "_Placement", span) -> list:
         """The [M, N] output in [m, n] blocks: per region (full blocks, then the peeled partial row /
         column blocks) loops over its blocks (a loop only where there are several), each block a K loop
-        whose Acc tile is stored to its window; the output tensor is carried through every store."""
+        whose Acc tile is placed (stored to its GM window, or assembled into a Mat scratch); the placement
+        target is carried through every block."""
         (M, N, K), (m, n, k) = dims, tile
-        out = store.value.args[2]
         regions = [(r, c) for r in _segments(M, m) for c in _segments(N, n)]
-        stmts, current = [], out
+        stmts, current = list(placement.prelude), placement.start
         for i, (rows, cols) in enumerate(regions):
-            final = store.var if i == len(regions) - 1 else Var(f"{out.name_hint}_part", out.type, span)
-            stmts += self.region(a, b, rows, cols, K, k, result, store, current, final, span)
+            last = i == len(regions) - 1
+            final = placement.final if last else Var(f"{placement.name}_part", placement.carry_type, span)
+            stmts += self.region(a, b, rows, cols, K, k, result, placement, current, final, span)
             current = final
         return stmts
 
-    def region(self, a, b, rows, cols, K: int, k: int, result: TileType, store: AssignStmt, current, final,
+    def region(self, a, b, rows, cols, K: int, k: int, result: TileType, placement: "_Placement", current, final,
                span) -> list:
-        base_r, base_c = store.value.args[1].elements
-        out = store.value.args[2]
-        loops = [(name, start, stop, step) for name, (start, stop, step) in (("mi", rows), ("ni", cols))
+        name, carry_type = placement.name, placement.carry_type
+        loops = [(axis, start, stop, step) for axis, (start, stop, step) in (("mi", rows), ("ni", cols))
                  if stop - start > step]
-        index = {name: Var(name, _index_type(), span) for name, *_rest in loops}
+        index = {axis: Var(axis, _index_type(), span) for axis, *_rest in loops}
         mi = index.get("mi", const(rows[0], span=span))
         ni = index.get("ni", const(cols[0], span=span))
         carries: list = []
-        for name, *_rest in loops:
-            carries.append(IterArg(f"{out.name_hint}_{name}", out.type, carries[-1] if carries else current, span))
+        for axis, *_rest in loops:
+            carries.append(IterArg(f"{name}_{axis}", carry_type, carries[-1] if carries else current, span))
         block, acc = self.k_loop(a, b, mi, ni, rows[2], cols[2], K, k, result, None, span)
-        offsets = [_plus(base_r, mi, span), _plus(base_c, ni, span)]
-        stored = create_op_call("tile.store", [acc, offsets, carries[-1] if carries else current], {}, span)
+        placed = placement.place(acc, mi, ni, carries[-1] if carries else current, span)
         if not loops:
-            return block + [AssignStmt(final, stored, span)]
-        sv = Var(f"{out.name_hint}_block", stored.type, span)
-        body, value = block + [AssignStmt(sv, stored, span)], sv
+            return block + [AssignStmt(final, placed, span)]
+        sv = Var(f"{name}_block", placed.type, span)
+        body, value = block + [AssignStmt(sv, placed, span)], sv
         for depth in range(len(loops) - 1, -1, -1):
-            name, start, stop, step = loops[depth]
-            rv = final if depth == 0 else Var(f"{out.name_hint}_{name}_done", out.type, span)
-            loop = ForStmt(index[name], const(start, span=span), const(stop, span=span), const(step, span=span),
+            axis, start, stop, step = loops[depth]
+            rv = final if depth == 0 else Var(f"{name}_{axis}_done", carry_type, span)
+            loop = ForStmt(index[axis], const(start, span=span), const(stop, span=span), const(step, span=span),
                            [carries[depth]], as_seq(body + [YieldStmt([value], span)], span), [rv], span=span)
             body, value = [loop], rv
         return body
+
+
+class _Placement:
+    """Where the [m, n] Acc blocks of an M / N-tiled matmul go: `place(acc, mi, ni, current, span)` builds
+    the call that puts one block into the carried target (`start` before the first block, `final`
+    binding the last one; `prelude` statements create the target)."""
+
+    def __init__(self, name: str, carry_type, start, final: Var, place, prelude=()):
+        self.name, self.carry_type, self.start, self.final = name, carry_type, start, final
+        self.place, self.prelude = place, list(prelude)
+
+
+def _direct_store(store: AssignStmt) -> _Placement:
+    """Each block stored straight to its window of the single consumer store's GM tensor."""
+    base_r, base_c = store.value.args[1].elements
+    out = store.value.args[2]
+
+    def place(acc, mi, ni, current, span):
+        return create_op_call("tile.store", [acc, [_plus(base_r, mi, span), _plus(base_c, ni, span)], current], {},
+                              span)
+
+    return _Placement(out.name_hint, out.type, out, store.var, place)
+
+
+def _mat_scratch(move: AssignStmt, dims: tuple, span) -> _Placement:
+    """Each block assembled (Acc → Mat, the FIXPIPE writeback) into one [M, N] Mat scratch that stands for
+    the single consumer `tile.move(result, target_memory=Mat)`, so the [M, N] result never sits in L0C."""
+    create = create_op_call("tile.create", [list(dims)], {"dtype": move.var.type.dtype,
+                                                          "target_memory": MemorySpace.Mat}, span)
+    create = create.replace(type=move.var.type)          # readers keep seeing the move's tile type
+    scratch = Var(f"{move.var.name_hint}_scratch", create.type, span)
+
+    final = Var(move.var.name_hint, create.type, span)
+    return _Placement(move.var.name_hint, create.type, scratch, final, _assemble_block,
+                      [AssignStmt(scratch, create, span)])
+
+
+def _assemble_block(acc, mi, ni, current, span):
+    return create_op_call("tile.assemble", [current, acc, [mi, ni]], {}, span).replace(type=current.type)
 
 
 def _stream_block(window, row, col, rows: int, cols: int, name: str, out: list, span) -> Var:
@@ -400,10 +492,11 @@ def _drop_dead_moves(func: Function) -> Function:
 def _run(func: Function, program: Program) -> Function:
     if func.func_type in (FunctionType.Orchestration, FunctionType.Opaque, FunctionType.Inline):
         return func
-    tiler = _Tiler(func)
-    body = as_seq(tiler.stmts(body_list(func.body)), func.body.span)
+    folded = fold_fixpipe_casts(func)
+    tiler = _Tiler(folded)
+    body = as_seq(tiler.stmts(body_list(folded.body)), folded.body.span)
     if not tiler.changed:
-        return func
+        return folded
     if tiler.replace:
         body = substitute(body, tiler.replace)
     return _drop_dead_moves(func.replace(body=body))

@@ -372,7 +372,8 @@ def assemble_rule(name: str):
         t = expect_shaped(name, "target", args[0])
         s = expect_shaped(name, "source", args[1])
         offset = expect_tuple(name, "offset", args[2])
-        same_dtype(name, t.dtype, s.dtype, "target and source")
+        if not fixpipe_converts(s, t):
+            same_dtype(name, t.dtype, s.dtype, "target and source")
         if len(offset) != t.rank or s.rank != t.rank:
             raise TypeCheckError(f"{name}: target, source and offset must have the same rank ({t.rank})")
         for k, (o, sd, td) in enumerate(zip(offset, s.shape, t.shape)):
@@ -381,6 +382,17 @@ def assemble_rule(name: str):
                 raise TypeCheckError(f"{name}: dim {k}: source extent {sd} at offset {o} exceeds the target extent {td}")
         return result_like(t)
     return deduce
+
+
+def fixpipe_converts(src, dst) -> bool:
+    """Whether the FIXPIPE writeback of an FP32 Acc tile converts it on the way to `dst` (an FP16 / BF16
+    Mat tile, or a GM tensor): the cube drains L0C with round-half-to-even (CastMode.rint)."""
+    from pypto.ir.dtypes import BF16, FP16, FP32
+    from pypto.ir.enums import MemorySpace
+    if not (isinstance(src, TileType) and src.memory_space is MemorySpace.Acc and src.dtype is FP32):
+        return False
+    to_mat = isinstance(dst, TileType) and dst.memory_space is MemorySpace.Mat
+    return (to_mat or isinstance(dst, TensorType)) and dst.dtype in (FP16, BF16)
 
 
 def fillpad_rule(name: str):

@@ -12,7 +12,7 @@ from pypto.errors import TypeCheckError
 from pypto.ir.dtypes import FP32, INDEX, INT32, DataType
 from pypto.ir.enums import CastMode, CmpType, MemorySpace, PadValue, TileLayout
 from pypto.ir.expr import ConstInt
-from pypto.ir.ops.common import (MASK_DTYPE, assemble_rule, concat_rule, binary_rule, cast_rule, cmp_rule, cmps_rule, dims_equal,
+from pypto.ir.ops.common import (MASK_DTYPE, assemble_rule, fixpipe_converts, concat_rule, binary_rule, cast_rule, cmp_rule, cmps_rule, dims_equal,
                                  expand_rule, expands_rule, expect_scalar, expect_tensor, expect_tile, expect_tuple,
                                  fillpad_rule, fmt_shape, fp32_only_rule, packed_mask_shape, read_rule, reduce_rule, reshape_rule,
                                  same_dtype, same_shape, scalar_binary_rule, scalar_fits, slice_rule, transpose_rule,
@@ -61,7 +61,8 @@ def _store_type(args, kw):
     tile = expect_tile("tile.store", "tile", args[0])
     offsets = expect_tuple("tile.store", "offsets", args[1])
     out = expect_tensor("tile.store", "output_tensor", args[2])
-    same_dtype("tile.store", tile.dtype, out.dtype, "tile and output tensor")
+    if not fixpipe_converts(tile, out):              # an FP32 Acc tile may drain to FP16 / BF16 GM
+        same_dtype("tile.store", tile.dtype, out.dtype, "tile and output tensor")
     if len(offsets) != out.rank:
         raise TypeCheckError(f"tile.store: offsets need one entry per tensor dim ({out.rank}), got {len(offsets)}")
     if len(args) > 3:
