@@ -62,6 +62,29 @@ class BatchMatmulAcc:
 
 
 @pl.program
+class BatchKLoop:
+    """out = a @ b per batch, K = 64 in four K steps of 16: a loop carrying the batched accumulator."""
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[2, 16, 64], pl.FP32], b: pl.Tensor[[2, 64, 16], pl.FP32],
+          out: pl.Out[pl.Tensor[[2, 16, 16], pl.FP32]]) -> pl.Tensor[[2, 16, 16], pl.FP32]:
+        l0 = pl.move(pl.load(a, [0, 0, 0], [2, 16, 16], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Left)
+        r0 = pl.move(pl.load(b, [0, 0, 0], [2, 16, 16], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Right)
+        c = pl.batch_matmul(l0, r0)
+        for k in pl.range(1, 4):
+            lk = pl.move(pl.load(a, [0, 0, k * 16], [2, 16, 16], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Left)
+            rk = pl.move(pl.load(b, [0, k * 16, 0], [2, 16, 16], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Right)
+            c = pl.tile.batch_matmul_acc(c, lk, rk)
+        r = pl.store(c, [0, 0, 0], out)
+        return r
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[2, 16, 64], pl.FP32], b: pl.Tensor[[2, 64, 16], pl.FP32],
+             out: pl.Out[pl.Tensor[[2, 16, 16], pl.FP32]]) -> pl.Tensor[[2, 16, 16], pl.FP32]:
+        r = self.k(a, b, out)
+        return r
+
+
+@pl.program
 class BatchResultToVector:
     @pl.function(type=pl.FunctionType.InCore)
     def k(self, a: pl.Tensor[[2, 16, 32], pl.FP32], b: pl.Tensor[[2, 32, 16], pl.FP32],
@@ -99,6 +122,23 @@ def test_rank4_batch_matmul_acc_matches_numpy(platform):
     out = np.zeros((2, 2, 16, 16), np.float32)
     run(BatchMatmulAcc, a1, b1, a2, b2, out, config=RunConfig(platform=platform))
     np.testing.assert_allclose(out, a1 @ b1 + a2 @ b2, rtol=1e-4, atol=1e-4)
+
+
+def test_the_k_loop_carries_one_acc_tile_per_batch():
+    from pypto.ir.stmt import ForStmt
+    from pypto.passes.flatten_call_expr import flatten_call_expr
+    flat = flatten_tile_nd_to_2d()(flatten_call_expr()(convert_to_ssa()(BatchKLoop)))
+    loop, = collect(flat["k"].body, lambda n: isinstance(n, ForStmt))
+    assert [[d.value for d in ia.type.shape] for ia in loop.iter_args] == [[16, 16], [16, 16]]
+    assert len(loop.return_vars) == 2
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_k_loop_carrying_a_batched_accumulator_matches_numpy(platform):
+    a, b = _rand((2, 16, 64), 7), _rand((2, 64, 16), 8)
+    out = np.zeros((2, 16, 16), np.float32)
+    run(BatchKLoop, a, b, out, config=RunConfig(platform=platform))
+    np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-4)
 
 
 def test_batched_result_read_by_another_op_is_reported_by_name():

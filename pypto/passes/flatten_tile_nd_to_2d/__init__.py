@@ -33,11 +33,11 @@ from pypto.ir.equality import structural_equal
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.flat_window import flat_shape, flat_valid
 from pypto.ir.ops.registry import create_op_call
-from pypto.ir.stmt import AssignStmt, EvalStmt, SeqStmts
+from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, SeqStmts
 from pypto.ir.types import TensorType, TileType
 from pypto.ir.visitor import collect
 from pypto.passes.analysis import Retyper, as_seq
-from pypto.passes.flatten_tile_nd_to_2d.batch_matmul import BATCHED, BatchSplitter, batch_operand_moves
+from pypto.passes.flatten_tile_nd_to_2d.batch_matmul import BATCHED, BatchSplitter, batch_operand_moves, split_loop
 from pypto.passes.flatten_tile_nd_to_2d.transpose import nd_transpose, scratch_for
 from pypto.passes.manager import function_pass
 from pypto.passes.properties import IRProperty, PassProperties
@@ -87,6 +87,8 @@ class _Flattener(Retyper):
                     out += self.rewrite(s.var, s.value, s.span)
             elif isinstance(s, EvalStmt) and isinstance(s.expr, Call) and not isinstance(s.expr.op, GlobalVar):
                 out += self.rewrite(None, s.expr, s.span)
+            elif isinstance(s, ForStmt) and any(ia.init_value in self.batches.split for ia in s.iter_args):
+                out.append(split_loop(self, s, self.batches.split))
             else:
                 out.append(self.mutate(s))
         return as_seq(out, seq.span)

@@ -10,8 +10,9 @@ InferTileMemorySpace's operand moves ever see a batched operand; those passes st
 A move whose only readers are batched matmuls is dropped (its whole-batch L0 buffer never exists).
 
 The per-batch results stay separate Acc tiles [M, N] (an Acc tile is fractal, so batches are not
-row slices of one [B * M, N] Acc tile). They may feed `tile.batch_matmul_acc` (per batch again) and
-`tile.store` (one flattened store per batch into the N-D window); any other use is UnsupportedError.
+row slices of one [B * M, N] Acc tile). They may feed `tile.batch_matmul_acc` (per batch again),
+`tile.store` (one flattened store per batch into the N-D window) and for-loop carries (one iter-arg
+per batch: a K loop of batch_matmul_acc); any other use is UnsupportedError.
 
     before:  l = pl.tile.move(a_mat, Left);  r = pl.tile.move(b_mat, Right)      # a_mat [2, 16, 32] Mat
              c = pl.tile.batch_matmul(l, r);  out2 = pl.tile.store(c, [0, 0, 0], out)
@@ -23,9 +24,9 @@ from __future__ import annotations
 
 from pypto.errors import UnsupportedError
 from pypto.ir.enums import MemorySpace
-from pypto.ir.expr import BinaryExpr, Call, ConstInt, GlobalVar, Var, as_int
+from pypto.ir.expr import BinaryExpr, Call, ConstInt, GlobalVar, IterArg, Var, as_int
 from pypto.ir.ops.registry import create_op_call
-from pypto.ir.stmt import AssignStmt
+from pypto.ir.stmt import AssignStmt, ForStmt, SeqStmts, YieldStmt, flatten_to_stmts
 from pypto.ir.types import TileType
 from pypto.ir.visitor import collect
 
@@ -140,6 +141,44 @@ class BatchSplitter:
             out.append((target, value))
             tensor = target if target is not None else tensor
         return out
+
+
+def split_loop(flattener, loop: ForStmt, split: dict) -> ForStmt:
+    """A loop carrying batched accumulators: each carried batched value becomes one iter-arg (and one
+    return var) per batch, so a K loop of tile.batch_matmul_acc accumulates every batch in its own Acc tile."""
+    stmts = flatten_to_stmts(loop.body)
+    if not stmts or not isinstance(stmts[-1], YieldStmt) or len(stmts[-1].values) != len(loop.iter_args):
+        raise UnsupportedError("FlattenTileNdTo2D: a loop carrying a tile.batch_matmul result must end in its yield",
+                               loop.span)
+    iter_args, carried = [], []
+    for ia in loop.iter_args:
+        if ia.init_value in split:
+            parts = [IterArg(f"{ia.name_hint}_b{b}", p.type, p, ia.span) for b, p in enumerate(split[ia.init_value])]
+            split[ia] = parts
+            iter_args += parts
+            carried.append(True)
+        else:
+            iter_args.append(flattener.var(ia))
+            carried.append(False)
+    body = flattener.mutate(SeqStmts(stmts[:-1], loop.body.span))
+    values = []
+    for v, is_split in zip(stmts[-1].values, carried):
+        if is_split != (v in split):
+            raise UnsupportedError("FlattenTileNdTo2D: a loop carries a tile.batch_matmul result but yields a value "
+                                   "that is not one (or the other way round)", loop.span,
+                                   hint="accumulate with pl.tile.batch_matmul_acc on the carried value")
+        values += split[v] if is_split else [flattener.mutate(v)]
+    return_vars = []
+    for rv, ia, is_split in zip(loop.return_vars, loop.iter_args, carried):
+        if is_split:
+            split[rv] = [Var(f"{rv.name_hint}_b{b}", p.type, rv.span) for b, p in enumerate(split[ia])]
+            return_vars += split[rv]
+        else:
+            return_vars.append(flattener.var(rv))
+    body = SeqStmts([*flatten_to_stmts(body), YieldStmt(values, stmts[-1].span)], loop.body.span)
+    return loop.replace(start=flattener.mutate(loop.start), stop=flattener.mutate(loop.stop),
+                        step=flattener.mutate(loop.step), iter_args=tuple(iter_args), body=body,
+                        return_vars=tuple(return_vars))
 
 
 def _plus(o, i: int):
