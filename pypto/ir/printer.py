@@ -31,11 +31,11 @@ from pypto.ir.expr import (BINARY_OPS, BinaryExpr, Call, ConstBool, ConstFloat, 
                            MakeTuple, TupleGetItem, UnaryExpr, Var)
 from pypto.ir.function import Function, Program, default_level_role
 from pypto.ir.node import Node
-from pypto.ir.stmt import (AssignStmt, BreakStmt, ClusterScopeStmt, ContinueStmt, EvalStmt, ForStmt,
-                           HierarchyScopeStmt, IfStmt, InCoreScopeStmt, ReturnStmt, SeqStmts, SpmdScopeStmt,
+from pypto.ir.stmt import (AssignStmt, BreakStmt, ClusterScopeStmt, CommDomainScopeStmt, ContinueStmt, EvalStmt,
+                           ForStmt, HierarchyScopeStmt, IfStmt, InCoreScopeStmt, ReturnStmt, SeqStmts, SpmdScopeStmt,
                            SplitAivScopeStmt, Stmt, WhileStmt, YieldStmt)
-from pypto.ir.types import (DistributedTensorType, MemRef, PtrType, ScalarType, TensorType, TensorView, TileType,
-                            TileView, TupleType, Type, UnknownType)
+from pypto.ir.types import (CommCtxType, DistributedTensorType, MemRef, PtrType, ScalarType, TensorType, TensorView,
+                            TileType, TileView, TupleType, Type, UnknownType)
 
 INDENT = "    "
 _RESERVED = set(keyword.kwlist) | {"pl", "pld", "self", "True", "False", "None", "tuple", "float", "int"}
@@ -84,6 +84,9 @@ class PythonPrinter:
 
     # ------------------------------------------------------------------ types
     def type_str(self, t: Type) -> str:
+        if isinstance(t, CommCtxType):
+            self.uses_pld = True
+            return "pld.CommCtx"
         if isinstance(t, ScalarType):
             return f"pl.Scalar[{t.dtype!r}]"
         if isinstance(t, TileType):
@@ -270,6 +273,11 @@ class PythonPrinter:
         elif isinstance(s, SpmdScopeStmt):
             kw = [self.expr(s.core_num)] + (["sync_start=True"] if s.sync_start else [])
             self.scope("pl.spmd", kw, s, indent)
+        elif isinstance(s, CommDomainScopeStmt):
+            kw = [f"[{', '.join(self.expr(b) for b in s.buffers)}]"]
+            self.uses_pld = True
+            self.scope("pld.comm_domain", kw + ([f"devices={list(s.devices)}"] if s.devices is not None else []), s,
+                       indent)
         elif isinstance(s, SplitAivScopeStmt):
             kw = f"{s.count}, mode={s.split!r}" + (f", name_hint={s.name_hint!r}" if s.name_hint else "")
             self.emit(indent, f"for {self.namer.name(s.lane_var)} in pl.split_aiv({kw}):")

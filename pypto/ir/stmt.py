@@ -161,6 +161,20 @@ class SplitAivScopeStmt(ScopeStmt):
         self._set(lane_var=lane_var, body=body, split=split, count=int(count), name_hint=name_hint, span=span)
 
 
+class CommDomainScopeStmt(ScopeStmt):
+    """`with pld.comm_domain([buf, ...], devices=[...]):` in a HOST orchestrator (MaterializeCommDomainScopes).
+
+    `buffers` are the Vars bound by `pld.alloc_window_buffer` (the domain's window slots, bound before
+    the scope); `devices` the ranks that touch them (None: every rank of the world)."""
+    __slots__ = ("buffers", "devices")
+    FIELDS = (("buffers", USUAL), ("devices", USUAL), ("body", USUAL), ("name_hint", IGNORE))
+
+    def __init__(self, body: Stmt, buffers: Sequence[Var], devices: Optional[Sequence[int]] = None,
+                 name_hint: str = "", span: Optional[Span] = None):
+        devices = None if devices is None else tuple(int(d) for d in devices)
+        self._set(body=body, buffers=tuple(buffers), devices=devices, name_hint=name_hint, span=span)
+
+
 def flatten_to_stmts(stmt: Optional[Stmt]) -> list[Stmt]:
     """The statements of a body as a flat list (nested SeqStmts opened)."""
     if stmt is None:

@@ -78,6 +78,17 @@ class ScalarType(Type):
         self._set(dtype=dtype, span=None)
 
 
+class CommCtxType(ScalarType):
+    """`pld.CommCtx`: a kernel's handle to the communication context of a window (rank, world size, the
+    peers' window bases). MaterializeDistTensorCtx adds one such parameter per DistributedTensor parameter;
+    as a value it is an INT64 scalar (a device pointer on hardware)."""
+    __slots__ = ()
+
+    def __init__(self):
+        from pypto.ir.dtypes import INT64
+        self._set(dtype=INT64, span=None)
+
+
 class TupleType(Type):
     __slots__ = ("types",)
     FIELDS = (("types", USUAL),)

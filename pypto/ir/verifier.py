@@ -256,6 +256,34 @@ def _verify_inlined(program: Program) -> list:
                        program.functions[n].span) for n in inline]
 
 
+def _verify_comm_domains(program: Program) -> list:
+    """Every window buffer of a HOST function is a slot of exactly one CommDomainScopeStmt."""
+    diags = []
+    for f in program.functions.values():
+        if getattr(f.level, "name", None) != "HOST":
+            continue
+        allocs, slots = [], []
+
+        class _V(IRVisitor):
+            def visit_assign_stmt(self, st):
+                if isinstance(st.value, Call) and not isinstance(st.value.op, GlobalVar) \
+                        and st.value.op.name == "pld.alloc_window_buffer":
+                    allocs.append(st)
+                self.visit_children(st)
+
+            def visit_comm_domain_scope_stmt(self, st):
+                slots.extend(st.buffers)
+                self.visit_children(st)
+
+        _V().visit(f.body)
+        for st in allocs:
+            n = sum(1 for b in slots if b is st.var)
+            if n != 1:
+                diags.append(Diagnostic("CommDomainScopesMaterialized", f"{f.name}: window buffer "
+                                        f"'{st.var.name_hint}' is a slot of {n} comm-domain scopes, not 1", st.span))
+    return diags
+
+
 VERIFIERS: dict[str, Callable[[Program], list]] = {
     "SSAForm": _verify_ssa,
     "NormalizedStmtStructure": _verify_normalized,
@@ -268,6 +296,7 @@ VERIFIERS: dict[str, Callable[[Program], list]] = {
     "HasMemRefs": _verify_memrefs,
     "AllocatedMemoryAddr": _verify_addresses,
     "InlineFunctionsEliminated": _verify_inlined,
+    "CommDomainScopesMaterialized": _verify_comm_domains,
 }
 
 

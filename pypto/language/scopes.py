@@ -43,6 +43,7 @@ cluster = _kernel_only("cluster")
 spmd = _kernel_only("spmd")
 split_aiv = _kernel_only("split_aiv")
 incore = _kernel_only("incore")        # older spelling of pl.at(level=pl.Level.CORE_GROUP)
+comm_domain = _kernel_only("comm_domain")   # pld.comm_domain: printed by MaterializeCommDomainScopes
 func_attr = _kernel_only("func_attr")
 static_print = _kernel_only("static_print")
 static_assert = _kernel_only("static_assert")

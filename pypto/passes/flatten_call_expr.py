@@ -7,6 +7,9 @@ Reference: pass doc 06 (compiler-and-runtime.md §2, dump 07).
     before:  y = pl.tile.add(pl.tile.load(x, ...), b)
     after:   t = pl.tile.load(x, ...)
              y = pl.tile.add(t, b)
+
+A function call returned directly (`return self.kernel(...)`, the @pl.jit orchestrations' style) is
+bound to a Var first, so every later pass and the simulator see `r = self.kernel(...); return r`.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pypto.ir.visitor import substitute
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import (AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt,
                            YieldStmt)
+from pypto.ir.types import TupleType
 from pypto.ir.verifier import _has_call
 from pypto.passes.analysis import as_seq, body_list
 from pypto.passes.manager import function_pass
@@ -48,6 +52,21 @@ def _flatten(e, pre: list, top: bool):
     return e
 
 
+def _returned(v, pre: list) -> list:
+    """`return self.kernel(...)` (an orchestration's tail call) → bind the call, return its value(s) as Vars."""
+    if not (isinstance(v, Call) and v.is_function_call()):
+        return [_flatten(v, pre, True)]
+    tmp = _flatten(v, pre, False)
+    if not isinstance(tmp.type, TupleType):
+        return [tmp]
+    items = []
+    for i in range(len(tmp.type.types)):
+        item = Var("ret", tmp.type.types[i], v.span)
+        pre.append(AssignStmt(item, TupleGetItem(tmp, i, v.span), v.span))
+        items.append(item)
+    return items
+
+
 def _hoist_inits(loop, pre: list):
     """Loop-carried init values that are calls are computed before the loop."""
     mapping = {}
@@ -71,7 +90,11 @@ def _stmt(s: Stmt) -> list:
         new = s.replace(value=_flatten(s.value, pre, True))
     elif isinstance(s, EvalStmt):
         new = s.replace(expr=_flatten(s.expr, pre, True))
-    elif isinstance(s, (ReturnStmt, YieldStmt)):
+    elif isinstance(s, ReturnStmt):
+        vals = tuple(x for v in s.values for x in _returned(v, pre))
+        new = s.replace(values=vals) if len(vals) != len(s.values) or any(
+            a is not b for a, b in zip(vals, s.values)) else s
+    elif isinstance(s, YieldStmt):
         vals = tuple(_flatten(v, pre, True) for v in s.values)
         new = s.replace(values=vals) if any(a is not b for a, b in zip(vals, s.values)) else s
     elif isinstance(s, IfStmt):

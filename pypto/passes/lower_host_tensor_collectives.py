@@ -1,49 +1,70 @@
 """LowerHostTensorCollectives: host `pld.tensor.*` collectives become builtin chip dispatches.
 
-A collective in a HOST orchestrator runs on every rank's chip. The pass adds, per call, an
-InCore kernel whose body is the same collective on its window parameters (LowerCompositeOps
-expands it like any InCore collective: the credit-barrier recipes of seed 001) plus an
-Orchestration wrapper, and replaces the host call by a `for r in pl.range(pld.world_size())`
-loop dispatching the wrapper with `device=r`; the result is the (updated) target window.
-Covers allreduce, barrier, broadcast and reduce_scatter (window-only operands); the forms
-taking per-rank local tensors (allgather, all_to_all, all_to_all_v) raise UnsupportedError.
+A collective in a HOST orchestrator runs on every rank's chip of its comm domain. Per call, the
+pass builds a builtin chip program — an InCore kernel whose body is the same collective on its
+parameters plus an Orchestration wrapper — and compiles it as a sub-build through the chip part
+of the Default pipeline (the passes before SynthesizeAllReduceSignals: LowerCompositeOps expands
+the collective into the credit-barrier recipe of seed 001, the memory passes place its tiles), as
+the reference builds each chip orchestration separately. The host call becomes a dispatch of the
+wrapper on every rank (`for r in pl.range(pld.world_size())`: the comm domain holding the call's
+windows must span the world — the recipes address peers by world rank); the result is the updated window.
 
-Requires: signals explicit (SynthesizeAllReduceSignals) / Produces: — / Invalidates: —
-Seed: 001 overview (host collectives skip LowerCompositeOps and are lowered here).
+Operands: window views are passed as they are. A plain host tensor operand (the local input of
+allgather / all_to_all / all_to_all_v and the send counts of all_to_all_v) is a stacked per-rank
+tensor: rank r's operand is its shard `x[r]` (leading dimension = ranks), read-only in the kernel.
 
-    before:  data = pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Sum)           # HOST orchestrator
+Requires: CommDomainScopesMaterialized / Produces: — / Invalidates: —
+Seed: 001 overview (host collectives skip LowerCompositeOps and are lowered here); §2 row 43.
+
+    before:  data = pld.tensor.allgather(x, data, sig)                          # HOST orchestrator
     after:   for r in pl.range(pld.world_size()):
-                 self.pld_builtin_allreduce_0_orch(data, sig, attrs={'device': r})
+                 x_r = pld.stacked_index(x, r); self.pld_builtin_allgather_0_orch(x_r, data, sig, attrs={'device': r})
 """
 
 from __future__ import annotations
 
-from pypto.errors import UnsupportedError
+from pypto.errors import TypeCheckError, UnsupportedError, ValueCheckError
 from pypto.ir.dtypes import INDEX
 from pypto.ir.enums import FunctionType, ParamDirection
 from pypto.ir.expr import Call, GlobalVar, Var, const
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import create_op_call
-from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, ReturnStmt, SeqStmts
-from pypto.ir.types import DistributedTensorType, ScalarType
+from pypto.ir.stmt import AssignStmt, CommDomainScopeStmt, EvalStmt, ForStmt, ReturnStmt, SeqStmts
+from pypto.ir.types import DistributedTensorType, ScalarType, TensorType
 from pypto.ir.visitor import SplicingMutator
 from pypto.passes.manager import Pass
-from pypto.passes.properties import PassProperties
+from pypto.passes.materialize_comm_domain_scopes import (HOST_COLLECTIVES, RESULT_ALIASES, assignment_defs,
+                                                          is_host_orchestrator, window_buffer_of)
+from pypto.passes.properties import IRProperty, PassProperties
 
-WINDOW_ONLY = ("pld.tensor.allreduce", "pld.tensor.barrier", "pld.tensor.broadcast", "pld.tensor.reduce_scatter")
-LOCAL_INPUTS = ("pld.tensor.allgather", "pld.tensor.all_to_all", "pld.tensor.all_to_all_v")
+CHIP_PIPELINE_END = "SynthesizeAllReduceSignals"   # the sub-build runs the Default pipeline up to here
 
 
-def _builtin_pair(name: str, call: Call, span):
-    """(InCore kernel, Orchestration wrapper) running `call` on window parameters."""
-    params = []
+def _stacked(call: Call, i: int, a) -> bool:
+    """A plain host tensor operand: rank r uses its shard a[r]."""
+    if isinstance(a.type, DistributedTensorType):
+        return False
+    if not isinstance(a.type, TensorType) or len(a.type.shape) < 2:
+        raise TypeCheckError(f"host {call.op.name}: operand {i} must be a pld.window view or a stacked per-rank "
+                             f"host tensor [ranks, ...]", call.span,
+                             hint="rank r's local input is x[r]; give the host tensor a leading rank dimension")
+    return True
+
+
+def _builtin_pair(name: str, call: Call, span) -> list:
+    """(InCore kernel, Orchestration wrapper) running `call` on per-rank operands."""
+    params, dirs = [], []
     for i, a in enumerate(call.args):
-        if not isinstance(a.type, DistributedTensorType):
-            raise UnsupportedError(f"host {call.op.name}: operand {i} must be a pld.window view", span)
-        params.append(Var(f"w{i}", a.type, span))
+        if _stacked(call, i, a):
+            params.append(Var(f"local{i}", TensorType(a.type.shape[1:], a.type.dtype), span))
+            dirs.append(ParamDirection.In)
+        else:
+            # a fresh type: the host value's MemRef (InitMemRef ran on the host function) is not the kernel's
+            params.append(Var(f"w{i}", DistributedTensorType(a.type.shape, a.type.dtype,
+                                                              tensor_view=a.type.tensor_view), span))
+            dirs.append(ParamDirection.InOut)
     inner = create_op_call(call.op.name, params, dict(call.kwargs), span)
     res = Var("result", inner.type, span)
-    dirs = [ParamDirection.InOut] * len(params)
     kernel = Function(name, params, [inner.type], SeqStmts([AssignStmt(res, inner, span), ReturnStmt([res], span)]),
                       FunctionType.InCore, param_directions=dirs, span=span)
     oparams = [Var(p.name_hint, p.type, span) for p in params]
@@ -51,43 +72,92 @@ def _builtin_pair(name: str, call: Call, span):
     orch = Function(f"{name}_orch", oparams, [inner.type], SeqStmts([
         AssignStmt(ores, Call(GlobalVar(name, span), oparams, type=inner.type, span=span), span),
         ReturnStmt([ores], span)]), FunctionType.Orchestration, param_directions=dirs, span=span)
-    return kernel, orch
+    return [kernel, orch]
+
+
+def sub_build(functions: list, name: str) -> Program:
+    """Run the chip part of the Default pipeline on a small program (the builtin's own build)."""
+    from pypto.passes.context import PassContext
+    from pypto.passes.manager import PassManager
+    manager = PassManager.get_strategy()
+    names = manager.pass_names()
+    if CHIP_PIPELINE_END in names:
+        manager.passes = manager.passes[:names.index(CHIP_PIPELINE_END)]
+    outer = PassContext.current()           # same platform and checks, without the caller's dump instrument
+    with PassContext(verification_level=outer._verification_level, platform=outer.platform):
+        return manager.run_passes(Program(functions, name))
 
 
 class _Lower(SplicingMutator):
-    def __init__(self, taken: set):
+    def __init__(self, taken: set, defs: dict):
         self.taken = taken
+        self.defs = defs
+        self.scopes: list = []
         self.added: list = []
 
+    def mutate_comm_domain_scope_stmt(self, s: CommDomainScopeStmt):
+        self.scopes.append(s)
+        try:
+            body = self.mutate(s.body)
+        finally:
+            self.scopes.pop()
+        return s if body is s.body else s.replace(body=body)
+
+    def _scope_for(self, call: Call) -> CommDomainScopeStmt:
+        buffers = [window_buffer_of(a, self.defs) for a in call.args if isinstance(a.type, DistributedTensorType)]
+        for scope in reversed(self.scopes):
+            if all(any(b is slot for slot in scope.buffers) for b in buffers):
+                return scope
+        raise ValueCheckError(f"host {call.op.name}: its windows are not all in one comm domain", call.span,
+                              hint="every window of a host collective must come from pld.alloc_window_buffer in this "
+                                   "function and be used by the same devices")
+
     def _rewrite(self, call: Call, span):
-        name = f"pld_builtin_{call.op.name.rsplit('.', 1)[1]}_{len(self.added) // 2}"
-        while name in self.taken:
+        scope = self._scope_for(call)
+        if scope.devices is not None:
+            # the recipes address peers by world rank (pld.rank / pld.nranks of the window's context)
+            raise UnsupportedError(f"host {call.op.name} over the device subset {list(scope.devices)}", call.span,
+                                   hint="a host collective runs on every rank: dispatch the windows it uses with "
+                                        "device=r for r in pl.range(pld.world_size())")
+        base = f"pld_builtin_{call.op.name.rsplit('.', 1)[1]}_{len(self.added)}"
+        name = base
+        while name in self.taken or f"{name}_orch" in self.taken:
             name += "_"
-        self.taken.add(name)
-        kernel, orch = _builtin_pair(name, call, span)
-        self.added += [kernel, orch]
+        built = sub_build(_builtin_pair(name, call, span), name)
+        self.taken |= set(built.functions)
+        self.added += list(built.functions.values())
+        orch = built.functions[f"{name}_orch"]
         r = Var("r", ScalarType(INDEX), span)
-        dispatch = Call(GlobalVar(orch.name, span), list(call.args), type=orch.return_types[0],
-                        attrs={"device": r}, span=span)
-        world = create_op_call("pld.world_size", [], {}, span)
-        return ForStmt(r, const(0), world, const(1), body=SeqStmts([EvalStmt(dispatch, span)], span), span=span)
+        size = create_op_call("pld.world_size", [], {}, span)
+        world = Var("world", size.type, span)
+        loop = ForStmt(r, const(0), world, const(1), body=self._dispatch(call, orch, r, span), span=span)
+        return [AssignStmt(world, size, span), loop]
+
+    def _dispatch(self, call: Call, orch: Function, device, span) -> SeqStmts:
+        stmts, args = [], []
+        for i, a in enumerate(call.args):
+            if _stacked(call, i, a):
+                shard = create_op_call("pld.stacked_index", [a, device], {}, span)
+                v = Var(f"{a.name_hint if isinstance(a, Var) else 'x'}_r", shard.type, span)
+                stmts.append(AssignStmt(v, shard, span))
+                a = v
+            args.append(a)
+        dispatch = Call(GlobalVar(orch.name, span), args, type=orch.return_types[0], attrs={"device": device},
+                        span=span)
+        return SeqStmts(stmts + [EvalStmt(dispatch, span)], span)
 
     def _host_collective(self, e) -> bool:
-        if not (isinstance(e, Call) and not e.is_function_call()):
-            return False
-        if e.op.name in LOCAL_INPUTS:
-            raise UnsupportedError(f"host-level {e.op.name} (per-rank local inputs) is not lowered yet", e.span,
-                                   hint="call it inside a chip kernel instead")
-        return e.op.name in WINDOW_ONLY
+        return isinstance(e, Call) and not e.is_function_call() and e.op.name in HOST_COLLECTIVES
 
     def mutate_assign_stmt(self, s: AssignStmt):
         if self._host_collective(s.value):
-            return SeqStmts([self._rewrite(s.value, s.span), AssignStmt(s.var, s.value.args[0], s.span)], s.span)
+            result = s.value.args[RESULT_ALIASES.get(s.value.op.name, 0)]
+            return SeqStmts(self._rewrite(s.value, s.span) + [AssignStmt(s.var, result, s.span)], s.span)
         return s
 
     def mutate_eval_stmt(self, s: EvalStmt):
         if self._host_collective(s.expr):
-            return self._rewrite(s.expr, s.span)
+            return SeqStmts(self._rewrite(s.expr, s.span), s.span)
         return s
 
 
@@ -95,10 +165,10 @@ def transform_lower_host_tensor_collectives(program: Program) -> Program:
     taken = set(program.functions)
     funcs, added = [], []
     for f in program.functions.values():
-        if getattr(f.level, "name", None) != "HOST":
+        if not is_host_orchestrator(f):
             funcs.append(f)
             continue
-        m = _Lower(taken)
+        m = _Lower(taken, assignment_defs(f.body))
         body = m.mutate(f.body)
         funcs.append(f if body is f.body else f.replace(body=body))
         added += m.added
@@ -106,4 +176,5 @@ def transform_lower_host_tensor_collectives(program: Program) -> Program:
 
 
 def lower_host_tensor_collectives() -> Pass:
-    return Pass("LowerHostTensorCollectives", transform_lower_host_tensor_collectives, PassProperties())
+    return Pass("LowerHostTensorCollectives", transform_lower_host_tensor_collectives,
+                PassProperties(required={IRProperty.CommDomainScopesMaterialized}))

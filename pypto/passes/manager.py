@@ -118,6 +118,16 @@ DEFAULT_PIPELINE = (
     ("MemoryReuse", "memory_reuse"),
     # Last: place the allocations in each memory space and check the platform's capacity.
     ("AllocateMemoryAddr", "allocate_memory_addr"),
+    # Distributed host path (no-ops without a HOST orchestrator): a host allreduce without a signal gets its own
+    # signal window, so every later stage sees the explicit two-window form.
+    ("SynthesizeAllReduceSignals", "synthesize_all_reduce_signals"),
+    # Window buffers → the comm domains of the ranks that use them (CommDomainScopeStmt), which the host
+    # collectives below are dispatched over.
+    ("MaterializeCommDomainScopes", "materialize_comm_domain_scopes"),
+    # Host collectives → dispatches of builtin chip programs, each built by the chip passes above.
+    ("LowerHostTensorCollectives", "lower_host_tensor_collectives"),
+    # Kernels with window parameters get explicit CommCtx parameters (PTO codegen addresses peers through them).
+    ("MaterializeDistTensorCtx", "materialize_dist_tensor_ctx"),
 )
 
 _STRATEGIES = {OptimizationStrategy.Default: DEFAULT_PIPELINE}

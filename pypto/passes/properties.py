@@ -27,6 +27,8 @@ class IRProperty(enum.Enum):
     MixedKernelExpanded = "MixedKernelExpanded"
     HasMemRefs = "HasMemRefs"
     AllocatedMemoryAddr = "AllocatedMemoryAddr"
+    CommDomainScopesMaterialized = "CommDomainScopesMaterialized"
+    DistTensorCtxMaterialized = "DistTensorCtxMaterialized"
 
 
 IRPropertySet = frozenset

@@ -26,6 +26,8 @@ from pypto.passes.instruments import (CallbackInstrument, DumpInstrument, Instru
                                       TimingInstrument, VerificationInstrument, VerificationMode,
                                       make_roundtrip_instrument)
 from pypto.passes.manager import OptimizationStrategy, Pass, PassManager  # noqa: F401
+from pypto.passes.materialize_comm_domain_scopes import materialize_comm_domain_scopes  # noqa: F401
+from pypto.passes.materialize_dist_tensor_ctx import materialize_dist_tensor_ctx  # noqa: F401
 from pypto.passes.materialize_semantic_aliases import materialize_semantic_aliases  # noqa: F401
 from pypto.passes.memory_reuse import memory_reuse  # noqa: F401
 from pypto.passes.normalize_stmt_structure import normalize_stmt_structure  # noqa: F401

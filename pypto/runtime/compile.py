@@ -61,9 +61,8 @@ def compile_program(program, output_dir=None, dump_passes=False, platform: str =
     platform = check_platform(platform or "a2a3sim")
     if options.get("distributed_config") is not None:       # a HOST orchestrator + chip functions
         from pypto.runtime.distributed import compile_distributed
-        return compile_distributed(program, options["distributed_config"], lambda chip: compile_program(
-            chip, output_dir, dump_passes, platform, strategy=strategy, backend_type=backend_type,
-            save_kernels=save_kernels), platform)
+        return compile_distributed(program, options["distributed_config"], platform=platform, strategy=strategy,
+                                   output_dir=output_dir, dump_passes=dump_passes, save_kernels=save_kernels)
     out_dir: Optional[Path] = None
     if output_dir is not None:
         out_dir = Path(output_dir)

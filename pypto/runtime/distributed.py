@@ -27,7 +27,8 @@ from pypto.errors import TypeCheckError, UnsupportedError
 from pypto.ir.enums import Level, Role
 from pypto.ir.expr import BinaryExpr, Call, ConstBool, ConstFloat, ConstInt, GlobalVar, MakeTuple, UnaryExpr, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, SeqStmts, YieldStmt
+from pypto.ir.stmt import (AssignStmt, CommDomainScopeStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, SeqStmts,
+                           YieldStmt)
 from pypto.ir.types import DistributedTensorType
 
 
@@ -118,6 +119,8 @@ class HostInterpreter:
             values = self._body(body) if body is not None else []
             for rv, v in zip(s.return_vars, values):
                 self.env[rv] = v
+        elif isinstance(s, CommDomainScopeStmt):     # windows are allocated per world; the scope only groups them
+            self.stmt(s.body)
         elif isinstance(s, (ReturnStmt, YieldStmt)):
             pass
         else:
@@ -179,8 +182,9 @@ class HostInterpreter:
                 raise TypeCheckError(f"x[{r}]: the stacked host tensor has {arr.shape[0]} shards", c.span)
             return arr[r]
         if name.startswith("pld.tensor."):
-            raise UnsupportedError(f"host-level {name} (the host collectives path) is not built yet", c.span,
-                                   hint="call the collective inside a chip kernel on a window-bound tensor")
+            raise UnsupportedError(f"host-level {name} reached the host interpreter unlowered", c.span,
+                                   hint="compile the program with ir.compile(..., distributed_config=...): "
+                                        "LowerHostTensorCollectives turns it into builtin chip dispatches")
         raise UnsupportedError(f"op {name} in a HOST orchestrator", c.span,
                                hint="a host orchestrator allocates windows and dispatches chip functions with device=r")
 
@@ -251,42 +255,35 @@ class DistributedCompiledProgram:
                f"ranks={self.distributed_config.world_size})"
 
 
-def compile_distributed(program: Program, distributed_config: DistributedConfig, compile_chip, platform: str):
-    """Split off the HOST orchestrator, compile the chip functions with `compile_chip(program)`."""
+def compile_distributed(program: Program, distributed_config: DistributedConfig, *, platform: str, strategy=None,
+                        output_dir=None, dump_passes=False, save_kernels: bool = False):
+    """Run the whole program (HOST orchestrator included) through the Default pipeline, then split it.
+
+    The pipeline's distributed passes (SynthesizeAllReduceSignals, MaterializeCommDomainScopes,
+    LowerHostTensorCollectives) shape the host orchestrator and add the builtin chip programs; the
+    chip functions become a CompiledProgram, the host orchestrator stays IR for the HostInterpreter.
+    """
+    from pathlib import Path
+
+    from pypto.runtime.compile import lower, write_artifacts
+    from pypto.runtime.compiled_program import CompiledProgram
+    from pypto.runtime.config import new_build_dir
     if isinstance(distributed_config, dict):
         distributed_config = DistributedConfig(**distributed_config)
-    from pypto.passes.lower_host_tensor_collectives import lower_host_tensor_collectives
-    from pypto.passes.synthesize_all_reduce_signals import synthesize_all_reduce_signals
-    # the host half of the distributed pipeline (compiler-and-runtime.md §2, passes 41 and 43)
-    program = lower_host_tensor_collectives()(synthesize_all_reduce_signals()(program))
-    host, chip_program = split_host(program)
-    chip_program = chip_program.with_functions([_bind_returned_calls(f) for f in chip_program.functions.values()])
-    for p in host.params:
+    host_in, chip_in = split_host(program)
+    for p in host_in.params:
         if isinstance(p.type, DistributedTensorType):
             raise TypeCheckError(f"HOST orchestrator parameter '{p.name_hint}' cannot be a DistributedTensor",
                                  p.span, hint="allocate windows inside the host body with pld.alloc_window_buffer")
-    return DistributedCompiledProgram(program, host, compile_chip(chip_program), distributed_config, platform)
-
-
-def _bind_returned_calls(f: Function) -> Function:
-    """`return self.kernel(...)` in a chip orchestrator (the @pl.jit examples' style) → bind, then return.
-
-    FlattenCallExpr leaves calls directly inside a ReturnStmt of an Orchestration function, which the
-    simulator cannot run; binding them here keeps that pass untouched.
-    """
-    from pypto.ir.enums import FunctionType
-    from pypto.ir.types import TupleType
-    if f.func_type is not FunctionType.Orchestration:
-        return f
-    stmts = f.body.stmts if isinstance(f.body, SeqStmts) else [f.body]
-    last = stmts[-1] if stmts else None
-    if not isinstance(last, ReturnStmt) or not any(isinstance(v, Call) for v in last.values):
-        return f
-    pre, values = [], []
-    for v in last.values:
-        if isinstance(v, Call) and not isinstance(v.type, TupleType):
-            tmp = Var("ret", v.type, last.span)
-            pre.append(AssignStmt(tmp, v, last.span))
-            v = tmp
-        values.append(v)
-    return f.replace(body=SeqStmts(list(stmts[:-1]) + pre + [ReturnStmt(values, last.span)], f.body.span))
+    out_dir = Path(output_dir) if output_dir is not None else \
+        (new_build_dir(program.name) if dump_passes or save_kernels else None)
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    lowered = lower(program, platform=platform, strategy=strategy, dump_passes=dump_passes, output_dir=out_dir)
+    host, chip_lowered = split_host(lowered)
+    chip = CompiledProgram(chip_in, chip_lowered, platform=platform, output_dir=out_dir)
+    if out_dir is not None:
+        write_artifacts(chip)
+        from pypto.ir.printer import python_print     # the host orchestrator as final IR text (host_orch)
+        (out_dir / "orchestration" / f"{host.name}.host_orch.py").write_text(python_print(host))
+    return DistributedCompiledProgram(program, host, chip, distributed_config, platform)

@@ -20,7 +20,7 @@ from pypto.ir.dtypes import BOOL, INDEX, INT64, DataType
 from pypto.ir.enums import FunctionType, TensorLayout
 from pypto.ir.expr import (BinaryExpr, Call, ConstBool, ConstFloat, ConstInt, Expr, MakeTuple, UnaryExpr, Var)
 from pypto.ir.function import Function
-from pypto.ir.types import ScalarType, TensorType, TileType
+from pypto.ir.types import CommCtxType, ScalarType, TensorType, TileType
 from pypto.codegen.pto import scalars
 from pypto.codegen.pto.registry import emitter_for
 from pypto.codegen.pto.types import (mlir_dtype, partition_view_type, ptr_type, tensor_view_type, tile_buf_type)
@@ -211,6 +211,8 @@ class FunctionEmitter:
         if isinstance(t, TileType):
             ssa = self._names.get(e) if isinstance(e, Var) else None
             return self._types.get(ssa) or tile_buf_type(t)
+        if isinstance(t, CommCtxType):
+            return "!pto.ptr<i64>"              # the CommContext words (pypto/codegen/pto/distributed.py)
         if isinstance(t, ScalarType):
             return "i1" if t.dtype is BOOL else mlir_dtype(t.dtype)
         if isinstance(t, TensorType):

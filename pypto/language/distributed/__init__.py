@@ -16,7 +16,11 @@ from __future__ import annotations
 from pypto.ir.comm_enums import NotifyOp, ReduceOp, WaitCmp
 from pypto.ir.enums import AtomicType
 from pypto.language.scopes import DslOp, OpNamespace
+from pypto.language.scopes import comm_domain  # noqa: F401  (hook: MaterializeCommDomainScopes' scope)
 from pypto.language.typing import tensor_type
+from pypto.ir.types import CommCtxType as _CommCtxType
+
+CommCtx = _CommCtxType()    # hook: `pld.CommCtx`, the kernel parameter type MaterializeDistTensorCtx adds
 
 __all__ = ["DistributedTensor", "NotifyOp", "WaitCmp", "ReduceOp", "AtomicType", "system", "tile", "tensor"]
 

@@ -185,6 +185,8 @@ def function_call(ctx, node, name: str, args: list, kwargs: dict, callee: Functi
     attrs = kwargs.pop("attrs", None)
     if "device" in kwargs:                      # host orchestrator dispatch to one rank (distributed)
         attrs = {**(attrs or {}), "device": to_expr(kwargs.pop("device"), span)}
+    elif attrs and "device" in attrs:           # the printed form attrs={'device': 0}: a constant rank
+        attrs = {**attrs, "device": to_expr(attrs["device"], span)}
     sig = ctx.env.signatures.get(name)
     if callee is not None:
         param_names = [p.name_hint for p in callee.params]

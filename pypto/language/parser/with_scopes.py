@@ -4,6 +4,7 @@
     with pl.at(level=pl.Level.HOST, role=pl.Role.SubWorker): → HierarchyScopeStmt
     with pl.cluster():                                       → ClusterScopeStmt
     with pl.spmd(4, sync_start=True):                        → SpmdScopeStmt
+    with pld.comm_domain([buf], devices=[0, 1]):             → CommDomainScopeStmt (host orchestrators)
 
 A scope's body is straight-line code of the enclosing function: names assigned inside stay
 visible after it.
@@ -14,7 +15,7 @@ from __future__ import annotations
 import ast
 
 from pypto.ir.enums import Level, Role, SplitMode
-from pypto.ir.stmt import ClusterScopeStmt, HierarchyScopeStmt, InCoreScopeStmt, SpmdScopeStmt
+from pypto.ir.stmt import ClusterScopeStmt, CommDomainScopeStmt, HierarchyScopeStmt, InCoreScopeStmt, SpmdScopeStmt
 from pypto.language import scopes
 from pypto.language.parser.calls import eval_call_parts
 from pypto.language.parser.diagnostics import ParserSyntaxError, ParserTypeError, UnsupportedFeatureError
@@ -33,7 +34,7 @@ def parse_with(ctx, node: ast.With):
     item = node.items[0]
     call = item.context_expr
     callee = eval_expr(ctx, call.func) if isinstance(call, ast.Call) else None
-    if callee not in (scopes.at, scopes.cluster, scopes.spmd, scopes.incore):
+    if callee not in (scopes.at, scopes.cluster, scopes.spmd, scopes.incore, scopes.comm_domain):
         raise ParserSyntaxError("a kernel with statement opens pl.at(...), pl.cluster(...) or pl.spmd(...)", span)
     if item.optional_vars is not None:
         raise UnsupportedFeatureError(f"`with pl.{callee.__name__}(...) as name` (task ids) is not supported yet", span)
@@ -47,6 +48,8 @@ def parse_with(ctx, node: ast.With):
         if args or set(kwargs) - {"name_hint"}:
             raise ParserSyntaxError("pl.incore takes only name_hint=", span)
         ctx.emit(InCoreScopeStmt(body, kwargs.get("name_hint", ""), SplitMode.NONE, span))
+    elif callee is scopes.comm_domain:
+        ctx.emit(_comm_domain_scope(body, args, kwargs, span))
     elif callee is scopes.cluster:
         if args or set(kwargs) - {"name_hint"}:
             raise ParserSyntaxError("pl.cluster takes only name_hint=", span)
@@ -105,3 +108,14 @@ def spmd_scope(body, args, kwargs, span):
         raise ParserSyntaxError("pl.spmd needs the core count: pl.spmd(4)", span)
     return SpmdScopeStmt(body, to_expr(core_num, span), bool(kwargs.get("sync_start", False)),
                          kwargs.get("name_hint", ""), span)
+
+
+def _comm_domain_scope(body, args, kwargs, span):
+    if len(args) != 1 or set(kwargs) - {"devices", "name_hint"}:
+        raise ParserSyntaxError("pld.comm_domain takes ([window buffers], devices=[...] or None, name_hint=...)", span)
+    buffers = args[0].elements if hasattr(args[0], "elements") else args[0]
+    devices = kwargs.get("devices")
+    devices = getattr(devices, "elements", devices)
+    return CommDomainScopeStmt(body, list(buffers),
+                               None if devices is None else [int(getattr(d, "value", d)) for d in devices],
+                               kwargs.get("name_hint", ""), span)
