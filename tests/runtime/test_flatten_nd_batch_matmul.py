@@ -86,6 +86,7 @@ class BatchKLoop:
 
 @pl.program
 class BatchResultToVector:
+    """The batched product moves to Vec (per batch, assembled into one [2 * 16, 16] tile) for a vector op."""
     @pl.function(type=pl.FunctionType.InCore)
     def k(self, a: pl.Tensor[[2, 16, 32], pl.FP32], b: pl.Tensor[[2, 32, 16], pl.FP32],
           out: pl.Out[pl.Tensor[[2, 16, 16], pl.FP32]]) -> pl.Tensor[[2, 16, 16], pl.FP32]:
@@ -93,8 +94,24 @@ class BatchResultToVector:
         tr = pl.move(pl.load(b, [0, 0, 0], [2, 32, 16], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Right)
         c = pl.batch_matmul(tl, tr)
         v = pl.move(c, target_memory=pl.Mem.Vec)
-        r = pl.store(v, [0, 0, 0], out)
+        r = pl.store(pl.tile.adds(v, 1.0), [0, 0, 0], out)
         return r
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[2, 16, 32], pl.FP32], b: pl.Tensor[[2, 32, 16], pl.FP32],
+             out: pl.Out[pl.Tensor[[2, 16, 16], pl.FP32]]) -> pl.Tensor[[2, 16, 16], pl.FP32]:
+        r = self.k(a, b, out)
+        return r
+
+
+@pl.program
+class BatchResultReturned:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[2, 16, 32], pl.FP32], b: pl.Tensor[[2, 32, 16], pl.FP32]) -> pl.Tile[[2, 16, 16], pl.FP32]:
+        tl = pl.move(pl.load(a, [0, 0, 0], [2, 16, 32], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Left)
+        tr = pl.move(pl.load(b, [0, 0, 0], [2, 32, 16], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Right)
+        c = pl.batch_matmul(tl, tr)
+        return c
 
 
 def _rand(shape, seed):
@@ -141,6 +158,14 @@ def test_k_loop_carrying_a_batched_accumulator_matches_numpy(platform):
     np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-4)
 
 
-def test_batched_result_read_by_another_op_is_reported_by_name():
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_batched_result_moved_to_vec_feeds_a_vector_op(platform):
+    a, b = _rand((2, 16, 32), 9), _rand((2, 32, 16), 10)
+    out = np.zeros((2, 16, 16), np.float32)
+    run(BatchResultToVector, a, b, out, config=RunConfig(platform=platform))
+    np.testing.assert_allclose(out, a @ b + 1, rtol=1e-4, atol=1e-4)
+
+
+def test_batched_result_used_otherwise_is_reported_by_name():
     with pytest.raises(UnsupportedError, match="tile.batch_matmul result, is used by something other than tile.store"):
-        flatten_tile_nd_to_2d()(BatchResultToVector)
+        flatten_tile_nd_to_2d()(BatchResultReturned)

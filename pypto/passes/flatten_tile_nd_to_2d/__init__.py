@@ -74,8 +74,8 @@ class _Flattener(Retyper):
     def mutate_var(self, v):
         if v in self.batches.split:
             raise UnsupportedError(f"FlattenTileNdTo2D: '{v.name_hint}', a rank {v.type.rank} tile.batch_matmul "
-                                   "result, is used by something other than tile.store / tile.batch_matmul_acc in "
-                                   "its block; its batches stay separate 2-D Acc tiles", v.span,
+                                   "result, is used by something other than tile.store / tile.move / "
+                                   "tile.batch_matmul_acc / a loop carry; its batches stay separate 2-D Acc tiles", v.span,
                                    hint="store the batched result to GM (pl.store) and load it back for other ops")
         return self.var(v)
 
@@ -107,6 +107,9 @@ class _Flattener(Retyper):
         name = call.op.name
         if name in BATCHED and call.type.rank > 2:
             return self.batches.matmul(var, call)
+        if name == "tile.move" and call.args[0] in self.batches.split:
+            stmts, value = self.batches.move(var, call)
+            return stmts + self.bind(var, value, span)
         if name == "tile.store" and call.args[0] in self.batches.split:
             args = [None, self.mutate(call.args[1]), self.mutate(call.args[2])]
             out = []

@@ -11,8 +11,9 @@ A move whose only readers are batched matmuls is dropped (its whole-batch L0 buf
 
 The per-batch results stay separate Acc tiles [M, N] (an Acc tile is fractal, so batches are not
 row slices of one [B * M, N] Acc tile). They may feed `tile.batch_matmul_acc` (per batch again),
-`tile.store` (one flattened store per batch into the N-D window) and for-loop carries (one iter-arg
-per batch: a K loop of batch_matmul_acc); any other use is UnsupportedError.
+`tile.store` (one flattened store per batch into the N-D window), for-loop carries (one iter-arg
+per batch: a K loop of batch_matmul_acc) and a `tile.move` out of Acc (per-batch moves assembled
+into one flattened [B * M, N] tile, which vector ops then read); any other use is UnsupportedError.
 
     before:  l = pl.tile.move(a_mat, Left);  r = pl.tile.move(b_mat, Right)      # a_mat [2, 16, 32] Mat
              c = pl.tile.batch_matmul(l, r);  out2 = pl.tile.store(c, [0, 0, 0], out)
@@ -118,6 +119,32 @@ class BatchSplitter:
             results.append(bind(f"{var.name_hint}_b{b}", product))
         self.split[var] = results
         return out
+
+    def move(self, var, call: Call) -> tuple:
+        """tile.move of a batched result out of Acc: each batch moves on its own and is assembled at rows
+        [b * M, (b + 1) * M) of one flattened [B * M, N] tile in the target space."""
+        span, parts = call.span, self.split[call.args[0]]
+        space = call.kwargs["target_memory"]
+        if space is MemorySpace.Acc or any(call.kwargs.get(k) is not None for k in ("blayout", "slayout")):
+            raise UnsupportedError(f"FlattenTileNdTo2D: moving a batched matmul result to {space.name} with a layout "
+                                   "change is not built", span, hint="move it to Vec (or Mat) as it is")
+        m, n = (as_int(d) for d in parts[0].type.shape)
+        out = []
+
+        def bind(name, value):
+            v = Var(name, value.type, span)
+            out.append(AssignStmt(v, value, span))
+            return v
+
+        whole = bind(f"{var.name_hint}_all", create_op_call("tile.create", [[m * len(parts), n]],
+                                                            {"dtype": parts[0].type.dtype, "target_memory": space},
+                                                            span))
+        for b, part in enumerate(parts):
+            moved = bind(f"{part.name_hint}_{space.name.lower()}", create_op_call("tile.move", [part],
+                                                                                  dict(call.kwargs), span))
+            value = create_op_call("tile.assemble", [whole, moved, [b * m, 0]], {}, span)
+            whole = value if b == len(parts) - 1 else bind(f"{var.name_hint}_all", value)
+        return out, whole
 
     def store(self, var, call: Call, args: list) -> list:
         """tile.store of a batched result: one flattened 2-D store per batch, chained through the tensor."""
