@@ -26,13 +26,19 @@ def test_pld_kernel_ops_have_emitters_not_named_gaps():
         assert name in emitters and name not in gaps, name
 
 
-def _kernel_pto(prog, tmp_path, n=4) -> str:
-    ir.compile(prog, platform="a2a3sim", output_dir=tmp_path,
-               distributed_config=DistributedConfig(device_ids=list(range(n))))
-    text = (tmp_path / "ptoas" / "kern.pto").read_text()
+def _kernel_pto(prog, tmp_path=None, n=4) -> str:
+    """kern's `.pto`: from a build directory when tmp_path is given, else straight from the final IR."""
+    if tmp_path is None:
+        from pypto.codegen.pto import generate_function
+        from pypto.runtime.compile import lower
+        text = generate_function(lower(prog).get_function("kern"))
+    else:
+        ir.compile(prog, platform="a2a3sim", output_dir=tmp_path,
+                   distributed_config=DistributedConfig(device_ids=list(range(n))))
+        text = (tmp_path / "ptoas" / "kern.pto").read_text()
+        assert "kern:" not in (tmp_path / "report" / "codegen.txt").read_text()
+        assert "with pld.comm_domain(" in (tmp_path / "orchestration" / "host.host_orch.py").read_text()
     assert check_well_formed(text) == []
-    assert "kern:" not in (tmp_path / "report" / "codegen.txt").read_text()
-    assert "with pld.comm_domain(" in (tmp_path / "orchestration" / "host.host_orch.py").read_text()
     return text
 
 
@@ -53,8 +59,8 @@ def test_notify_wait_and_rank_queries_read_the_comm_ctx_parameter(tmp_path):
                      r"\{cmp = #pto<wait_cmp ge>\}", text)
 
 
-def test_remote_load_reads_the_peer_view(tmp_path):
-    text = _kernel_pto(builtin_barrier_shift(4, 64), tmp_path)
+def test_remote_load_reads_the_peer_view():
+    text = _kernel_pto(builtin_barrier_shift(4, 64))
     assert _signature(text)[-2:] == ["!pto.ptr<i64>", "!pto.ptr<i64>"]
     peer_views = re.findall(r"(%\w+) = pto\.make_tensor_view %peer_ptr\w*", text)
     assert peer_views
@@ -62,8 +68,8 @@ def test_remote_load_reads_the_peer_view(tmp_path):
 
 
 @pytest.mark.parametrize("kind,mnemonic", [("allgather", "pto.comm.tput"), ("broadcast", "pto.comm.tget")])
-def test_put_and_get_stage_through_their_tile(tmp_path, kind, mnemonic):
-    text = _kernel_pto(collective(kind, 4, 16), tmp_path)
+def test_put_and_get_stage_through_their_tile(kind, mnemonic):
+    text = _kernel_pto(collective(kind, 4, 16))
     line = next(x for x in text.splitlines() if mnemonic in x)
     assert re.search(mnemonic.replace(".", r"\.") + r"\(%\w+, %\w+, buf\(%\w+\) : !pto\.partition_tensor_view<", line)
     assert ("atomicType = #pto<atomic_type atomic_none>" in line) == (kind == "allgather")
@@ -87,3 +93,17 @@ def test_a_kernel_without_its_comm_ctx_is_refused_by_name():
     kern = pm.run_passes(Raw).get_function("kern")
     with pytest.raises(UnsupportedError, match="no CommCtx parameter"):
         generate_function(kern)
+
+
+def test_every_kernel_of_the_distributed_programs_is_well_formed():
+    """The host allreduce: its stage / read kernels and its builtin (the mesh allreduce recipe of seed 001)."""
+    from pypto.codegen.pto import generate
+    from pypto.runtime.compile import lower
+
+    from tests.distributed.programs import host_allreduce
+    kernels = generate(lower(host_allreduce(2, 17)))
+    assert set(kernels) == {"stage_k", "read_k", "pld_builtin_allreduce_0"}
+    for name, text in kernels.items():
+        assert check_well_formed(text) == [], name
+    builtin = kernels["pld_builtin_allreduce_0"]
+    assert "pto.comm.tnotify(" in builtin and "pto.comm.twait(" in builtin and "pto.tload" in builtin
