@@ -75,6 +75,14 @@ def _builtin_pair(name: str, call: Call, span) -> list:
     return [kernel, orch]
 
 
+def _signature(call: Call) -> tuple:
+    """What a builtin depends on: the op, its kwargs and each operand's kind, shape and dtype."""
+    def dims(t):
+        return tuple(getattr(d, "value", repr(d)) for d in t.shape)
+    return (call.op.name, tuple(sorted((k, repr(v)) for k, v in call.kwargs.items())),
+            tuple((type(a.type).__name__, dims(a.type), a.type.dtype.name) for a in call.args))
+
+
 def sub_build(functions: list, name: str) -> Program:
     """Run the chip part of the Default pipeline on a small program (the builtin's own build)."""
     from pypto.passes.context import PassContext
@@ -94,6 +102,7 @@ class _Lower(SplicingMutator):
         self.defs = defs
         self.scopes: list = []
         self.added: list = []
+        self.built: dict = {}                       # collective signature -> its builtin's Orchestration wrapper
 
     def mutate_comm_domain_scope_stmt(self, s: CommDomainScopeStmt):
         self.scopes.append(s)
@@ -119,14 +128,16 @@ class _Lower(SplicingMutator):
             raise UnsupportedError(f"host {call.op.name} over the device subset {list(scope.devices)}", call.span,
                                    hint="a host collective runs on every rank: dispatch the windows it uses with "
                                         "device=r for r in pl.range(pld.world_size())")
-        base = f"pld_builtin_{call.op.name.rsplit('.', 1)[1]}_{len(self.added)}"
-        name = base
-        while name in self.taken or f"{name}_orch" in self.taken:
-            name += "_"
-        built = sub_build(_builtin_pair(name, call, span), name)
-        self.taken |= set(built.functions)
-        self.added += list(built.functions.values())
-        orch = built.functions[f"{name}_orch"]
+        key = _signature(call)
+        orch = self.built.get(key)
+        if orch is None:                             # one builtin per distinct collective signature
+            name = f"pld_builtin_{call.op.name.rsplit('.', 1)[1]}_{len(self.built)}"
+            while name in self.taken or f"{name}_orch" in self.taken:
+                name += "_"
+            built = sub_build(_builtin_pair(name, call, span), name)
+            self.taken |= set(built.functions)
+            self.added += list(built.functions.values())
+            orch = self.built[key] = built.functions[f"{name}_orch"]
         r = Var("r", ScalarType(INDEX), span)
         size = create_op_call("pld.world_size", [], {}, span)
         world = Var("world", size.type, span)

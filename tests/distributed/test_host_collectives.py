@@ -178,3 +178,55 @@ def test_window_allocation_inside_a_loop_is_refused_by_name():
 
     with pytest.raises(UnsupportedError, match="pld.alloc_window_buffer inside a loop"):
         materialize_comm_domain_scopes()(convert_to_ssa()(LoopAlloc))
+
+
+def test_back_to_back_host_allreduces_share_one_builtin_and_one_signal():
+    n, size = 2, 17
+    Window = pld.DistributedTensor[[1, size], pl.FP32]
+
+    @pl.program
+    class Twice:
+        @pl.function(type=pl.FunctionType.InCore)
+        def stage_k(self, x: pl.Tensor[[1, size], pl.FP32],
+                    data: pl.InOut[Window]) -> Window:
+            t = pl.load(x, [0, 0], [1, size])
+            data = pl.store(t, [0, 0], data)
+            return data
+
+        @pl.function(type=pl.FunctionType.InCore)
+        def read_k(self, data: pld.DistributedTensor[[1, size], pl.FP32],
+                   y: pl.Out[pl.Tensor[[1, size], pl.FP32]]) -> pl.Tensor[[1, size], pl.FP32]:
+            t = pl.load(data, [0, 0], [1, size])
+            y = pl.store(t, [0, 0], y)
+            return y
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def stage(self, x: pl.Tensor[[1, size], pl.FP32],
+                  data: pl.InOut[Window]) -> Window:
+            return self.stage_k(x, data)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def read(self, data: pld.DistributedTensor[[1, size], pl.FP32],
+                 y: pl.Out[pl.Tensor[[1, size], pl.FP32]]) -> pl.Tensor[[1, size], pl.FP32]:
+            return self.read_k(data, y)
+
+        @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+        def host(self, x: pl.Tensor[[n, 1, size], pl.FP32], y: pl.Out[pl.Tensor[[n, 1, size], pl.FP32]]):
+            buf = pld.alloc_window_buffer([1, size], dtype=pl.FP32)
+            data = pld.window(buf, [1, size], dtype=pl.FP32)
+            for r in pl.range(pld.world_size()):
+                self.stage(x[r], data, device=r)
+            data = pld.tensor.allreduce(data)
+            data = pld.tensor.allreduce(data)
+            for r in pl.range(pld.world_size()):
+                self.read(data, y[r], device=r)
+
+    c = ir.compile(Twice, platform="a2a3sim", distributed_config=DistributedConfig(device_ids=list(range(n))))
+    assert sorted(f for f in c.chip.lowered.functions if f.startswith("pld_builtin")) == [
+        "pld_builtin_allreduce_0", "pld_builtin_allreduce_0_orch"]
+    x = np.random.default_rng(1).standard_normal((n, 1, size)).astype(np.float32)
+    y = np.zeros_like(x)
+    c(x, y, config=RunConfig(sim_schedule="random", sim_seed=4))
+    np.testing.assert_allclose(y, np.broadcast_to(n * x.sum(axis=0, keepdims=True), x.shape), rtol=1e-5, atol=1e-5)
+    (sig,) = [w for w in c.last_windows if w.nbytes == 64 * 4]
+    assert all((b == 0).all() for b in sig.bufs), "the shared signal is back at zero after both calls"
