@@ -8,7 +8,8 @@ Right / Bias, extracts, matmul operands) lands in Mat, because GM → Mat → Le
 path and Vec → Left is none; a Mat load only vector ops read lands in Vec. A `tile.move` into
 the space the producer now lands in is redundant and is removed (its readers read the producer).
 A reader with no demand (store, call, yield, loop carry, return, an op without input_memory)
-pins the producer where it is. GM loads land only in Vec or Mat, so a demand for Left / Right /
+pins the producer where it is; a zero-copy view (transpose_view, ...) passes its own readers'
+demands through. GM loads land only in Vec or Mat, so a demand for Left / Right /
 Bias counts as Mat for them (operand_moves then adds the Mat → Left / Right moves the readers need).
 
     before:  ta = tile.load(a, ..., target_memory=Vec);  ta_mat = tile.move(ta, target_memory=Mat)
@@ -31,6 +32,8 @@ _CUBE_OPERANDS = {MemorySpace.Left, MemorySpace.Right, MemorySpace.Bias}
 # Producers whose landing space is a kwarg: retargeted in place instead of followed by a tile.move.
 _RETARGETABLE = ("tile.load", "tile.create")
 _KEEP = "keep"          # a reader that needs the tile where it is (store, loop carry, call, ...)
+# Zero-copy views: their result lives where their operand does.
+_VIEWS = ("tile.transpose_view", "tile.reinterpret_view", "tile.set_validshape")
 
 
 def _landing(space: MemorySpace, producer: str) -> Optional[MemorySpace]:
@@ -70,27 +73,35 @@ class _Substitute(VarSubstituter):
 
 
 class _Readers(IRVisitor):
+    """Collects each producer's reader demands; a zero-copy view of a producer (transpose_view, ...)
+    lands where the producer does, so its readers' demands count as the producer's."""
+
     def __init__(self, producers: set):
-        self.producers = producers
+        self.root: dict = {v: v for v in producers}          # producer or view of one → the producer
         self.demands: dict = {v: [] for v in producers}
         self.moves: dict = {v: [] for v in producers}        # producer → [(move var, target)]
         self._binding: Optional[Var] = None
 
     def visit_call(self, c):
         for i, a in enumerate(c.args):
-            if a in self.producers:
-                is_op = not isinstance(c.op, GlobalVar)
-                self.demands[a].append(_demand(c, i) if is_op else _KEEP)
-                if is_op and _is_plain_move(c) and self._binding is not None:
-                    self.moves[a].append((self._binding, c.kwargs["target_memory"]))
-            else:
+            if a not in self.root:
                 self.visit(a)
+                continue
+            root = self.root[a]
+            if isinstance(c.op, GlobalVar):
+                self.demands[root].append(_KEEP)
+            elif c.op.name in _VIEWS and i == 0 and self._binding is not None:
+                self.root[self._binding] = root
+            else:
+                self.demands[root].append(_demand(c, i))
+                if _is_plain_move(c) and self._binding is not None and a is root:
+                    self.moves[root].append((self._binding, c.kwargs["target_memory"]))
         for v in c.kwargs.values():
             self.visit(v)
 
     def visit_var(self, v):               # a use outside a call argument (yield, return, iter-arg init, ...)
-        if v in self.producers:
-            self.demands[v].append(_KEEP)
+        if v in self.root:
+            self.demands[self.root[v]].append(_KEEP)
 
     def visit_iter_arg(self, v):
         self.visit(v.init_value)

@@ -213,3 +213,25 @@ def test_an_else_branch_yielding_another_space_moves_its_value_to_the_phis_space
     *_, move, y = phi.else_body.stmts
     assert move.value.op.name == "tile.move" and move.value.kwargs["target_memory"] is M.Acc
     assert y.values[0] is move.var and move.value.args[0].type.memory_space is M.Vec
+
+
+def test_demand_flows_back_through_a_transpose_view_to_the_load():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[32, 32], pl.FP32], b: pl.Tensor[[32, 32], pl.FP32],
+              out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+            ta: pl.Tile[[32, 32], pl.FP32, M.Mat] = pl.tile.load(a, [0, 0], [32, 32], [32, 32], target_memory=M.Mat)
+            tb: pl.Tile[[32, 32], pl.FP32, M.Vec] = pl.tile.load(b, [0, 0], [32, 32], [32, 32])
+            tbt: pl.Tile[[32, 32], pl.FP32, M.Vec] = pl.tile.transpose_view(tb)
+            tl: pl.Tile[[32, 32], pl.FP32, M.Left] = pl.tile.move(ta, target_memory=M.Left)
+            tr: pl.Tile[[32, 32], pl.FP32, M.Right] = pl.tile.move(tbt, target_memory=M.Right)
+            c: pl.Tile[[32, 32], pl.FP32, M.Acc] = pl.tile.matmul(tl, tr)
+            r: pl.Tensor[[32, 32], pl.FP32] = pl.tile.store(c, [0, 0], out)
+            return r
+
+    after = passes.infer_tile_memory_space()(Before)
+    stmts = after["k"].body.stmts
+    assert stmts[1].value.kwargs["target_memory"] is M.Mat and stmts[1].var.type.memory_space is M.Mat
+    assert stmts[2].value.op.name == "tile.transpose_view" and stmts[2].var.type.memory_space is M.Mat
+    assert [s.value.op.name for s in stmts[:6]].count("tile.move") == 2     # no Vec → Mat move was needed
