@@ -25,6 +25,7 @@ from pypto.passes.context import current_platform
 from pypto.passes.expand_mixed_kernel.affinity import call_affinity, stmt_affinity  # noqa: F401 (re-export)
 from pypto.passes.expand_mixed_kernel.construct import SideBuilder, is_mixed, store_writebacks
 from pypto.passes.expand_mixed_kernel.adapt_push import adapt_manual_pushes
+from pypto.passes.expand_mixed_kernel.mx_manual import adapt_mx_pushes
 from pypto.passes.expand_mixed_kernel.data_paths import check_data_paths
 from pypto.passes.expand_mixed_kernel.gm_fence import plan_fences
 from pypto.passes.expand_mixed_kernel.group_abi import normalize_group_abis
@@ -190,6 +191,11 @@ def _run(program: Program) -> Program:
         else:
             out.append(f)
     # AdaptManualVtoCPush: the pass's last phase, on the AIV functions it did not build pushes for
+    if platform_name == "a5":                  # MX scales first: planned from the peer's pops (program-wide)
+        by_name = {f.name: f for f in out}
+        for name in sorted(manual & set(by_name)):
+            by_name.update(adapt_mx_pushes(by_name, by_name[name]))
+        out = [by_name[f.name] for f in out]
     out = [adapt_manual_pushes(f, platform_name) if f.name in manual else f for f in out]
     # phase 4: hand-written Groups get one shared member ABI (after the pushes are adapted: clones keep them)
     result = normalize_group_abis(program.with_functions(out))

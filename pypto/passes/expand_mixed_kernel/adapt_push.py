@@ -4,7 +4,8 @@ The boundary path adapts the pushes this pass builds; a fully hand-written pipe
 (`pl.tile.tpush_to_aic` in an AIV function) never meets it. On a5 the cube reads its FIFO as
 NZ fractal data, so a bare ND tile would land scrambled: the push is rewritten to push an NZ
 Vec copy (col_major / row_major) made by a `tile.move` just before it. The push keeps its
-kwargs (split, id) and attrs; a push already in the NZ view is left alone (idempotent).
+kwargs (split, id) and attrs; a push already in the NZ view is left alone (idempotent). An FP8E8M0
+MX scale push is planned from its consumer's pop instead (mx_manual.py).
 
     before:  pl.tile.tpush_to_aic(x, split=0, id=1)
     after:   x_nz = pl.tile.move(x, target_memory=Vec, blayout=col_major, slayout=row_major)
@@ -20,6 +21,7 @@ from pypto.ir.stmt import AssignStmt, EvalStmt, SeqStmts
 from pypto.ir.types import TileType, TileView
 from pypto.ir.visitor import IRMutator
 from pypto.passes.expand_mixed_kernel.construct import NZ, op_call
+from pypto.passes.expand_mixed_kernel.mx_manual import is_mx_push
 
 
 def _is_nz(t: TileType) -> bool:
@@ -33,7 +35,7 @@ class _Adapt(IRMutator):
         if not (isinstance(c, Call) and not isinstance(c.op, GlobalVar) and c.op.name == "tile.tpush_to_aic"):
             return s
         src = c.args[0]
-        if not isinstance(src.type, TileType) or _is_nz(src.type):
+        if not isinstance(src.type, TileType) or _is_nz(src.type) or is_mx_push(c):   # MX scales: mx_manual.py
             return s
         nz_type = src.type.replace(tile_view=(src.type.tile_view or TileView()).replace(blayout=NZ[0], slayout=NZ[1]),
                                    memref=None)
