@@ -20,48 +20,52 @@ M = pl.dynamic("M")
 V = pl.dynamic("V")
 
 
-def dynamic_allreduce(N: int, SIZE: int, calls: int, op=pld.ReduceOp.Sum):
-    """The kernel sees [1, M] windows (M bound at run time from the host's [1, SIZE] window)."""
+def dynamic_allreduce(N: int, SIZE: int, calls: int, op=pld.ReduceOp.Sum, mode: str = "mesh"):
+    """The kernel sees [1, M] windows (M bound at run time from the host's [1, SIZE] window). A ring
+    signal has one row per round; each rank's own cells are back at zero when its call returns."""
+    SR, SC = (2 * (N - 1), N) if mode == "ring" else (N, 1)
 
     @pl.program
     class DynamicAllReduce:
         @pl.function(type=pl.FunctionType.InCore)
         def kern(self, x: pl.Tensor[[1, M], pl.FP32], y: pl.Out[pl.Tensor[[1, M], pl.FP32]],
-                 sig: pl.Out[pl.Tensor[[N, 1], pl.INT32]], data: pl.InOut[pld.DistributedTensor[[1, M], pl.FP32]],
-                 signal: pl.InOut[pld.DistributedTensor[[N, 1], pl.INT32]]) -> tuple[pl.Tensor[[1, M], pl.FP32],
-                                                                                    pl.Tensor[[N, 1], pl.INT32]]:
+                 sig: pl.Out[pl.Tensor[[SR, SC], pl.INT32]], data: pl.InOut[pld.DistributedTensor[[1, M], pl.FP32]],
+                 signal: pl.InOut[pld.DistributedTensor[[SR, SC], pl.INT32]]) -> tuple[pl.Tensor[[1, M], pl.FP32],
+                                                                                    pl.Tensor[[SR, SC], pl.INT32]]:
             for c0 in pl.range(0, M, 4096):
                 w = pl.min(4096, M - c0)
                 t = pl.load(x, [0, c0], [1, 4096], valid_shape=[1, w])
                 data = pl.store(t, [0, c0], data)
             for _ in pl.unroll(calls):
-                data = pld.tensor.allreduce(data, signal, op=op)
-            signal = pld.tensor.barrier(signal)
+                data = pld.tensor.allreduce(data, signal, op=op, mode=mode)
+            if mode == "mesh":
+                signal = pld.tensor.barrier(signal)
             for c1 in pl.range(0, M, 4096):
                 w1 = pl.min(4096, M - c1)
                 u = pl.load(data, [0, c1], [1, 4096], valid_shape=[1, w1])
                 y = pl.store(u, [0, c1], y)
-            for i in pl.range(N):
-                v = pl.read(signal, [i, 0])
-                sig = pl.write(sig, [i, 0], v)
+            for i in pl.range(SR):
+                for j in pl.range(SC):
+                    v = pl.read(signal, [i, j])
+                    sig = pl.write(sig, [i, j], v)
             return y, sig
 
         @pl.function(type=pl.FunctionType.Orchestration)
         def per_rank(self, x: pl.Tensor[[1, M], pl.FP32], y: pl.Out[pl.Tensor[[1, M], pl.FP32]],
-                     sig: pl.Out[pl.Tensor[[N, 1], pl.INT32]], data: pld.DistributedTensor[[1, M], pl.FP32],
-                     signal: pld.DistributedTensor[[N, 1], pl.INT32]) -> tuple[pl.Tensor[[1, M], pl.FP32],
-                                                                                pl.Tensor[[N, 1], pl.INT32]]:
+                     sig: pl.Out[pl.Tensor[[SR, SC], pl.INT32]], data: pld.DistributedTensor[[1, M], pl.FP32],
+                     signal: pld.DistributedTensor[[SR, SC], pl.INT32]) -> tuple[pl.Tensor[[1, M], pl.FP32],
+                                                                                pl.Tensor[[SR, SC], pl.INT32]]:
             y, sig = self.kern(x, y, sig, data, signal)
             return y, sig
 
         @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
         def host(self, x: pl.Tensor[[N, 1, SIZE], pl.FP32], y: pl.Out[pl.Tensor[[N, 1, SIZE], pl.FP32]],
-                 sig: pl.Out[pl.Tensor[[N, N, 1], pl.INT32]]):
+                 sig: pl.Out[pl.Tensor[[N, SR, SC], pl.INT32]]):
             data_buf = pld.alloc_window_buffer([1, SIZE], dtype=pl.FP32)
-            signal_buf = pld.alloc_window_buffer([N, 1], dtype=pl.INT32)
+            signal_buf = pld.alloc_window_buffer([SR, SC], dtype=pl.INT32)
             for r in pl.range(pld.world_size()):
                 data = pld.window(data_buf, [1, SIZE], dtype=pl.FP32)
-                signal = pld.window(signal_buf, [N, 1], dtype=pl.INT32)
+                signal = pld.window(signal_buf, [SR, SC], dtype=pl.INT32)
                 self.per_rank(x[r], y[r], sig[r], data, signal, device=r)
 
     return DynamicAllReduce
@@ -78,13 +82,14 @@ def test_dynamic_length_recipe_walks_full_chunks_and_retires_a_runtime_total():
     assert [e.value for e in loads[0].args[3].elements] == [1, 4096]
 
 
-@pytest.mark.parametrize("n,size,calls", [(2, 5000, 2), (3, 17, 1)])
-def test_dynamic_length_allreduce_matches_numpy_and_clears_the_signal(n, size, calls):
-    c = ir.compile(dynamic_allreduce(n, size, calls), platform="a2a3sim",
+@pytest.mark.parametrize("n,size,calls,mode", [(2, 5000, 2, "mesh"), (3, 17, 1, "mesh"), (3, 4100, 2, "ring")])
+def test_dynamic_length_allreduce_matches_numpy_and_clears_the_signal(n, size, calls, mode):
+    c = ir.compile(dynamic_allreduce(n, size, calls, mode=mode), platform="a2a3sim",
                    distributed_config=DistributedConfig(device_ids=list(range(n))))
+    shape = (n, 2 * (n - 1), n) if mode == "ring" else (n, n, 1)
     for seed in range(2):
         x = np.random.default_rng(seed).uniform(-1, 1, (n, 1, size)).astype(np.float32)
-        y, sig = np.zeros_like(x), np.full((n, n, 1), -1, np.int32)
+        y, sig = np.zeros_like(x), np.full(shape, -1, np.int32)
         c(x, y, sig, config=RunConfig(sim_schedule="random", sim_seed=seed))
         ref = x.astype(np.float64)
         for _ in range(calls):

@@ -31,7 +31,7 @@ from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import BinaryExpr, ConstInt, MakeTuple, UnaryExpr, const
 from pypto.ir.types import DistributedTensorType
 from pypto.passes.lower_composite.builder import LoweringBuilder
-from pypto.passes.lower_composite.collective_protocol import CommHandles, chunk_cols, reduce
+from pypto.passes.lower_composite.collective_protocol import UB_CHUNK_BYTES, CommHandles, chunk_cols, reduce
 from pypto.passes.lower_composite.collective_view import linear_geometry
 
 
@@ -68,7 +68,8 @@ def lower_ring_allreduce(call, args: tuple, b: LoweringBuilder):
     flat = geometry.bind_view(b, target)
     rop = call.kwargs.get("op", ReduceOp.Sum)
     dtype = target.type.dtype
-    chunk = chunk_cols(size, dtype.get_byte())
+    # a run-time length takes full 16 KiB subchunks (the same static UB contract as the mesh rule)
+    chunk = chunk_cols(size, dtype.get_byte()) if isinstance(size, int) else UB_CHUNK_BYTES // dtype.get_byte()
     align = 16 if dtype is FP16 else 1
     h = CommHandles.of(b, signal)
     P = h.nranks

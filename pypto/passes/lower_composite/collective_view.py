@@ -7,9 +7,9 @@ rows (`[2, 3, 4]` valid `[1, 3, 2]` → view `[6, 4]` valid `[3, 2]`). That is o
 the valid rows are a prefix of the collapsed rows: every leading dim before the first one whose
 valid extent is not 1 has extent 1, every one after it is full. The ring rule needs more, a
 valid region that is a row-major linear prefix, viewed as `[1, prod(shape)]` valid
-`[1, prod(valid)]`. Strided and non-ND (DN) windows are rejected with the reason. The mesh rule
-also takes dynamic dims of a fully valid target (its length is then a runtime expression) and
-symbolic valid extents of a static window; the ring rule takes static windows only.
+`[1, prod(valid)]`. Strided and non-ND (DN) windows are rejected with the reason. Dynamic dims
+of a fully valid target make the length a runtime expression; a partial target needs a static
+physical shape, its valid extents may be symbolic.
 
     g = packed_geometry(op, target)          # PackedGeometry(shape=(1, 24), valid=None, ...)
     flat = g.bind_view(b, target)            # flat = pl.tensor.view(target, [1, 24])
@@ -90,16 +90,17 @@ def _is_prefix(valid, shape) -> bool:
 
 
 def linear_geometry(op: str, target) -> PackedGeometry:
-    """[1, prod(shape)]; a partial target must be a row-major linear prefix (the ring's view)."""
-    shape, valid = window_dims(op, target)
-    n = prod(shape)
+    """[1, prod(shape)]; a partial target must be a row-major linear prefix (the ring's view). Extents may
+    be dynamic / symbolic: the length is then an INDEX expression."""
+    shape, valid = window_dims(op, target, allow_dynamic=True)
+    n = _product(shape)
     if valid is None:
         return PackedGeometry((1, n), None)
     if not _is_prefix(valid, shape):
         raise UnsupportedError(f"{op}: valid_shape {list(valid)} of {list(shape)} is not a contiguous row-major "
                                "prefix, so no [1, SIZE] view carries it", hint="use mode='mesh' for a partial "
                                                                                "rectangle")
-    return PackedGeometry((1, n), (1, prod(valid)))
+    return PackedGeometry((1, n), (1, _product(valid)))
 
 
 def _product(dims):
