@@ -98,9 +98,10 @@ def test_dynamic_length_allreduce_matches_numpy_and_clears_the_signal(n, size, c
         assert (sig == 0).all(), "the runtime credit total is retired"
 
 
-def symbolic_valid_allreduce(N: int, R: int, C: int, VR: int, VC: int):
+def symbolic_valid_allreduce(N: int, R: int, C: int, VR: int, VC: int, mode: str = "mesh"):
     """The reduce kernel sees the [R, C] window with valid_shape [VR, V]; V is bound at run time by the
     `cols` tensor's shape (VC on the host)."""
+    SR, SC = (2 * (N - 1), N) if mode == "ring" else (N, 1)
     W = pld.DistributedTensor[[R, C], pl.FP32]
     P = pld.DistributedTensor[[R, C], pl.FP32, pl.TensorView(valid_shape=[VR, V])]
 
@@ -114,8 +115,8 @@ def symbolic_valid_allreduce(N: int, R: int, C: int, VR: int, VC: int):
 
         @pl.function(type=pl.FunctionType.InCore)
         def reduce(self, cols: pl.Tensor[[1, V], pl.INT32], data: pl.InOut[P],
-                   signal: pl.InOut[pld.DistributedTensor[[N, 1], pl.INT32]]) -> P:
-            data = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.Max)
+                   signal: pl.InOut[pld.DistributedTensor[[SR, SC], pl.INT32]]) -> P:
+            data = pld.tensor.allreduce(data, signal, op=pld.ReduceOp.Max, mode=mode)
             return data
 
         @pl.function(type=pl.FunctionType.InCore)
@@ -127,7 +128,7 @@ def symbolic_valid_allreduce(N: int, R: int, C: int, VR: int, VC: int):
         @pl.function(type=pl.FunctionType.Orchestration)
         def per_rank(self, x: pl.Tensor[[R, C], pl.FP32], cols: pl.Tensor[[1, V], pl.INT32],
                      y: pl.Out[pl.Tensor[[R, C], pl.FP32]], data: W,
-                     signal: pld.DistributedTensor[[N, 1], pl.INT32]) -> pl.Tensor[[R, C], pl.FP32]:
+                     signal: pld.DistributedTensor[[SR, SC], pl.INT32]) -> pl.Tensor[[R, C], pl.FP32]:
             data = self.stage(x, data)
             data = self.reduce(cols, data, signal)
             y = self.unstage(data, y)
@@ -137,10 +138,10 @@ def symbolic_valid_allreduce(N: int, R: int, C: int, VR: int, VC: int):
         def host(self, x: pl.Tensor[[N, R, C], pl.FP32], cols: pl.Tensor[[N, 1, VC], pl.INT32],
                  y: pl.Out[pl.Tensor[[N, R, C], pl.FP32]]):
             data_buf = pld.alloc_window_buffer([R, C], dtype=pl.FP32)
-            signal_buf = pld.alloc_window_buffer([N, 1], dtype=pl.INT32)
+            signal_buf = pld.alloc_window_buffer([SR, SC], dtype=pl.INT32)
             for r in pl.range(pld.world_size()):
                 data = pld.window(data_buf, [R, C], dtype=pl.FP32)
-                signal = pld.window(signal_buf, [N, 1], dtype=pl.INT32)
+                signal = pld.window(signal_buf, [SR, SC], dtype=pl.INT32)
                 self.per_rank(x[r], cols[r], y[r], data, signal, device=r)
 
     return SymbolicValid
@@ -161,4 +162,16 @@ def test_symbolic_valid_shape_uses_the_physical_rectangle_and_matches_numpy():
     c(x, cols, y, config=RunConfig(sim_schedule="random", sim_seed=3))
     want = x.copy()
     want[:, :VR, :VC] = x[:, :VR, :VC].max(axis=0)
+    np.testing.assert_array_equal(y, want)
+
+
+def test_ring_takes_a_symbolic_linear_prefix():
+    N, R, C, VC = 3, 4, 32, 20                      # valid [1, V] of [4, 32]: the first V elements of row 0
+    c = ir.compile(symbolic_valid_allreduce(N, R, C, 1, VC, mode="ring"), platform="a2a3sim",
+                   distributed_config=DistributedConfig(device_ids=list(range(N))))
+    x = np.random.default_rng(5).standard_normal((N, R, C)).astype(np.float32)
+    y = np.zeros_like(x)
+    c(x, np.zeros((N, 1, VC), np.int32), y, config=RunConfig(sim_schedule="random", sim_seed=2))
+    want = x.copy()
+    want[:, 0, :VC] = x[:, 0, :VC].max(axis=0)
     np.testing.assert_array_equal(y, want)
