@@ -242,3 +242,27 @@ def test_nd_and_partial_allreduce_match_numpy_under_random_schedules(n, shape, v
         c(x, y, config=RunConfig(sim_schedule="random", sim_seed=seed))
         tol = 1e-5 if dtype is pl.FP32 else 2e-2
         np.testing.assert_allclose(y.astype(np.float64), _expected(x, op, valid), rtol=tol, atol=tol)
+
+
+def test_ring_without_its_push_done_barrier_races_under_random_schedules(monkeypatch):
+    """A test-only broken ring: skipping the push-done barrier lets a rank fold its receive slot before the
+    left neighbour's push lands; the simulator shows the wrong sum (here in every schedule tried: a rank
+    folds right after its own push)."""
+    from pypto.passes.lower_composite import collective_ring as ring
+    real, calls = ring._row_barrier, []
+
+    def ready_only(b, h, signal, row, generation):
+        calls.append(generation)
+        if len(calls) % 2:                      # every subchunk emits ready, then push-done: keep the ready one
+            real(b, h, signal, row, generation)
+    monkeypatch.setattr(ring, "_row_barrier", ready_only)
+    n, shape = 4, (1, 64)
+    c = ir.compile(nd_allreduce(n, shape, pl.FP32, pld.ReduceOp.Sum, mode="ring"), platform="a2a3sim",
+                   distributed_config=DistributedConfig(device_ids=list(range(n))))
+    wrong = 0
+    for seed in range(10):
+        x = np.random.default_rng(seed).uniform(0.8, 1.25, (n,) + shape).astype(np.float32)
+        y = np.zeros_like(x)
+        c(x, y, config=RunConfig(sim_schedule="random", sim_seed=seed))
+        wrong += not np.allclose(y, _expected(x, pld.ReduceOp.Sum, None), rtol=1e-5, atol=1e-5)
+    assert wrong > 0, "the missing barrier must show"
