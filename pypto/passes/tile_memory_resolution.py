@@ -82,6 +82,8 @@ class _Resolver(IRVisitor):
             self.space[s.var] = self._op_space(s.value)
         elif isinstance(s.value, Var):
             self.space[s.var] = self.of(s.value) or MemorySpace.Vec
+        else:                                 # e.g. an element of a tuple result: its annotation, else Vec
+            self.space[s.var] = self.of(s.var) or MemorySpace.Vec
 
     def _loop(self, s, carries):
         tiles = [ia for ia in s.iter_args if isinstance(ia.type, TileType)]
