@@ -100,6 +100,9 @@ class _Halver(IRMutator):
         if name == "tile.tpush_to_aic":
             code = transfer_code(_full_of(c.args[0].type, self.axis), self.mode, gather=True, span=c.span)
             return c.replace(args=tuple(args), kwargs={**c.kwargs, "split": code})
+        if (name == "tile.load" and len(c.args) > 4) or (name == "tile.store" and len(c.args) > 3):
+            self._reject(c, "reads or writes a rank > 2 GM window as a flattened 2-D tile (FlattenTileNdTo2D); "
+                            "halving that window per lane is not built")
         if name == "tile.load" and c.kwargs.get("target_memory") is MemorySpace.Vec:
             t = full_type
             n = _dim(t, self.axis)

@@ -141,3 +141,20 @@ def test_flattened_load_on_the_vector_side_of_a_mixed_kernel(platform):
     out = np.zeros((16, 16), np.float32)
     run(MixedWithNdLoad, a, b, x, out, config=RunConfig(platform=platform))
     np.testing.assert_allclose(out, a @ b + x.reshape(16, 16), rtol=1e-4, atol=1e-4)
+
+
+@pl.jit
+def split_with_rank3_window(a: pl.Tensor, b: pl.Tensor, x: pl.Tensor, c: pl.Out[pl.Tensor], d: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN)]):
+        z = pl.matmul(a, b, out_dtype=pl.FP32)
+        c = pl.assemble(c, pl.exp(z), [0, 0])
+        d = pl.assemble(d, pl.exp(x), [0, 0, 0])
+    return c, d
+
+
+def test_pl_split_of_a_kernel_with_a_rank3_window_is_a_named_error():
+    from pypto.errors import UnsupportedError
+    a, b = np.zeros((16, 32), np.float16), np.zeros((32, 16), np.float16)
+    x, c, d = np.zeros((2, 8, 16), np.float32), np.zeros((16, 16), np.float32), np.zeros((2, 8, 16), np.float32)
+    with pytest.raises(UnsupportedError, match=r"pl.split\(UP_DOWN\): tile.load reads or writes a rank > 2 GM window"):
+        split_with_rank3_window(a, b, x, c, d, config=RunConfig(platform="a5sim"))
