@@ -182,3 +182,21 @@ def test_a_fifth_positional_load_argument_is_still_the_references_target_memory(
 
     load = collect(P["k"].body, lambda n: isinstance(n, Call))[0]
     assert len(load.args) == 4 and load.kwargs["target_memory"] is pl.Mem.Mat
+
+
+def test_a_store_statement_without_a_result_gets_its_window_too():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[2, 16, 32], pl.FP32], out: pl.InOut[pl.Tensor[[2, 16, 32], pl.FP32]]):
+            t: pl.Tile[[2, 16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0, 0], [2, 16, 32], [2, 16, 32])
+            pl.tile.store(t, [0, 0, 0], out)
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[2, 16, 32], pl.FP32], out: pl.InOut[pl.Tensor[[2, 16, 32], pl.FP32]]):
+            t: pl.Tile[[32, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0, 0], [2, 16, 32], [2, 16, 32], [32, 32])
+            pl.tile.store(t, [0, 0, 0], out, [2, 16, 32])
+
+    ir.assert_structural_equal(flatten_tile_nd_to_2d()(Before), Expected)
