@@ -154,11 +154,25 @@ def mx_partial_scale(a: pl.Tensor[[16, 64], pl.FP8E4M3FN], sa: pl.Tensor[[16, 2]
     return c
 
 
-def test_a_partially_valid_scale_carrier_is_rejected_by_name():
-    a = np.zeros((16, 64), ml_dtypes.float8_e4m3fn)
-    b = np.zeros((64, 32), ml_dtypes.float8_e4m3fn)
-    sa = np.full((16, 2), 127, np.uint8).view(ml_dtypes.float8_e8m0fnu)
-    sb = np.full((2, 32), 127, np.uint8).view(ml_dtypes.float8_e8m0fnu)
-    with pytest.raises(PyptoError, match=r"MX scale .* moved to LeftScale is only partially valid") as e:
-        mx_partial_scale.lower(a, sa, b, sb, np.zeros((16, 32), np.float32), config=A5)
-    assert "fillpad" in e.value.hint
+def test_a_partially_valid_scale_sends_its_whole_box_and_keeps_the_logical_valid_region():
+    rng = np.random.default_rng(6)
+    a = rng.uniform(-4, 4, (16, 64)).astype(ml_dtypes.float8_e4m3fn)
+    b = rng.uniform(-4, 4, (64, 32)).astype(ml_dtypes.float8_e4m3fn)
+    sa = rng.integers(120, 134, (16, 2)).astype(np.uint8)
+    sb = rng.integers(120, 134, (2, 32)).astype(np.uint8)
+    args = (a, sa.view(ml_dtypes.float8_e8m0fnu), b, sb.view(ml_dtypes.float8_e8m0fnu))
+    lowered = mx_partial_scale.lower(*args, np.zeros((16, 32), np.float32), config=A5)
+    aiv = lowered.get_function("mx_partial_scale_incore_0_aiv")
+    aic = lowered.get_function("mx_partial_scale_incore_0_aic")
+    widen = [c for name, c in _ops(aiv) if name == "tile.set_validshape"]
+    assert len(widen) == 1 and widen[0].args[0].type.valid_shape[0].value == 8      # a private copy, widened
+    pushed = [c.args[0].type for name, c in _ops(aiv) if name == "tile.tpush_to_aic"][0]
+    assert [d.value for d in pushed.valid_shape] == [16, 2]                           # the whole box crosses
+    popped = [c.type for name, c in _ops(aic) if name == "tile.tpop_from_aiv"][0]
+    assert [d.value for d in popped.valid_shape] == [8, 2]                            # the consumer's logical view
+    c = np.full((16, 32), np.nan, np.float32)
+    mx_partial_scale(*args, c, config=A5)
+    ea = np.repeat(2.0 ** (sa.astype(np.float64) - 127), 32, axis=1)
+    eb = np.repeat(2.0 ** (sb.astype(np.float64) - 127), 32, axis=0)
+    want = (a.astype(np.float64) * ea) @ (b.astype(np.float64) * eb)
+    np.testing.assert_allclose(c[:8], want[:8].astype(np.float32), rtol=1e-6, atol=1e-6)   # rows 8.. are padding

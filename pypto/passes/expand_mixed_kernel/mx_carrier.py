@@ -7,11 +7,13 @@ insert ordinary Left / Right data gets. The pipe carries it as a row/row box:
   * a logical col/col scale (B side, [K/32, N]) is pushed through the zero-copy
     `tile.transpose_view`, i.e. as its physical row/row carrier [N, K/32];
   * when the producer's layout is not the one the consumer's move asks for, a real Vec → Vec
-    `tile.move` to the consumer's layout comes first.
+    `tile.move` to the consumer's layout comes first;
+  * a partially valid scale sends its whole physical box: a private Vec copy is widened with
+    `tile.set_validshape` (the producer's tile keeps its valid region); the cube's tile keeps the
+    logical valid region and ignores the padding.
 The cube pops the carrier box into Mat, moves it to LeftScale / RightScale and, for a col/col
 consumer, views it back (`tile.transpose_view`) as the logical [K/32, N] col/col tile the MX
-matmul reads; the slot is freed after the move (the view is zero-copy). A partially valid scale
-needs a padded private carrier (set_validshape), which is not built: it is rejected by name.
+matmul reads; the slot is freed after the move (the view is zero-copy).
 
     AIV:  carrier = tile.transpose_view(sb)            # [2, 32] col/col → [32, 2] row/row
           tpush_to_aic(carrier)
@@ -21,7 +23,6 @@ needs a padded private carrier (set_validshape), which is not built: it is rejec
 
 from __future__ import annotations
 
-from pypto.errors import UnsupportedError
 from pypto.ir.dtypes import FP8E8M0
 from pypto.ir.enums import MemorySpace, TileLayout
 from pypto.ir.expr import Var
@@ -49,15 +50,21 @@ def _call(name, args, kwargs, span):
 
 def vector_side(src: Var, dst: Var, target, span) -> list:
     """The AIV statements: [layout move], [transpose_view], tpush_to_aic(carrier)."""
-    if not is_full(src.type.shape, src.type.valid_shape):
-        raise UnsupportedError(f"ExpandMixedKernel: the MX scale '{src.name_hint}' moved to {target.name} is only "
-                               "partially valid; its V2C carrier would need a padded box (tile.set_validshape), "
-                               "which this compiler does not build", span,
-                               hint="quantize a fully valid, 32-aligned block (pl.fillpad the source first)")
     out = []
     pushed = src
     want = _layout(dst.type)
-    if _layout(src.type) != want:
+    if not is_full(src.type.shape, src.type.valid_shape):
+        # the whole physical box crosses (a contiguous, 32-byte aligned insert): a private Vec copy
+        # gets the widened valid region, so the producer's own tile and its views keep their metadata
+        copy = _call("tile.move", [src], {"target_memory": MemorySpace.Vec, "blayout": want[0],
+                                          "slayout": want[1]}, span)
+        private = Var(f"{src.name_hint}_private", copy.type, span)
+        out.append(AssignStmt(private, copy, span))
+        rows, cols = src.type.shape
+        widened = _call("tile.set_validshape", [private, rows, cols], {}, span)
+        pushed = Var(f"{src.name_hint}_box", widened.type, span)
+        out.append(AssignStmt(pushed, widened, span))
+    elif _layout(src.type) != want:
         moved = _call("tile.move", [src], {"target_memory": MemorySpace.Vec, "blayout": want[0], "slayout": want[1]},
                       span)
         pushed = Var(f"{src.name_hint}_{'col' if want == _COL else 'row'}", moved.type, span)
