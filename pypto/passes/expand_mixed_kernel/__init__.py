@@ -2,9 +2,10 @@
 
 Requires: SSAForm, TileMemoryInferred / Produces: MixedKernelExpanded / Invalidates: —
 Seed 004 (pass doc 21; compiler-and-runtime.md §2, dump 22). Phases: pre-scan callers (which
-kernels an existing Group calls), expand each InCore kernel (affinity.py, construct.py,
-dce.py, pipe_setup.py), rewrite Group callers in place, normalize hand-written Groups to one
-shared member ABI (group_abi.py), check the result (verifier.py).
+kernels an existing Group calls), expand each InCore kernel (affinity.py, construct.py with
+mx_carrier.py for MX scales, dce.py, pipe_setup.py), rewrite Group callers in place, adapt
+hand-written V→C pushes (adapt_push.py, mx_manual.py), normalize hand-written Groups to one
+shared member ABI (group_abi.py), check the result (verifier.py, data_paths.py).
 
     before:  InCore k(x, y, out): ... z = matmul(l, r); v = move(z, Vec); out = store(v, ..)
     after:   AIC k_aic: ... z = matmul(l, r); tpush_to_aiv(z)   AIV k_aiv: v = tpop_from_aic(); store; tfree
