@@ -11,7 +11,8 @@ what this IR can express):
     no value bound inside the loop;
   - `src` is an `In` parameter the kernel never writes, and at every call site (there must be
     one, in an orchestration function) its argument is storage the orchestration created with
-    `tensor.create` and passes to no Out / InOut parameter of the same call — so no write by
+    `tensor.create` (directly, through views, or as the result of a kernel that stored into it)
+    and passes to no Out / InOut parameter of the same call — so no write by
     the kernel can reach the hoisted bytes (distinct parameters of the orchestration itself
     might be one user array, so they never count as proof);
   - every Mat tile of the kernel fits L1 at once (the hoisted tile lives across the whole loop).
@@ -23,14 +24,16 @@ what this IR can express):
 
 from __future__ import annotations
 
+from typing import Optional
+
 from pypto.ir.enums import ForKind, FunctionType, MemorySpace, ParamDirection
 from pypto.ir.expr import Call, ConstInt, GlobalVar, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import READ
-from pypto.ir.stmt import AssignStmt, ForStmt, SeqStmts, YieldStmt, flatten_to_stmts
+from pypto.ir.stmt import AssignStmt, ForStmt, ReturnStmt, SeqStmts, YieldStmt, flatten_to_stmts
 from pypto.ir.types import TileType
 from pypto.ir.visitor import IRVisitor, SplicingMutator, collect
-from pypto.passes.analysis import used_vars
+from pypto.passes.analysis import body_list, used_vars
 from pypto.passes.context import current_platform
 
 # Caller-side ops whose result is a view of their first argument's storage.
@@ -49,8 +52,32 @@ def _bindings(body) -> dict:
     return found
 
 
-def _root(e, bound: dict):
-    """The storage an orchestration value names: views and aliases followed to their base."""
+def _returned_param(callee: Optional[Function]) -> Optional[int]:
+    """The parameter a single-result kernel returns: its result is the buffer it stored into."""
+    stmts = body_list(callee.body) if callee is not None else []
+    if not stmts or not isinstance(stmts[-1], ReturnStmt) or len(stmts[-1].values) != 1:
+        return None
+    bound, loops = _bindings(callee.body), {}
+    for loop in collect(callee.body, lambda n: isinstance(n, ForStmt)):
+        loops.update({rv: ia.init_value for ia, rv in zip(loop.iter_args, loop.return_vars)})
+    e = stmts[-1].values[0]
+    for _ in range(64):
+        if e in callee.params:
+            return callee.params.index(e)
+        if e in loops:
+            e = loops[e]
+        elif isinstance(bound.get(e), Var):
+            e = bound[e]
+        elif isinstance(bound.get(e), Call) and getattr(bound[e].op, "name", "") == "tile.store":
+            e = bound[e].args[2]
+        else:
+            return None
+    return None
+
+
+def _root(e, bound: dict, program: Program):
+    """The storage an orchestration value names: views, aliases and kernel results (the buffer the
+    kernel stored into) followed to their base."""
     seen = 0
     while isinstance(e, Var) and e in bound and seen < 64:
         v = bound[e]
@@ -58,6 +85,9 @@ def _root(e, bound: dict):
             e = v
         elif isinstance(v, Call) and not isinstance(v.op, GlobalVar) and v.op.name in _VIEW_OPS and v.args:
             e = v.args[0]
+        elif isinstance(v, Call) and isinstance(v.op, GlobalVar) \
+                and (k := _returned_param(program.functions.get(v.op.name))) is not None and k < len(v.args):
+            e = v.args[k]
         else:
             return e
         seen += 1
@@ -78,7 +108,7 @@ def _private_inputs(func: Function, program: Program) -> set:
     candidates = {i for i, d in enumerate(func.param_directions) if d is ParamDirection.In}
     for caller, call in sites:
         bound = _bindings(caller.body)
-        roots = [_root(a, bound) for a in call.args]
+        roots = [_root(a, bound, program) for a in call.args]
         writable = {roots[i] for i, d in enumerate(func.param_directions)
                     if d is not ParamDirection.In and i < len(roots)}
         for i in list(candidates):

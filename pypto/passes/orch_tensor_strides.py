@@ -151,8 +151,14 @@ def _assemble_site(kernel: Function, j: int, site) -> Optional[tuple]:
     if k is None or _use_count(caller, result) != 1:
         return None
     assemble = later[k]
-    bound_between = {s.var for s in later[:k] if isinstance(s, AssignStmt)}
+    between = later[:k]
+    bound_between = {s.var for s in between if isinstance(s, AssignStmt)}
     if any(v in bound_between for v in used_vars(assemble.value.args[0]) + used_vars(assemble.value.args[2])):
+        return None
+    # The kernel now writes the parent at the call, not at the assemble: nothing in between may
+    # look at the parent (directly, or through another kernel that could reach it).
+    if any(assemble.value.args[0] in used_vars(s) or collect(s, lambda n: isinstance(n, Call)
+                                                             and isinstance(n.op, GlobalVar)) for s in between):
         return None
     strides = trailing_strides(assemble.value.args[0].type, len(kernel.params[j].type.shape))
     return (create, assemble, strides) if strides is not None else None

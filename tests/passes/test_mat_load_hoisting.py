@@ -103,3 +103,12 @@ def test_the_hoisted_kernel_still_computes_x_at_w_on_the_simulator():
     out = np.full((128, 32), np.nan, np.float32)
     run(Before, x, w, out, config=RunConfig(platform="a2a3sim"))
     np.testing.assert_allclose(out, x @ w, rtol=1e-5, atol=1e-5)
+
+
+def test_a_source_that_is_a_producer_kernels_result_on_created_storage_is_hoisted_too():
+    # mm reads w2, the result of fill storing into the created w: the same private storage.
+    text = Before.as_python().replace("self.mm(x, w, out)", "self.mm(x, w2, out)")
+    after = passes.infer_tile_memory_space()(pl.parse(text))
+    assert len(_loads_in_loops(after["mm"])) == 1
+    first = after["mm"].body.stmts[0]
+    assert isinstance(first, ir.AssignStmt) and first.value.args[0] is after["mm"].params[1]

@@ -128,3 +128,14 @@ def test_a_sliced_input_reads_the_right_columns_on_the_simulator():
     out = np.full((32, 64), np.nan, np.float32)
     run(RowWindows, x, out, config=RunConfig(platform="a5sim"))
     np.testing.assert_allclose(out, 2 * x[:, 128:192], rtol=1e-6)
+
+
+def test_a_parent_read_between_the_call_and_its_assemble_keeps_the_staging_buffer():
+    text = Blocks.as_python().replace(
+        "                c3: pl.Tensor[[128, 128], pl.FP32] = pl.tensor.assemble(c2, res, [mb, nb])\n",
+        "                peek: pl.Scalar[pl.FP32] = pl.tensor.read(c2, [mb, nb])\n"
+        "                c3: pl.Tensor[[128, 128], pl.FP32] = pl.tensor.assemble(c2, res, [mb, nb])\n")
+    prog = pl.parse(text)
+    assert "peek" in prog.as_python()
+    after = optimize_orch_tensors()(prog)
+    assert after["k"].params[3].type.tensor_view is None
