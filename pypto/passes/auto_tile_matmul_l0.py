@@ -7,7 +7,9 @@ Mat → Left / Right `tile.extract`s accumulating in one Acc buffer (`matmul_acc
 `init_cond = ko == 0`); M / N output tiling when the [M, N] result overflows L0C and is either
 consumed by exactly one `tile.store` (each [m, n] block stored straight to its window) or read back
 on-chip through one Acc → Mat writeback (each block assembled into one [M, N] Mat scratch that
-replaces the writeback, e.g. for a chained matmul); FIXPIPE cast folding (fixpipe_cast_fold.py: a
+replaces the writeback, e.g. for a chained matmul), and of a split-K chain `matmul; for k: matmul_acc`
+ending in one store (split_k_output_tiling.py: each block re-runs the chain on narrowed panels);
+FIXPIPE cast folding (fixpipe_cast_fold.py: a
 rint FP32 → FP16 / BF16 `tile.cast` of an Acc result feeding only that writeback becomes part of
 it); and L1 streaming: when the Mat operands overflow Mat (L1) and each is a plain 2-D `tile.load`
 of a GM window (a slice / window at any offset) or the `tile.transpose_view` of one (`a_trans` /
@@ -15,9 +17,9 @@ of a GM window (a slice / window at any offset) or the `tile.transpose_view` of 
 operand loads the [k, m] / [n, k] block and transposes it), so e.g. a 512 x 512 x 512 FP32 matmul
 compiles. Tiles need not divide the problem: partial M / N blocks and the last K block are peeled.
 Not implemented (the matmul is left as it is, so AllocateMemoryAddr reports the overflow):
-M / N tiling of `matmul_acc` (a caller-owned [M, N] accumulator) or of results read on-chip other
-than through a Mat writeback (a Vec left operand has no data path on either platform), L0C double
-buffering, `pl.pipeline` stage marking.
+M / N tiling of any other `matmul_acc` (a caller-owned [M, N] accumulator) or of results read on-chip
+other than through a Mat writeback, L0C double buffering, `pl.pipeline` stage marking. A Vec left
+operand is staged in Mat (tile.move) where the platform has a Vec → Mat path (a5).
 
     before:  l = pl.tile.move(a_mat, target_memory=Left); r = ...; c = pl.tile.matmul(l, r)
     after:   for ko, (acc,) in pl.range(0, K, k, init_values=(pl.tile.create([M, N], ..., Acc),)):
@@ -36,10 +38,12 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, WhileStmt, YieldStmt
 from pypto.ir.types import TileType, static_dims
-from pypto.ir.visitor import IRVisitor, substitute
+from pypto.ir.visitor import IRVisitor
 from pypto.passes.analysis import as_seq, body_list, used_vars
 from pypto.passes.context import current_platform
 from pypto.passes.fixpipe_cast_fold import fold_fixpipe_casts
+from pypto.passes.loop_carry_buffers import substitute_with_inits
+from pypto.passes.split_k_output_tiling import split_k_chain
 from pypto.passes.manager import function_pass
 from pypto.passes.properties import IRProperty, PassProperties
 
@@ -226,7 +230,12 @@ class _Tiler:
             return staged + grid, {id(store)}
         found = self.single_mat_writeback(s.var, after, M * N * result.dtype.get_byte())
         if found is None:
-            return None
+            chain = split_k_chain(self, s, after, a, b)
+            if chain is None:
+                return None
+            store, block, consumed = chain
+            grid = self.output_grid(a, b, (M, N, K), (m, n, k), result, _direct_store(store), s.span, block)
+            return staged + grid, consumed
         placement, consumed = found
         return staged + self.output_grid(a, b, (M, N, K), (m, n, k), result, placement, s.span), consumed
 
@@ -298,8 +307,9 @@ class _Tiler:
         full = K // k * k
         ko = Var("ko", _index_type(), span)
         carry = IterArg("acc", init.type, init, span)
-        body, pv = self.k_step(a, b, mi, ni, ko, m, n, k, carry, BinaryExpr("eq", ko, ConstInt(0, INDEX, span),
-                                                                             BOOL, span), span)
+        # a fresh accumulator (created just above) starts at ko == 0; a caller's one keeps accumulating
+        fresh = BinaryExpr("eq", ko, ConstInt(0, INDEX, span), BOOL, span) if out else None
+        body, pv = self.k_step(a, b, mi, ni, ko, m, n, k, carry, fresh, span)
         done = Var("acc_done", acc_type if init.type == acc_type else init.type, span)
         out.append(ForStmt(ko, const(0, span=span), const(full, span=span), const(k, span=span), [carry],
                            as_seq(body + [YieldStmt([pv], span)], span), [done], span=span))
@@ -328,7 +338,7 @@ class _Tiler:
         pv = Var("acc_next", product.type, span)
         return loads + [AssignStmt(lv, left, span), AssignStmt(rv, right, span), AssignStmt(pv, product, span)], pv
 
-    def output_grid(self, a, b, dims, tile, result: TileType, placement: "_Placement", span) -> list:
+    def output_grid(self, a, b, dims, tile, result: TileType, placement: "_Placement", span, block=None) -> list:
         """The [M, N] output in [m, n] blocks: per region (full blocks, then the peeled partial row /
         column blocks) loops over its blocks (a loop only where there are several), each block a K loop
         whose Acc tile is placed (stored to its GM window, or assembled into a Mat scratch); the placement
@@ -339,12 +349,14 @@ class _Tiler:
         for i, (rows, cols) in enumerate(regions):
             last = i == len(regions) - 1
             final = placement.final if last else Var(f"{placement.name}_part", placement.carry_type, span)
-            stmts += self.region(a, b, rows, cols, K, k, result, placement, current, final, span)
+            stmts += self.region(a, b, rows, cols, K, k, result, placement, current, final, span, block)
             current = final
         return stmts
 
     def region(self, a, b, rows, cols, K: int, k: int, result: TileType, placement: "_Placement", current, final,
-               span) -> list:
+               span, block=None) -> list:
+        """One region's blocks; `block(mi, ni, m, n, span) -> (statements, Acc Var)` computes one block
+        (default: the K loop of extracts)."""
         name, carry_type = placement.name, placement.carry_type
         loops = [(axis, start, stop, step) for axis, (start, stop, step) in (("mi", rows), ("ni", cols))
                  if stop - start > step]
@@ -354,7 +366,11 @@ class _Tiler:
         carries: list = []
         for axis, *_rest in loops:
             carries.append(IterArg(f"{name}_{axis}", carry_type, carries[-1] if carries else current, span))
-        block, acc = self.k_loop(a, b, mi, ni, rows[2], cols[2], K, k, result, None, span)
+        if block is None:
+            stmts, acc = self.k_loop(a, b, mi, ni, rows[2], cols[2], K, k, result, None, span)
+        else:
+            stmts, acc = block(mi, ni, rows[2], cols[2], span)
+        block = stmts
         placed = placement.place(acc, mi, ni, carries[-1] if carries else current, span)
         if not loops:
             return block + [AssignStmt(final, placed, span)]
@@ -492,14 +508,16 @@ def _drop_dead_moves(func: Function) -> Function:
 def _run(func: Function, program: Program) -> Function:
     if func.func_type in (FunctionType.Orchestration, FunctionType.Opaque, FunctionType.Inline):
         return func
-    folded = fold_fixpipe_casts(func)
-    tiler = _Tiler(folded)
-    body = as_seq(tiler.stmts(body_list(folded.body)), folded.body.span)
-    if not tiler.changed:
-        return folded
-    if tiler.replace:
-        body = substitute(body, tiler.replace)
-    return _drop_dead_moves(func.replace(body=body))
+    func = fold_fixpipe_casts(func)
+    for _round in range(3):        # a split-K chain's narrowed blocks are K-tiled in the next round
+        tiler = _Tiler(func)
+        body = as_seq(tiler.stmts(body_list(func.body)), func.body.span)
+        if not tiler.changed:
+            break
+        if tiler.replace:
+            body = substitute_with_inits(body, tiler.replace)   # a result may init a split-K loop
+        func = _drop_dead_moves(func.replace(body=body))
+    return func
 
 
 def auto_tile_matmul_l0():

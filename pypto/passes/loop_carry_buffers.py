@@ -7,7 +7,7 @@ else value can live there too (both values local to their branch, or a branch-lo
 a loop carry's in-place chain when nothing reads the carry afterwards); each loop carry — init,
 iter arg, yielded value, result — is one buffer, because the next iteration reads the iter arg
 after the body re-ran every op. Sharing is safe when
-  - the init is an op result used only as this init, defined just before the loop, and
+  - the init is an op result (or an earlier loop's result) used only as this init, and
   - the yielded value is (an alias / in-place chain of) op results of this body, all written
     after the body's last read of the iter arg, and no inexact if result.
 Otherwise a `tile.move` copy (Vec → Vec) is inserted before the loop or before the yield:
@@ -28,7 +28,7 @@ from pypto.ir.function import Function
 from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, WhileStmt, YieldStmt
 from pypto.ir.types import TileType, static_dims
-from pypto.ir.visitor import IRVisitor, substitute
+from pypto.ir.visitor import IRMutator, IRVisitor
 from pypto.passes.analysis import as_seq, body_list, defined_vars, used_vars
 
 
@@ -201,15 +201,21 @@ class _Analysis:
         return not reads or (writes and min(writes) > max(reads))
 
     def loop(self, s, before: list) -> None:
+        # values nothing else holds: op results, and results of an earlier loop (e.g. the K loop that
+        # computed a split-K chain's first block, handing its accumulator to the next loop)
         fresh_ops = {x.var for x in before if _is_op_assign(x)}
+        loop_results = {rv for x in before if isinstance(x, (ForStmt, WhileStmt)) for rv in x.return_vars}
         values = yielded(s.body)
         for k, ia in enumerate(s.iter_args):
             if not isinstance(ia.type, TileType):
                 continue
             init = ia.init_value
+            enclosing = set(self.loops[-1].iter_args) if self.loops else set()
             if (isinstance(init, Var) and init in fresh_ops and self.use_count[init] == 1
                     and len(self.groups.members(init)) == 1):
                 self.groups.union(init, ia)
+            elif isinstance(init, Var) and init in enclosing | loop_results and self.use_count[init] == 1:
+                self.groups.union(init, ia)     # an enclosing / earlier carry, read only here, continues in place
             else:
                 self.init_copy.add((s, k))
             if k < len(s.return_vars):
@@ -293,8 +299,31 @@ class _Rewrite:
             stmts = stmts[:-1] + extra + [YieldStmt(values, stmts[-1].span)]
         new = s.replace(body=as_seq(stmts, s.body.span))
         if mapping:
-            new = substitute(new, mapping)
+            new = substitute_with_inits(new, mapping)
         return pre + [new]
+
+
+class _InitAwareSubstituter(IRMutator):
+    """Var substitution that also reaches loop inits: an iter arg whose init changes is rebuilt (once)
+    and its uses follow — an inner loop's init may be the outer loop's (replaced) iter arg."""
+
+    def __init__(self, mapping: dict):
+        self.mapping = dict(mapping)
+
+    def mutate_var(self, v):
+        got = self.mapping.get(v)
+        if got is not None:
+            return got
+        if isinstance(v, IterArg):
+            init = self.mutate(v.init_value)
+            if init is not v.init_value:
+                self.mapping[v] = IterArg(v.name_hint, v.type, init, v.span)
+                return self.mapping[v]
+        return v
+
+
+def substitute_with_inits(node, mapping: dict):
+    return _InitAwareSubstituter(mapping).mutate(node) if mapping else node
 
 
 def plan_carry_buffers(func: Function) -> tuple:
