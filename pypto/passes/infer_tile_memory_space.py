@@ -12,7 +12,8 @@ Four steps, each its own module:
      return vars and aliases included — gets the space its producer puts it in;
   3. operand moves (operand_moves.py): a tile.move for each operand in a space its op cannot read;
   4. loop-invariant Mat residency (mat_load_hoisting.py): a Mat load of a loop-invariant GM
-     window inside a sequential loop moves before the loop.
+     window inside a sequential loop moves before the loop (with its Mat → Left / Right staging
+     when only matmuls read that).
 
     before:  t: pl.Tile[[64], pl.FP32] = pl.tile.exp(x)
     after:   t: pl.Tile[[64], pl.FP32, pl.Mem.Vec] = pl.tile.exp(x)

@@ -16,6 +16,9 @@ what this IR can express):
     the kernel can reach the hoisted bytes (distinct parameters of the orchestration itself
     might be one user array, so they never count as proof);
   - every Mat tile of the kernel fits L1 at once (the hoisted tile lives across the whole loop).
+A hoisted load's only reader, when it is a transpose_view or a Mat → Left / Right move read only
+by matmul operand slots, leaves the loop with it (every Left / Right tile of the kernel must fit
+L0 at once), so the stationary operand is not even re-staged each iteration.
 
     before:  for n in pl.range(4):  w = tile.load(W, [0, 0], [32, 32], target_memory=Mat); ...
     after:   w = tile.load(W, [0, 0], [32, 32], target_memory=Mat)
@@ -129,21 +132,21 @@ def _tile_bytes(t: TileType):
     return (n + 7) // 8
 
 
-def _mat_fits(func: Function) -> bool:
-    """Every Mat tile allocated at once still fits L1 (views share their source's bytes)."""
+def _fits(func: Function, space: MemorySpace) -> bool:
+    """Every tile of `space` allocated at once still fits it (views share their source's bytes)."""
     platform = current_platform()
     align, total = platform.alignment, 0
     for s in collect(func.body, lambda n: isinstance(n, AssignStmt)):
         t = s.var.type
-        if not (isinstance(t, TileType) and t.memory_space is MemorySpace.Mat and isinstance(s.value, Call)):
+        if not (isinstance(t, TileType) and t.memory_space is space and isinstance(s.value, Call)):
             continue
-        if isinstance(s.value.op, GlobalVar) or s.value.op.output_memory not in ("target_memory", MemorySpace.Mat):
+        if isinstance(s.value.op, GlobalVar) or s.value.op.output_memory not in ("target_memory", space):
             continue
         size = _tile_bytes(t)
         if size is None:
             return False
         total += -(-size // align) * align
-    return total <= platform.space_capacity(MemorySpace.Mat)
+    return total <= platform.space_capacity(space)
 
 
 def _runs_at_least_once(s: ForStmt) -> bool:
@@ -162,18 +165,37 @@ def _written_params(func: Function) -> set:
     return written
 
 
-class _Hoist(SplicingMutator):
-    def __init__(self, sources: set):
-        self.sources = sources
+_L0_OPERANDS = (MemorySpace.Left, MemorySpace.Right)
 
-    def _candidate(self, s, inside: set, yielded: set) -> bool:
+
+def _op_name(e) -> str:
+    return e.op.name if isinstance(e, Call) and not isinstance(e.op, GlobalVar) else ""
+
+
+class _Hoist(SplicingMutator):
+    def __init__(self, sources: set, l0_fits: bool):
+        self.sources = sources
+        self.l0_fits = l0_fits
+
+    def _load(self, s, inside: set, yielded: set) -> bool:
         v = getattr(s, "value", None)
-        if not (isinstance(s, AssignStmt) and isinstance(v, Call) and not isinstance(v.op, GlobalVar)
-                and v.op.name == "tile.load" and v.kwargs.get("target_memory") is MemorySpace.Mat):
+        if not (isinstance(s, AssignStmt) and _op_name(v) == "tile.load"
+                and v.kwargs.get("target_memory") is MemorySpace.Mat):
             return False
         if v.args[0] not in self.sources or s.var in yielded:
             return False
         return not any(u in inside for u in used_vars(v))
+
+    def _l0_staging(self, s, hoisted_vars: set, uses: dict, readers: dict, yielded: set) -> bool:
+        """A transpose_view / Mat → Left / Right move of a hoisted tile, its only reader, whose result
+        only matmul operand slots read: the stationary operand's whole prefix leaves the loop."""
+        v = getattr(s, "value", None)
+        name = _op_name(v)
+        if not isinstance(s, AssignStmt) or not v.args or v.args[0] not in hoisted_vars or uses.get(v.args[0]) != 1:
+            return False
+        if name == "tile.move" and v.kwargs.get("target_memory") in _L0_OPERANDS and self.l0_fits:
+            return s.var not in yielded and all(r.startswith(("tile.matmul", "tile.gemv")) for r in readers[s.var])
+        return name == "tile.transpose_view" and s.var not in yielded
 
     def mutate_for_stmt(self, s):
         s = self.mutate_children(s)
@@ -184,11 +206,22 @@ class _Hoist(SplicingMutator):
         for n in collect(s.body, lambda n: isinstance(n, ForStmt)):
             inside |= {n.loop_var, *n.iter_args, *n.return_vars}
         yielded = {v for y in collect(s.body, lambda n: isinstance(n, YieldStmt)) for v in y.values}
-        hoisted = [x for x in stmts if self._candidate(x, inside, yielded)]
+        hoisted = [x for x in stmts if self._load(x, inside, yielded)]
         if not hoisted:
             return s
-        body = SeqStmts([x for x in stmts if not any(x is h for h in hoisted)], s.body.span)
-        return SeqStmts([*hoisted, s.replace(body=body)], s.span)
+        uses, readers = {}, {}
+        for c in collect(s.body, lambda n: isinstance(n, Call)):
+            for a in c.args:
+                uses[a] = uses.get(a, 0) + 1
+                readers.setdefault(a, []).append(_op_name(c))
+        hoisted_vars = {x.var for x in hoisted}
+        for x in stmts:
+            if all(x is not h for h in hoisted) and self._l0_staging(x, hoisted_vars, uses, readers, yielded):
+                hoisted.append(x)
+                hoisted_vars.add(x.var)
+        order = [x for x in stmts if any(x is h for h in hoisted)]
+        body = SeqStmts([x for x in stmts if all(x is not h for h in hoisted)], s.body.span)
+        return SeqStmts([*order, s.replace(body=body)], s.span)
 
 
 def hoist_invariant_mat_loads(func: Function, program: Program) -> Function:
@@ -200,7 +233,7 @@ def hoist_invariant_mat_loads(func: Function, program: Program) -> Function:
         return func
     written = _written_params(func)
     sources = {p for i, p in enumerate(func.params) if i in private and p not in written}
-    if not sources or not _mat_fits(func):
+    if not sources or not _fits(func, MemorySpace.Mat):
         return func
-    body = _Hoist(sources).mutate(func.body)
+    body = _Hoist(sources, all(_fits(func, sp) for sp in _L0_OPERANDS)).mutate(func.body)
     return func if body is func.body else func.replace(body=body)

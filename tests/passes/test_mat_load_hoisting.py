@@ -1,5 +1,6 @@
-"""InferTileMemorySpace, loop-invariant Mat residency: a stationary GM → Mat load moves before its
-loop only when no write of the kernel can reach its bytes; the moved kernel still computes x @ w."""
+"""InferTileMemorySpace, loop-invariant Mat residency: a stationary GM → Mat load (and its Mat → Right
+staging) moves before its loop only when no write of the kernel can reach its bytes; the moved kernel
+still computes x @ w."""
 
 import numpy as np
 
@@ -56,10 +57,10 @@ class Expected:
     def mm(self, x: pl.Tensor[[128, 32], pl.FP32], w: pl.Tensor[[32, 32], pl.FP32],
            out: pl.Out[pl.Tensor[[128, 32], pl.FP32]]) -> pl.Tensor[[128, 32], pl.FP32]:
         wa: pl.Tile[[32, 32], pl.FP32, M.Mat] = pl.tile.load(w, [0, 0], [32, 32], [32, 32], target_memory=M.Mat)
+        wr: pl.Tile[[32, 32], pl.FP32, M.Right] = pl.tile.move(wa, target_memory=M.Right)
         for i, (acc,) in pl.range(0, 128, 32, init_values=(out,)):
             xa: pl.Tile[[32, 32], pl.FP32, M.Mat] = pl.tile.load(x, [i, 0], [32, 32], [32, 32], target_memory=M.Mat)
             xl: pl.Tile[[32, 32], pl.FP32, M.Left] = pl.tile.move(xa, target_memory=M.Left)
-            wr: pl.Tile[[32, 32], pl.FP32, M.Right] = pl.tile.move(wa, target_memory=M.Right)
             c: pl.Tile[[32, 32], pl.FP32, M.Acc] = pl.tile.matmul(xl, wr)
             r: pl.Tensor[[128, 32], pl.FP32] = pl.tile.store(c, [i, 0], acc)
             res = pl.yield_(r)
