@@ -23,15 +23,27 @@ def _snake(cls) -> str:
     return name
 
 
+_HOOK_NAMES: dict = {}
+
+
 def _hook(obj, cls, prefix: str):
-    """The most specific visit_/mutate_ hook for cls (walking its MRO), or None."""
-    for klass in cls.__mro__:
-        if klass is Node or klass is object:
-            return None
-        fn = getattr(obj, f"{prefix}{_snake(klass)}", None)
-        if fn is not None:
-            return fn
-    return None
+    """The most specific visit_/mutate_ hook for cls (walking its MRO), or None.
+
+    Hooks are methods of the visitor's class, so the name found for (visitor class, node class)
+    is cached: a pass visits tens of thousands of nodes and the MRO walk dominated compile time."""
+    key = (type(obj), cls, prefix)
+    name = _HOOK_NAMES.get(key, "")
+    if name == "":
+        name = None
+        for klass in cls.__mro__:
+            if klass is Node or klass is object:
+                break
+            candidate = f"{prefix}{_snake(klass)}"
+            if getattr(type(obj), candidate, None) is not None:
+                name = candidate
+                break
+        _HOOK_NAMES[key] = name
+    return None if name is None else getattr(obj, name)
 
 
 class IRVisitor:
