@@ -277,32 +277,55 @@ def cmps_rule(name: str):
 
 
 def reduce_rule(name: str, axis: int):
-    """row_* (axis=1) → [M, 1]; col_* (axis=0) → [1, N]. A scratch tile, when given, must match x's dtype."""
+    """row_* (axis=1) reduce the last axis of a rank >= 2 operand, keeping it as 1 ([..., M, 1]; the
+    leading axes are batch, as the reference allows: FlattenTileNdTo2D makes them rows); col_*
+    (axis=0) → [1, N] of a 2-D operand. A scratch tile, when given, must match x's dtype and rank
+    and be at least x's size (the hardware uses it whole: a smaller one gives silently wrong sums)."""
     def deduce(args, kw):
         a = expect_shaped(name, "x", args[0])
-        if a.rank != 2:
+        if axis == 1 and a.rank < 2:
+            raise TypeCheckError(f"{name}: argument 'x' must have at least 2 dimensions, got rank {a.rank}")
+        if axis == 0 and a.rank != 2:
             raise TypeCheckError(f"{name}: argument 'x' must be 2-D, got rank {a.rank}")
         if len(args) > 1:
             tmp = expect_shaped(name, "tmp", args[1])
             same_dtype(name, a.dtype, tmp.dtype, "x and tmp")
+            _check_reduce_scratch(name, a, tmp)
         one = ConstInt(1, INDEX)
-        shape = (a.shape[0], one) if axis == 1 else (one, a.shape[1])
-        valid = (a.valid_shape[0], one) if axis == 1 else (one, a.valid_shape[1])
+        if axis == 1:
+            shape, valid = (*a.shape[:-1], one), (*a.valid_shape[:-1], one)
+        else:
+            shape, valid = (one, a.shape[1]), (one, a.valid_shape[1])
         return result_like(a, shape=shape, valid=valid, keep_view=False)
     return deduce
 
 
+def _check_reduce_scratch(name: str, x, tmp) -> None:
+    if tmp.rank != x.rank:
+        raise TypeCheckError(f"{name}: tmp must have x's rank, got tmp {fmt_shape(tmp.shape)} for x {fmt_shape(x.shape)}",
+                             hint="tmp = pl.create_tile(<x's shape>, dtype=<x's dtype>)")
+    xs, ts = static_dims(x.shape), static_dims(tmp.shape)
+    if xs is not None and ts is not None and any(t < d for t, d in zip(ts, xs)):
+        raise TypeCheckError(f"{name}: tmp {fmt_shape(tmp.shape)} is smaller than x {fmt_shape(x.shape)}; the "
+                             f"reduction uses the whole scratch tile", hint="give tmp at least x's shape")
+
+
 def expand_rule(name: str, axis: int):
-    """row_expand* (axis=1): vec is [M, 1]; col_expand* (axis=0): vec is [1, N]. Result like the target."""
+    """row_expand* (axis=1): vec is [..., M, 1] for a rank >= 2 target [..., M, N]; col_expand*
+    (axis=0): vec is [1, N] for a 2-D target. Result like the target."""
     def deduce(args, kw):
         a = expect_shaped(name, "target", args[0])
         v = expect_shaped(name, "vec", args[1])
         same_dtype(name, a.dtype, v.dtype, "target and vec")
-        if a.rank != 2 or v.rank != 2:
+        if axis == 1 and (a.rank < 2 or v.rank != a.rank):
+            raise TypeCheckError(f"{name}: target must have at least 2 dimensions and vec the same rank, got "
+                                 f"{fmt_shape(a.shape)} and {fmt_shape(v.shape)}")
+        if axis == 0 and (a.rank != 2 or v.rank != 2):
             raise TypeCheckError(f"{name}: target and vec must be 2-D")
-        want = (a.shape[0], ConstInt(1, INDEX)) if axis == 1 else (ConstInt(1, INDEX), a.shape[1])
+        one = ConstInt(1, INDEX)
+        want = (*a.shape[:-1], one) if axis == 1 else (one, a.shape[1])
         if not dims_equal(v.shape, want):
-            kind = "row vector [M, 1]" if axis == 1 else "column vector [1, N]"
+            kind = "row vector [..., M, 1]" if axis == 1 else "column vector [1, N]"
             raise TypeCheckError(f"{name}: vec must be a {kind} matching target {fmt_shape(a.shape)}, got "
                                  f"{fmt_shape(v.shape)}", hint="reduce with row_sum/row_max (→ [M,1]) or col_* (→ [1,N])")
         return result_like(a)
