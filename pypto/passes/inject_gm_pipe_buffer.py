@@ -18,11 +18,13 @@ slot_size x slot count per pipe, FP32 elements rounded up); its newer form leave
 placeholder and lets codegen size it. We size it here, in the IR, so the simulator and codegen
 read the same number: the rings of each pipe id (ascending) are laid out one after the other,
 C2V first, each `slot_num * slot_size` bytes (`slot_num` is always spelled by ExpandMixedKernel);
-the total, rounded up to FP32 elements, is the buffer. Each pipe function records where its
-rings start in `attrs["gm_pipe_offsets"]` ({"c2v@<id>": byte offset, "v2c@<id>": ...}), which
-PTO codegen turns into the `gm_slot_buffer` operand of initialize_pipe and the simulator checks
-against the buffer it was given. On the chip the runtime gives each cluster its own region;
-the simulator's rings are per cluster too.
+the total, rounded up to FP32 elements, is one cluster's region. Each pipe function records
+where its rings start inside the region in `attrs["gm_pipe_offsets"]` ({"c2v@<id>": byte offset,
+"v2c@<id>": ...}), which PTO codegen turns into the `gm_slot_buffer` operand of initialize_pipe.
+Blocks. An Spmd launch of core_num = n runs n blocks at once, each on its own cluster with its
+own rings, so the buffer threaded through the Spmd wrapper and everything beneath it holds n
+regions (the whole buffer is passed down; block b's rings start at b x buffer / block_num, as the
+reference's kernels shard it by block index). The simulator binds each ring to those bytes.
 
     before:  Group k(x, out): self.k_aic(x, out); self.k_aiv(x, out)      Orch: self.k(x, out)
     after:   Group k(x, out, __gm_pipe_buffer: Out): self.k_aic(x, out, __gm_pipe_buffer); ...
@@ -31,6 +33,7 @@ the simulator's rings are per cluster too.
 
 from __future__ import annotations
 
+from pypto.errors import UnsupportedError
 from pypto.ir.dtypes import FP32, INDEX
 from pypto.ir.enums import FunctionType, ParamDirection
 from pypto.ir.expr import Call, ConstInt, GlobalVar, MakeTuple, Var
@@ -73,8 +76,35 @@ def ring_layout(rings: dict) -> tuple:
     return offsets, at
 
 
-def _buffer_type(nbytes: int) -> TensorType:
-    return TensorType([max(1, -(-nbytes // 4))], FP32)
+def _buffer_type(nbytes: int, blocks: int = 1) -> TensorType:
+    """`blocks` regions of the per-cluster ring bytes, each rounded up to FP32 elements."""
+    return TensorType([blocks * max(1, -(-nbytes // 4))], FP32)
+
+
+def _core_num(func: Function) -> int:
+    n = func.attrs.get("core_num", 1)
+    n = getattr(n, "value", n)
+    if not isinstance(n, int):
+        raise UnsupportedError(f"InjectGMPipeBuffer: Spmd launch '{func.name}' with a core_num that is not a "
+                               "constant (its pipe buffer needs one region per block)", func.span,
+                               hint="write pl.spmd(4), a literal block count")
+    return max(1, n)
+
+
+def _launch_blocks(funcs: dict, threaded: set, callers: dict) -> dict:
+    """{threaded function: blocks its buffer holds}: an Spmd wrapper launches core_num blocks, each on
+    its own cluster with its own rings, so it and everything beneath it get core_num regions (the
+    largest count when several launches share a kernel); a plain Group call is one block."""
+    memo: dict = {}
+
+    def blocks(n: str, seen=()) -> int:
+        if n not in memo:
+            own = _core_num(funcs[n]) if funcs[n].func_type is FunctionType.Spmd else 1
+            above = [blocks(c, (*seen, n)) for c in callers.get(n, ()) if c in threaded and c not in seen]
+            memo[n] = max([own, *above])
+        return memo[n]
+
+    return {n: blocks(n) for n in threaded}
 
 
 def _callees(func: Function, names) -> list:
@@ -148,7 +178,9 @@ def inject(program: Program) -> Program:
                     if rings[n].get(k, 0) < b:
                         rings[n][k] = b
                         changed = True
-    params = {n: Var(GM_PIPE_BUFFER, _buffer_type(ring_layout(rings[n])[1]), funcs[n].span) for n in threaded}
+    blocks = _launch_blocks(funcs, threaded, callers)
+    params = {n: Var(GM_PIPE_BUFFER, _buffer_type(ring_layout(rings[n])[1], blocks[n]), funcs[n].span)
+              for n in threaded}
     out = []
     for n, f in funcs.items():
         if n in threaded:

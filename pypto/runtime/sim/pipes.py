@@ -5,8 +5,11 @@ persists across tasks on that cluster, as on the chip. It has `slot_num` slots o
 bytes. `push` blocks while the slot it would fill has not been freed; `pop` blocks until the
 lane's next slot is ready; only `free` releases a slot, and with two consumer lanes (split
 modes) a slot is released when both lanes freed it — so a missing tfree deadlocks, visibly.
+A slot's bytes are the only copy of a pushed tile (a pop reads them back): on a5 they are the
+ring's own array (the consumer's SRAM), on a2a3 a region of the kernel's GM pipe buffer.
 
     ring = get_ring(ctx, ("c2v", 0), slot_num=2, slot_size=16384, consumers=2)
+    ring.bind_gm(gm_bytes)                  # a2a3: the slots are bytes of __gm_pipe_buffer
     blk = ring.push(tile.view())            # None, or a Block to yield
     got = ring.pop(lane)                    # the slot's bytes (uint8), or a Block
     ring.free(lane)
@@ -44,6 +47,20 @@ class Ring:
         self.part_meta = [dict() for _ in range(slot_num)]   # per slot: producer lane → what it said
         self.ptails = [0] * producers          # next slot each producer lane fills
 
+    def bind_gm(self, region: np.ndarray) -> None:
+        """a2a3: the ring's slots become `region` (slot_num x slot_size bytes of the kernel's
+        `__gm_pipe_buffer`), so a push writes GM and a pop reads GM: anything else that writes
+        those bytes in between corrupts the transfer, as on the chip. Called at each task's
+        initialize_pipe (each task hands the kernel its own buffer); slots pushed earlier keep
+        pointing at the buffer they were written to."""
+        self.slots = region.reshape(self.slot_num, self.slot_size)
+
+    def _place(self, slot: int, at: int, data: np.ndarray) -> np.ndarray:
+        """Write a tile's bytes into the slot at byte `at`; the slot's view of them, typed as the tile."""
+        raw = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
+        self.slots[slot, at:at + raw.size] = raw
+        return self.slots[slot, at:at + raw.size].view(data.dtype).reshape(data.shape)
+
     def set_lanes(self, consumers: int, producers: int) -> None:
         """The AIV side's lane count decides how many consumers free / producers fill a slot."""
         if consumers != self.consumers:
@@ -79,17 +96,18 @@ class Ring:
         if self.producers == 1:
             blk = self.push(data)
             if blk is None:
-                self.meta[(self.tail - 1) % self.slot_num] = meta
-                self.parts[(self.tail - 1) % self.slot_num] = {0: np.array(data, copy=True)}
+                slot = (self.tail - 1) % self.slot_num
+                self.meta[slot] = meta
+                self.parts[slot] = {0: self.slots[slot, :data.nbytes].view(data.dtype).reshape(data.shape)}
             return blk
         slot = self.ptails[lane]
         if self.ready[slot] or lane in self.parts[slot]:
             return Block(lambda: not self.ready[slot] and lane not in self.parts[slot], "tpush",
                          self.occupancy() + " (waiting for a tfree)")
         size = sum(a.nbytes for a in self.parts[slot].values()) + data.nbytes
-        if size > self.slot_size:
+        if size > self.slot_size or (lane + 1) * data.nbytes > self.slot_size:
             raise SimulationError(f"pipe {self.name}: {size} bytes pushed into a {self.slot_size}-byte slot")
-        self.parts[slot][lane] = np.array(data, copy=True)
+        self.parts[slot][lane] = self._place(slot, lane * data.nbytes, data)   # lanes' parts are equal-sized
         self.part_meta[slot][lane] = meta
         if self.meta[slot] is None or (meta is not None and lane == 0):
             self.meta[slot] = meta

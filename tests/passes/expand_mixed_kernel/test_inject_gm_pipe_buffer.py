@@ -147,8 +147,8 @@ def test_an_spmd_wrapper_forwards_and_a_loop_call_site_gets_its_own_create():
     for name in ("k_aic", "k_aiv", "k", "launch"):
         p = after[name].params[-1]
         assert p.name_hint == "__gm_pipe_buffer" and after[name].param_directions[-1] is pl.ParamDirection.Out
-        assert p.type.shape[0].value == 128                  # 2 slots x 256 bytes = 128 FP32
+        assert p.type.shape[0].value == 4 * 128              # core_num 4 x (2 slots x 256 bytes = 128 FP32)
     text = after.as_python()
     assert "self.k(x, __gm_pipe_buffer)" in text and "self.launch(x, gm_pipe_buffer_0)" in text
     loop = after["main"].body.stmts[0] if hasattr(after["main"].body, "stmts") else after["main"].body
-    assert "pl.tensor.create([128], dtype=pl.FP32" in ir.python_print(loop)
+    assert "pl.tensor.create([512], dtype=pl.FP32" in ir.python_print(loop)

@@ -4,8 +4,9 @@ Each cluster holds two rings per pipe id (pypto/runtime/sim/pipes.py): C2V, fill
 and drained by the AIV lane(s), and V2C the other way. `initialize_pipe` creates them (the
 first side to run creates, the other checks the geometry); the AIV side also says how many
 lanes take part, which fixes how many lanes must free a C2V slot and push a part of a V2C slot.
-On a2a3 the rings live in GM: the kernel's `__gm_pipe_buffer` (InjectGMPipeBuffer) must hold each
-ring at its recorded offset, which initialize_pipe checks.
+On a2a3 the rings live in GM: initialize_pipe binds each ring's slots to the bytes of the kernel's
+`__gm_pipe_buffer` (InjectGMPipeBuffer) at the recorded offset inside the block's region, so pushes
+write and pops read that buffer (a5: the ring's own array stands for the consumer's SRAM).
 A pushed slot carries the whole tile (its physical box, valid region and dtype), so a pop can
 check the layout contract (same dtype, the expected box) and a split pop can take its lane's
 half: lane L of split code 1 / 3 (rows) or 2 / 4 (columns) owns rows / columns
@@ -38,35 +39,49 @@ def _init(ctx, dir_mask, slot_size, slot_num, id, aiv: bool):
     for bit, direction in ((1, C2V), (2, V2C)):
         if not dir_mask & bit:
             continue
-        _check_gm_ring(ctx, direction, id or 0, (slot_num or 2) * slot_size)
+        region = _gm_ring(ctx, direction, id or 0, (slot_num or 2) * slot_size)
         ring = get_ring(ctx, (direction, id or 0), slot_num or 2, slot_size)
+        if region is not None:
+            ring.bind_gm(region)
         if lanes is not None:
             ring.set_lanes(lanes, 1) if direction == C2V else ring.set_lanes(1, lanes)
     return None
 
 
-def _check_gm_ring(ctx, direction: str, pipe: int, nbytes: int) -> None:
-    """a2a3: the ring lives in the kernel's `__gm_pipe_buffer` at the offset InjectGMPipeBuffer recorded
-    (attrs["gm_pipe_offsets"]); a buffer too small for it is an error naming the ring. The bytes
-    themselves stay in the cluster's ring object (it persists across tasks, each task has its own buffer)."""
+def _gm_ring(ctx, direction: str, pipe: int, nbytes: int):
+    """a2a3: the bytes of `__gm_pipe_buffer` that hold this ring (None elsewhere / without a buffer).
+
+    The buffer holds one region per block of the launch (an Spmd launch of core_num = n gets n
+    regions; a plain Group call one): block b's region starts at b x (buffer bytes / block_num),
+    and inside it the ring starts at the offset InjectGMPipeBuffer recorded
+    (attrs["gm_pipe_offsets"]). A region too small for the ring is an error naming it."""
     agent = getattr(ctx, "agent", None)
     kernel = agent.code.func if agent is not None else None
     offsets = kernel.attrs.get("gm_pipe_offsets") if kernel is not None else None
     task = getattr(ctx, "task", None)
     if not offsets or task is None or ctx.platform.name != "a2a3":
-        return
+        return None
     owner = task.code.func
     index = next((i for i, p in enumerate(owner.params) if p.name_hint == GM_PIPE_BUFFER), None)
     if index is None or index >= len(task.args):
-        return
+        return None
+    buffer = task.args[index]
     start = offsets.get(f"{direction}@{pipe}")
-    have = int(getattr(task.args[index], "nbytes", 0))
+    blocks = max(1, int(getattr(ctx, "block_num", 1) or 1))
+    have = int(getattr(buffer, "nbytes", 0)) // blocks
     if start is None or start + nbytes > have:
         where = "has no offset recorded" if start is None else f"needs bytes [{start}, {start + nbytes})"
+        per = f" per block ({blocks} blocks)" if blocks > 1 else ""
         raise SimulationError(f"{direction.upper()} ring of pipe {pipe} in kernel {kernel.name} {where} of "
-                              f"{GM_PIPE_BUFFER}, which holds {have} bytes",
+                              f"{GM_PIPE_BUFFER}, which holds {have} bytes{per}",
                               hint="the orchestration's tensor.create for the pipe buffer must hold every ring "
-                                   "(InjectGMPipeBuffer sizes it: slot_num x slot_size per ring)")
+                                   "of every block (InjectGMPipeBuffer sizes it: core_num x slot_num x slot_size "
+                                   "per ring)")
+    if not isinstance(buffer, np.ndarray) or not buffer.flags.c_contiguous:
+        raise SimulationError(f"{GM_PIPE_BUFFER} of kernel {kernel.name} is not a contiguous GM tensor",
+                              hint="pass the tensor the orchestration created, not a strided view of another")
+    base = int(getattr(ctx, "block_idx", 0) or 0) * have + start
+    return buffer.reshape(-1).view(np.uint8)[base:base + nbytes]
 
 
 def aic_initialize_pipe(ctx, out, *bufs, dir_mask=1, slot_size=0, slot_num=None, local_slot_num=None, id=None, **kw):
