@@ -92,6 +92,8 @@ class ConversionContext:
             raise _CarryNeedsTile(self.k.carry_origin[e])
         if isinstance(e, Var) and e in self.k.params and isinstance(e.type, TensorType):
             return self.k.param_tile(e)
+        if isinstance(e, Var) and e in self.k.gm_views:     # a zero-copy GM view: load it where it is read
+            return self.k.as_tile(e, self.pre)
         if isinstance(e, Var) and isinstance(e.type, TensorType):
             raise UnsupportedError(f"ConvertTensorToTileOps: tensor '{e.name_hint}' is used by a tile-level "
                                    "computation but has no on-chip copy", e.span,
@@ -108,7 +110,12 @@ class ConversionContext:
         return var
 
     def note_written(self, tensor: Var) -> None:
-        self.k.written.add(tensor)
+        self.k.written.add(self.k.gm_views.get(tensor, tensor))
+
+    def note_view(self, source: Var) -> None:
+        """The converted statement's Var is a zero-copy view of GM tensor `source` (tensor.view)."""
+        if self.var is not None:
+            self.k.gm_views[self.var] = self.k.gm_views.get(source, source)
 
 
 class _CarryNeedsTile(Exception):
@@ -128,6 +135,7 @@ class _KernelConverter:
         self.param_tiles: dict = {}
         self.entry: list = []            # entry tile.load statements, in creation order
         self.written: set = set()
+        self.gm_views: dict = {}         # Var of a tensor.view of GM → the tensor it views (its root)
         self.tile_carries: set = set()   # original IterArgs that carry a tile
         self.carry_space: dict = {}      # original IterArg → memory space its created init must use
         self.created: dict = {}          # tile Var from a converted tensor.create → its tile.create call

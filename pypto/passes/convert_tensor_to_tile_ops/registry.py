@@ -177,3 +177,18 @@ def _matmul(call: Call, ctx):
                                f"{result.type.dtype.name} accumulator needs a cast on the way out, which is not "
                                "built yet", call.span, hint=f"use out_dtype=pl.{result.type.dtype.name}")
     return result
+
+
+@converts("tensor.view")
+def _view(call: Call, ctx):
+    """A view of a GM tensor stays a zero-copy GM view: each converted op that reads it loads it at
+    that point (ConversionContext.tile), a store into it writes the viewed tensor. A view of a value
+    already on chip is the same bytes at another shape: tile.reshape."""
+    src = ctx.plain(call.args[0])
+    if isinstance(src.type, TileType):
+        if len(call.args) > 2:
+            raise UnsupportedError("ConvertTensorToTileOps: tensor.view with a valid_shape of an on-chip value is "
+                                   "not built", call.span, hint="view the GM tensor, or use pl.tile.set_validshape")
+        return tile_op(ctx, "tile.reshape", [src, ctx.plain(call.args[1])], call)
+    ctx.note_view(src)
+    return call.replace(args=tuple(ctx.plain(a) for a in call.args))
