@@ -6,8 +6,9 @@ parameters plus an Orchestration wrapper — and compiles it as a sub-build thro
 of the Default pipeline (the passes before SynthesizeAllReduceSignals: LowerCompositeOps expands
 the collective into the credit-barrier recipe of seed 001, the memory passes place its tiles), as
 the reference builds each chip orchestration separately. The host call becomes a dispatch of the
-wrapper on every rank (`for r in pl.range(pld.world_size())`: the comm domain holding the call's
-windows must span the world — the recipes address peers by world rank); the result is the updated window.
+wrapper on every rank of the comm domain holding the call's windows (`for r in pl.range(pld.world_size())`
+for a world domain, one constant `device=d` dispatch per member of a subset domain: the recipes
+address peers by domain rank, which the runtime maps to world ranks); the result is the updated window.
 
 Operands: window views are passed as they are. A plain host tensor operand (the local input of
 allgather / all_to_all / all_to_all_v and the send counts of all_to_all_v) is a stacked per-rank
@@ -23,7 +24,7 @@ Seed: 001 overview (host collectives skip LowerCompositeOps and are lowered here
 
 from __future__ import annotations
 
-from pypto.errors import TypeCheckError, UnsupportedError, ValueCheckError
+from pypto.errors import TypeCheckError, ValueCheckError
 from pypto.ir.dtypes import INDEX
 from pypto.ir.enums import FunctionType, ParamDirection
 from pypto.ir.expr import Call, GlobalVar, Var, const
@@ -123,11 +124,6 @@ class _Lower(SplicingMutator):
 
     def _rewrite(self, call: Call, span):
         scope = self._scope_for(call)
-        if scope.devices is not None:
-            # the recipes address peers by world rank (pld.rank / pld.nranks of the window's context)
-            raise UnsupportedError(f"host {call.op.name} over the device subset {list(scope.devices)}", call.span,
-                                   hint="a host collective runs on every rank: dispatch the windows it uses with "
-                                        "device=r for r in pl.range(pld.world_size())")
         key = _signature(call)
         orch = self.built.get(key)
         if orch is None:                             # one builtin per distinct collective signature
@@ -138,6 +134,9 @@ class _Lower(SplicingMutator):
             self.taken |= set(built.functions)
             self.added += list(built.functions.values())
             orch = self.built[key] = built.functions[f"{name}_orch"]
+        if scope.devices is not None:
+            # a subset domain: one dispatch per member; the recipes number peers inside the domain
+            return [self._dispatch(call, orch, const(d), span) for d in scope.devices]
         r = Var("r", ScalarType(INDEX), span)
         size = create_op_call("pld.world_size", [], {}, span)
         world = Var("world", size.type, span)

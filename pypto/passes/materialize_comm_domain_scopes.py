@@ -5,7 +5,8 @@ allocates one window region per domain and gives each member its CommContext). T
 every `pld.alloc_window_buffer` through the `pld.window` views made of it to the chip dispatches
 (`self.chip(..., device=r)`) and host collectives that use those views, infers which ranks touch
 each buffer (`device=` a constant, or the index of a `pl.range(pld.world_size())` / constant-range
-loop; a host collective runs on every rank), and wraps the rest of the host body in one
+loop; a host collective runs on the devices its windows are dispatched to, every rank when they are
+not dispatched at all), and wraps the rest of the host body in one
 `CommDomainScopeStmt` per distinct rank set (outer = the first declared). The allocations with
 constant sizes are hoisted to the top (they only reserve memory), so the scope follows them and
 its `buffers` name them: the view → buffer back-reference is the view's `pld.window(buf, ...)`
@@ -95,6 +96,7 @@ class _Coverage(IRVisitor):
         self.defs = defs
         self.loops: list = []
         self.seen: dict = {b: [] for b in buffers}
+        self.collectives: list = []              # the window buffers of each host collective call
 
     def visit_for_stmt(self, s: ForStmt):
         self.loops.append(s)
@@ -108,7 +110,15 @@ class _Coverage(IRVisitor):
             if device is not None:
                 self._record(c.args, self._devices(device, c))
         elif c.op.name in HOST_COLLECTIVES:
-            self._record(c.args, ALL)
+            self.collectives.append([b for b in (window_buffer_of(a, self.defs) for a in c.args) if b in self.seen])
+
+    def resolve_collectives(self) -> None:
+        """A host collective runs on the devices its windows are dispatched to (all ranks when none is)."""
+        for bufs in self.collectives:
+            used = [d for b in bufs for d in self.seen[b]]
+            desc = _merge(used)
+            for b in bufs:
+                self.seen[b].append(desc)
 
     def _record(self, args, desc) -> None:
         for a in args:
@@ -178,6 +188,7 @@ def transform_function(f: Function) -> Function:
     buffers = [s.var for s in top_allocs]
     cov = _Coverage(defs, buffers)
     cov.visit(f.body)
+    cov.resolve_collectives()
     domains: list = []                           # [(descriptor, [buffers])] in declaration order
     for b in buffers:
         desc = _merge(cov.seen[b])

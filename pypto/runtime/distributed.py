@@ -119,7 +119,15 @@ class HostInterpreter:
             values = self._body(body) if body is not None else []
             for rv, v in zip(s.return_vars, values):
                 self.env[rv] = v
-        elif isinstance(s, CommDomainScopeStmt):     # windows are allocated per world; the scope only groups them
+        elif isinstance(s, CommDomainScopeStmt):     # windows are allocated per world; the scope numbers members
+            if s.devices is not None:
+                for b in s.buffers:
+                    window = self.expr(b)
+                    bad = [d for d in s.devices if not 0 <= int(d) < self.world.nranks]
+                    if bad:
+                        raise TypeCheckError(f"comm domain '{s.name_hint}': devices {bad} are outside the world of "
+                                             f"{self.world.nranks} ranks", s.span)
+                    window.members = [int(d) for d in s.devices]
             self.stmt(s.body)
         elif isinstance(s, (ReturnStmt, YieldStmt)):
             pass

@@ -6,6 +6,8 @@ another. All agents of all ranks are stepped by one loop, so a `pld.system.wait`
 yields until a `notify` from rank 1 lands. Window buffers are symmetric: one zeroed byte
 buffer per rank, same size; a DistributedTensor argument is a numpy view into the calling
 rank's buffer, and a remote op finds the peer's copy at the same byte offset (bounds-checked).
+A window of a comm domain over a subset of the world numbers its members 0..k-1 (`members`):
+pld.rank / pld.nranks of its context and every peer index are domain ranks.
 Deterministic round-robin by default; `schedule="random"` picks the next runnable agent of
 any rank with a seeded RNG. A state where agents remain but none can run is a DeadlockError
 listing every blocked agent with its rank, core, op and source line.
@@ -36,6 +38,10 @@ class WindowBuffer:
     name: str
     nbytes: int
     bufs: list = field(default_factory=list)
+    members: Optional[list] = None            # the comm domain's world ranks, in domain-rank order (None: all)
+
+    def domain_ranks(self) -> list:
+        return list(range(len(self.bufs))) if self.members is None else self.members
 
     def view(self, rank: int, shape: tuple, dtype) -> np.ndarray:
         dtype = np.dtype(dtype)
@@ -61,7 +67,7 @@ class World:
         return w
 
     def locate(self, arr: np.ndarray, what: str):
-        """(window, rank, byte offset) of a DistributedTensor value; an error when it is no window memory."""
+        """(window, world rank, byte offset) of a DistributedTensor value; an error when it is no window memory."""
         if not isinstance(arr, np.ndarray):
             raise SimulationError(f"{what}: operand is not a window-bound tensor")
         addr = arr.__array_interface__["data"][0]
@@ -74,19 +80,31 @@ class World:
                               hint="pass a pld.window(...) view bound on the host, not an ordinary tensor")
 
     def peer_view(self, arr: np.ndarray, peer, what: str) -> np.ndarray:
-        """The peer rank's copy of `arr` (same bytes of the same symmetric window)."""
+        """The peer's copy of `arr` (same bytes of the same symmetric window); `peer` is a domain rank."""
         w, _me, off = self.locate(arr, what)
         peer = int(peer)
-        if not 0 <= peer < self.nranks:
-            raise SimulationError(f"{what}: peer rank {peer} is outside the world of {self.nranks} ranks",
-                                  hint="peers are 0 .. nranks-1 (pld.nranks(ctx))")
+        members = w.domain_ranks()
+        if not 0 <= peer < len(members):
+            where = f"the world of {self.nranks} ranks" if w.members is None else \
+                f"the comm domain of {len(members)} ranks (world ranks {members}) of window '{w.name}'"
+            raise SimulationError(f"{what}: peer rank {peer} is outside {where}",
+                                  hint="peers are 0 .. nranks-1 (pld.nranks(ctx)), numbered inside the comm domain")
         last = off + sum((n - 1) * s for n, s in zip(arr.shape, arr.strides)) + arr.itemsize if arr.size else off
         if off < 0 or last > w.nbytes:
             raise SimulationError(f"{what}: bytes [{off}, {last}) fall outside window '{w.name}' ({w.nbytes} bytes)")
-        return np.ndarray(arr.shape, arr.dtype, buffer=w.bufs[peer], offset=off, strides=arr.strides)
+        return np.ndarray(arr.shape, arr.dtype, buffer=w.bufs[members[peer]], offset=off, strides=arr.strides)
 
     def rank_of(self, arr: np.ndarray, what: str) -> int:
-        return self.locate(arr, what)[1]
+        """The caller's rank inside the comm domain of the window `arr` lies in."""
+        w, rank, _off = self.locate(arr, what)
+        members = w.domain_ranks()
+        if rank not in members:
+            raise SimulationError(f"{what}: world rank {rank} is not a member of the comm domain {members} of "
+                                  f"window '{w.name}'")
+        return members.index(rank)
+
+    def domain_size(self, arr: np.ndarray, what: str) -> int:
+        return len(self.locate(arr, what)[0].domain_ranks())
 
 
 _MACHINES: dict = {}

@@ -52,7 +52,7 @@ def _region(arr: np.ndarray, offsets: tuple, extents: tuple, what: str) -> tuple
 
 def get_comm_ctx(ctx, out, dt):
     world = _world(ctx, "pld.get_comm_ctx")
-    return CommCtx(world.rank_of(dt, "pld.get_comm_ctx"), world.nranks)
+    return CommCtx(world.rank_of(dt, "pld.get_comm_ctx"), world.domain_size(dt, "pld.get_comm_ctx"))
 
 
 def notify(ctx, out, target, peer, offsets, value, op=NotifyOp.AtomicAdd):
