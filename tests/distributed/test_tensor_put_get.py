@@ -159,10 +159,13 @@ def test_put_get_argument_errors():
         put_program(2, [8, 16], everyone=True, region=([0, 0], [0, 0], None))
 
 
-def test_a_rank3_sub_region_is_rejected_by_name():
-    prog = put_program(2, [2, 3, 8], region=([0, 0, 0], [0, 0, 0], [1, 3, 8]), everyone=True)
-    with pytest.raises(UnsupportedError, match=r"pld.tensor.put: a rank-3 region .* has no single 2-D view"):
-        lower_composite_ops()(prog)
+def test_a_rank3_sub_region_loops_over_its_leading_dim():
+    prog = put_program(2, [2, 3, 8], region=([1, 0, 0], [0, 1, 0], [1, 2, 8]), everyone=True)
+    body, calls = _kernel_calls(prog)
+    puts = [c for c in calls if c.op.name == "pld.tile.put"]
+    assert puts and all(len(p.args[4].elements) == 3 and p.args[6].elements[0].value == 1 for p in puts)
+    assert any(getattr(f.stop, "value", None) == 1 and f.loop_var.name_hint.startswith("i0")
+               for f in collect(body, lambda n: isinstance(n, ForStmt)))
 
 
 # ---------------------------------------------------------------------- numpy on the simulator
@@ -181,6 +184,22 @@ def test_atomic_put_of_a_region_into_every_rank_sums():
     for y in _run(prog, N, x):
         want = np.zeros((N, *shape), np.float64)
         want[:, 2:4, 0:16] = x[:, 0:2, 8:24].astype(np.float64).sum(axis=0)
+        np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape, region, chunking", [
+    ([3, 4, 32], ([1, 2, 0], [0, 0, 8], [2, 2, 16]), {"chunk_cols": 8}),
+    ([2, 2, 3, 16], ([0, 1, 1, 0], [0, 0, 0, 4], [2, 1, 2, 12]),
+     {"chunk_rows": 1, "chunk_cols": 8, "pipeline": True})])
+def test_atomic_put_of_a_rank3_and_rank4_region_matches_numpy(shape, region, chunking):
+    N = 3
+    x = np.random.default_rng(len(shape)).standard_normal((N, *shape)).astype(np.float32)
+    prog = put_program(N, shape, region=region, atomic=pld.AtomicType.Add, everyone=True, **chunking)
+    dst = tuple(slice(o, o + e) for o, e in zip(region[0], region[2]))
+    src = tuple(slice(o, o + e) for o, e in zip(region[1], region[2]))
+    want = np.zeros((N, *shape), np.float64)
+    want[(slice(None),) + dst] = x[(slice(None),) + src].astype(np.float64).sum(axis=0)
+    for y in _run(prog, N, x):
         np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
 
 

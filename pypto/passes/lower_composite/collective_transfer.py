@@ -4,7 +4,9 @@ dsl-surface §4 (`pld.tensor.put(dst, peer, src, dst_offsets, src_offsets, shape
 chunk_rows, chunk_cols, pipeline)`): a tensor-level one-sided copy between a local tensor and a
 peer's window. The reference rewrites it to a staging `tile.create` plus the tile-level form;
 here the chunking is explicit IR. The transfer is seen as 2-D [rows, cols] (rank 1 → [1, n];
-rank > 2 without a region → [prod(leading), last] through `tensor.view`). The staging tile is
+rank > 2 without a region → [prod(leading), last] through `tensor.view`; a rank > 2 sub-region is a
+loop over its leading dims, each step a 2-D transfer of the last two dims with extent [1, .., 1, r, c]).
+The staging tile is
 [chunk_rows, chunk_cols] (0 = the whole extent; with neither given it is bounded to one 16 KiB
 UB tile, like the collectives' stages), and the region is walked chunk by chunk, the stage
 narrowed to each chunk with `tile.set_validshape`. `pipeline=True` allocates two staging tiles
@@ -35,6 +37,11 @@ def _static_dims(op: str, what: str, dims) -> tuple:
     return vals
 
 
+def _is_whole(op: str, t, offsets, shape: tuple) -> bool:
+    return all(isinstance(o, ConstInt) and o.value == 0 for o in offsets) and \
+        shape == _static_dims(op, "tensor shape", t.type.shape)
+
+
 def _as_2d(op: str, b: LoweringBuilder, t, offsets, shape: tuple):
     """(tensor seen as 2-D, its 2-D offsets) for a transfer of `shape` at `offsets` in `t`."""
     if len(shape) == 2:
@@ -42,10 +49,6 @@ def _as_2d(op: str, b: LoweringBuilder, t, offsets, shape: tuple):
     if len(shape) == 1:
         flat = b.bind("flat", b.op("tensor.view", [t, MakeTuple([const(1), t.type.shape[0]])]))
         return flat, [const(0), offsets[0]]
-    if any(not (isinstance(o, ConstInt) and o.value == 0) for o in offsets) or \
-            shape != _static_dims(op, "tensor shape", t.type.shape):
-        raise UnsupportedError(f"{op}: a rank-{len(shape)} region (offsets / shape narrower than the tensor) has no "
-                               "single 2-D view", hint="transfer the whole tensor, or view it as 2-D first")
     rows = prod(shape[:-1])
     flat = b.bind("flat", b.op("tensor.view", [t, MakeTuple([const(rows), const(shape[-1])])]))
     return flat, [const(0), const(0)]
@@ -73,9 +76,15 @@ def _lower_transfer(kind: str, call, args: tuple, b: LoweringBuilder):
         dst_offs = src_offs = [const(0)] * len(shape)
     if len(dst_offs) != len(shape) or len(src_offs) != len(shape):
         raise UnsupportedError(f"{op}: dst and src regions must have the rank of shape {list(shape)}")
-    dst2, dst_offs = _as_2d(op, b, dst, dst_offs, shape)
-    src2, src_offs = _as_2d(op, b, src, src_offs, shape)
-    rows, cols = (1, shape[0]) if len(shape) == 1 else (prod(shape[:-1]), shape[-1])
+    if len(shape) > 2 and not (_is_whole(op, dst, dst_offs, shape) and _is_whole(op, src, src_offs, shape)):
+        # a rank > 2 sub-region: its leading dims are looped, the last two chunked
+        lead = list(shape[:-2])
+        rows, cols = shape[-2], shape[-1]
+    else:
+        dst, dst_offs = _as_2d(op, b, dst, dst_offs, shape)
+        src, src_offs = _as_2d(op, b, src, src_offs, shape)
+        lead = []
+        rows, cols = (1, shape[0]) if len(shape) == 1 else (prod(shape[:-1]), shape[-1])
     dtype = src.type.dtype
     kw = call.kwargs
     cr, cc = _stage_shape(rows, cols, dtype.get_byte(), kw.get("chunk_rows", 0), kw.get("chunk_cols", 0))
@@ -84,27 +93,46 @@ def _lower_transfer(kind: str, call, args: tuple, b: LoweringBuilder):
                      b.op("tile.create", [MakeTuple([const(cr), const(cc)])],
                           {"dtype": dtype, "target_memory": MemorySpace.Vec})) for _ in range(n_stages)]
     tile_kwargs = {"atomic": kw.get("atomic", AtomicType.None_)} if kind == "put" else {}
-    n_col_chunks = -(-cols // cc)
+    n_col_chunks, n_row_chunks = -(-cols // cc), -(-rows // cr)
 
-    def move(mb: LoweringBuilder, r0, c0, stage):
+    def move(mb: LoweringBuilder, idx: list, r0, c0, stage):
         vr = mb.bind("chunk_rows", BinaryExpr("min", const(cr), BinaryExpr("sub", const(rows), r0)))
         vc = mb.bind("chunk_cols", BinaryExpr("min", const(cc), BinaryExpr("sub", const(cols), c0)))
         narrowed = mb.bind("stage_valid", mb.op("tile.set_validshape", [stage, vr, vc]))
-        d = MakeTuple([BinaryExpr("add", dst_offs[0], r0), BinaryExpr("add", dst_offs[1], c0)])
-        s = MakeTuple([BinaryExpr("add", src_offs[0], r0), BinaryExpr("add", src_offs[1], c0)])
-        mb.emit_eval(mb.op(f"pld.tile.{kind}", [dst2, peer, src2, narrowed, d, s, MakeTuple([vr, vc])], tile_kwargs))
 
-    def col_loop(rb: LoweringBuilder, r0):
-        def body(cb: LoweringBuilder, c0):
-            if n_stages == 1:
-                return move(cb, r0, c0, stages[0])
-            index = BinaryExpr("add", BinaryExpr("mul", BinaryExpr("floordiv", r0, const(cr)), const(n_col_chunks)),
-                               BinaryExpr("floordiv", c0, const(cc)))
-            cb.emit_if(BinaryExpr("eq", BinaryExpr("floormod", index, const(2)), const(0)),
-                       lambda t: move(t, r0, c0, stages[0]), lambda e: move(e, r0, c0, stages[1]))
-        rb.emit_for("c0", 0, cols, cc, body)
-    b.emit_for("r0", 0, rows, cr, col_loop)
-    return dst
+        def region(offs):
+            return MakeTuple([BinaryExpr("add", o, i) for o, i in zip(offs, idx)] +
+                             [BinaryExpr("add", offs[-2], r0), BinaryExpr("add", offs[-1], c0)])
+        extent = MakeTuple([const(1)] * len(idx) + [vr, vc])
+        mb.emit_eval(mb.op(f"pld.tile.{kind}", [dst, peer, src, narrowed, region(dst_offs), region(src_offs), extent],
+                           tile_kwargs))
+
+    def chunk_index(idx: list, r0, c0):
+        """The chunk's position in transfer order (the ping-pong stage alternates on its parity)."""
+        linear = None                 # built without constant sub-terms (they would fold when re-parsed)
+        for i, n in zip(idx, lead):
+            linear = i if linear is None else BinaryExpr("add", BinaryExpr("mul", linear, const(n)), i)
+        row = BinaryExpr("floordiv", r0, const(cr))
+        linear = row if linear is None else BinaryExpr("add", BinaryExpr("mul", linear, const(n_row_chunks)), row)
+        return BinaryExpr("add", BinaryExpr("mul", linear, const(n_col_chunks)), BinaryExpr("floordiv", c0, const(cc)))
+
+    def chunks(lb: LoweringBuilder, idx: list):
+        def col_loop(rb: LoweringBuilder, r0):
+            def body(cb: LoweringBuilder, c0):
+                if n_stages == 1:
+                    return move(cb, idx, r0, c0, stages[0])
+                even = BinaryExpr("eq", BinaryExpr("floormod", chunk_index(idx, r0, c0), const(2)), const(0))
+                cb.emit_if(even, lambda t: move(t, idx, r0, c0, stages[0]), lambda e: move(e, idx, r0, c0, stages[1]))
+            rb.emit_for("c0", 0, cols, cc, body)
+        lb.emit_for("r0", 0, rows, cr, col_loop)
+
+    def leading(lb: LoweringBuilder, idx: list):
+        if len(idx) == len(lead):
+            return chunks(lb, idx)
+        lb.emit_for(f"i{len(idx)}", 0, lead[len(idx)], 1, lambda ib, i: leading(ib, idx + [i]))
+
+    leading(b, [])
+    return args[0]
 
 
 def lower_tensor_put_rule(call, args: tuple, b: LoweringBuilder):
