@@ -130,6 +130,7 @@ def _loop(s, live: set, while_cond=None):
                     body=SeqStmts(body, s.body.span))
     for i in idx:
         live |= _uses(s.iter_args[i].init_value)
+    live |= used                  # the kept body reads values defined before the loop (e.g. a Mat operand)
     if isinstance(s, ForStmt):
         live |= _uses(s.start) | _uses(s.stop) | _uses(s.step)
     else:
