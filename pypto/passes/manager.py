@@ -118,6 +118,8 @@ DEFAULT_PIPELINE = (
     ("MemoryReuse", "memory_reuse"),
     # Last: place the allocations in each memory space and check the platform's capacity.
     ("AllocateMemoryAddr", "allocate_memory_addr"),
+    # A kernel output staged only to be assembled into a larger tensor is written into that window in place.
+    ("FuseCreateAssembleToSlice", "fuse_create_assemble_to_slice"),
     # Distributed host path (no-ops without a HOST orchestrator): a host allreduce without a signal gets its own
     # signal window, so every later stage sees the explicit two-window form.
     ("SynthesizeAllReduceSignals", "synthesize_all_reduce_signals"),

@@ -14,6 +14,7 @@ from pypto.passes.convert_to_ssa import convert_to_ssa  # noqa: F401
 from pypto.passes.expand_mixed_kernel import expand_mixed_kernel  # noqa: F401
 from pypto.passes.flatten_call_expr import flatten_call_expr  # noqa: F401
 from pypto.passes.flatten_tile_nd_to_2d import flatten_tile_nd_to_2d  # noqa: F401
+from pypto.passes.fuse_create_assemble_to_slice import fuse_create_assemble_to_slice  # noqa: F401
 from pypto.passes.infer_tile_memory_space import infer_tile_memory_space  # noqa: F401
 from pypto.passes.inject_gm_pipe_buffer import inject_gm_pipe_buffer  # noqa: F401
 from pypto.passes.init_mem_ref import init_mem_ref  # noqa: F401

@@ -16,6 +16,7 @@ from pypto.pypto_core import passes
 DEFAULT_ORDER = ["InlineFunctions", "ConvertToSSA", "Simplify", "NormalizeStmtStructure", "FlattenCallExpr",
                  "OutlineIncoreScopes", "OutlineClusterScopes", "ConvertTensorToTileOps", "OptimizeOrchTensors", "LowerCompositeOps", "FlattenTileNdTo2D", "AutoTileMatmulL0", "InferTileMemorySpace", "LowerAutoVectorSplit", "ExpandMixedKernel", "InjectGMPipeBuffer",
                  "SplitVectorKernel", "StampTfreeSplit", "InitMemRef", "MaterializeSemanticAliases", "MemoryReuse", "AllocateMemoryAddr",
+                 "FuseCreateAssembleToSlice",
                  "SynthesizeAllReduceSignals", "MaterializeCommDomainScopes", "LowerHostTensorCollectives",
                  "MaterializeDistTensorCtx"]
 
