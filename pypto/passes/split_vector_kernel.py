@@ -36,6 +36,7 @@ from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, SeqStmts, WhileStmt, YieldStmt, flatten_to_stmts
 from pypto.ir.types import ScalarType, TileType
 from pypto.ir.visitor import IRMutator, substitute
+from pypto.passes.expand_mixed_kernel.dual_dispatch import replay_valid_shapes
 from pypto.passes.expand_mixed_kernel.split_code import AXIS, lane_stride, split_mode, transfer_code
 from pypto.passes.manager import Pass
 from pypto.passes.properties import IRProperty, PassProperties
@@ -237,7 +238,7 @@ class _CubeCodes(IRMutator):
 
 
 class _ReplayLoads(IRMutator):
-    """Dual dispatch: lane 1 loads nothing (valid extents × (1 - lane)) and its stores are masked
+    """Dual dispatch: lane 1 loads nothing (valid rows × (1 - lane)) and its stores are masked
     (`if lane == 0: store`), so it only keeps the handshakes."""
 
     def __init__(self, lane: Var):
@@ -267,10 +268,8 @@ class _ReplayLoads(IRMutator):
         if isinstance(c.op, GlobalVar) or c.op.name != "tile.load" or c.kwargs.get("target_memory") is not MemorySpace.Vec:
             return c
         keep = BinaryExpr("sub", const(1, INDEX), self.lane)
-        valids = [BinaryExpr("mul", v, keep) for v in c.args[3].elements]
-        if len(c.args) > 4:       # flattened load (tile_shape): no leading rows is empty, and stays a row prefix
-            valids = valids[:1] + list(c.args[3].elements[1:])
-        return c.replace(args=(*c.args[:3], MakeTuple(valids), *c.args[4:]))
+        rows, *rest = c.args[3].elements       # no rows is empty; a row prefix stays reshapeable (dual_dispatch.py)
+        return c.replace(args=(*c.args[:3], MakeTuple([BinaryExpr("mul", rows, keep), *rest]), *c.args[4:]))
 
 
 def _has_transfers(func: Function) -> bool:
@@ -283,8 +282,9 @@ def _dual_dispatch(func: Function) -> Function:
     lane = Var("aiv_lane", ScalarType(INDEX), func.span)
     body = _ReplayLoads(lane).mutate(func.body)
     ident = AssignStmt(lane, create_op_call("tile.get_subblock_idx", [], {}, func.span), func.span)
-    return func.replace(body=SeqStmts([ident, *flatten_to_stmts(body)], func.span),
+    dual = func.replace(body=SeqStmts([ident, *flatten_to_stmts(body)], func.span),
                         attrs={**func.attrs, "dual_aiv_dispatch": True})
+    return replay_valid_shapes(dual, lane)
 
 
 class _RegionCodes(IRMutator):

@@ -88,7 +88,9 @@ def test_mixed_kernel_writes_one_pto_per_core(tmp_path):
                      r"peer_func = @mm_aiv\} -> i32", aic)
     assert "pto.aic_initialize_pipe {dir_mask = 1, slot_size = 8192, slot_num = 2} (gm_slot_buffer = %arg3 : " \
            "!pto.ptr<f32>, c2v_consumer_buf = " in aic                # a2a3: the ring lives in __gm_pipe_buffer
-    assert re.search(r"%z_vec = pto\.tpop_from_aic \{split = 0\} -> !pto\.tile_buf<loc=vec", aiv)
+    # a2a3 dual dispatch: the pop's valid rows are 16 x (1 - lane), set at run time
+    assert re.search(r"%z_vec = pto\.tpop_from_aic\(%\w+, %c128_index\) \{split = 0\} -> !pto\.tile_buf<loc=vec.*"
+                     r"v_row=\?, v_col=128", aiv)
     assert "pto.tfree_from_aic {split = 0}" in aiv
     assert "location = #pto.address_space<vec>" in aiv
     assert not re.search(r"%z_vec = pto\.alloc_tile", aiv)        # the popped tile is the ring slot itself

@@ -351,10 +351,35 @@ def reshape_rule(name: str):
             raise TypeCheckError(f"{name}: cannot reshape {fmt_shape(a.shape)} ({before} elements) to "
                                  f"{fmt_shape(shape)} ({after} elements)", hint="the element count must not change")
         if isinstance(a, TileType) and not is_full(a.shape, a.valid_shape):
-            raise TypeCheckError(f"{name}: cannot reshape a tile whose valid region is partial",
-                                 hint="pl.fillpad the tile first")
+            rows = _row_prefix_rows(a, shape)
+            if rows is None:
+                raise TypeCheckError(f"{name}: cannot reshape a tile whose valid region is partial",
+                                     hint="pl.fillpad the tile first")
+            return result_like(a, shape=shape, valid=(rows, *shape[1:]), keep_view=False)
         return result_like(a, shape=shape, keep_view=False)
     return deduce
+
+
+def _row_prefix_rows(a: TileType, shape):
+    """The result's valid rows when a partial valid region survives a row-major reshape exactly.
+
+    A region whose only partial extent is the first (valid = [r, full, ...]) is the first
+    r x (row size) elements; a reshape that only merges the leading axes (the result's trailing
+    dims are the source's trailing dims) keeps it a prefix of r x (merged dims) result rows. Dual AIV dispatch relies on it: lane 1's replay tiles have r = rows x (1 - lane) and
+    may feed a flattened ND load's reshape. Anything else is not exact: None."""
+    src, valid = list(a.shape), list(a.valid_shape)
+    if not src or static_dims(src[1:]) is None or static_dims(src[1:]) != static_dims(valid[1:]):
+        return None
+    for k in range(1, len(src) + 1):
+        if len(src) - k == len(shape) - 1 and dims_equal(src[k:], shape[1:]) and \
+                static_dims(src[k:]) is not None and static_dims(shape[1:]) is not None:
+            merged = numel(src[1:k]) if k > 1 else 1
+            if merged == 1:
+                return valid[0]
+            if isinstance(valid[0], ConstInt):
+                return ConstInt(valid[0].value * merged, INDEX)
+            return BinaryExpr("mul", valid[0], ConstInt(merged, INDEX))
+    return None
 
 
 def transpose_rule(name: str):

@@ -6,11 +6,16 @@ work, lane 1 only replays the cross-core handshakes, with every tile it produces
 valid_shape [0, 0] and its stores masked. SplitVectorKernel binds `lane = get_subblock_idx()`,
 scales the Vec loads' valid extents by (1 - lane) and puts the stores under `if lane == 0`.
 This helper makes the tile *types* say the same: every Vec tile of the body (pops, loads and
-what is computed from them, loop carries included) gets valid = valid × (1 - lane), so lane 1's
-replay path is visibly empty in the lowered IR, not only in the simulator. Idempotent.
+what is computed from them, loop carries included) gets valid rows = rows × (1 - lane), so lane
+1's replay path is visibly empty in the lowered IR, not only in the simulator. Idempotent.
+
+Only the row extent is scaled: zero valid rows already make the tile empty, and keeping the
+other extents whole keeps every replay tile's valid region a row prefix — which a row-major
+`tile.reshape` maps exactly (the reshape rule accepts a row-prefix region, e.g. a flattened ND
+load reshaped to [16, 16]); scaling every extent would make such a reshape untypeable.
 
     before:  v: Tile[[16, 16], FP32, Vec] = tpop_from_aic(split=0)
-    after:   v: Tile[[16, 16], FP32, Vec, TileView(valid_shape=[16 * (1 - lane), 16 * (1 - lane)])]
+    after:   v: Tile[[16, 16], FP32, Vec, TileView(valid_shape=[16 * (1 - lane), 16])]
                  = tpop_from_aic(split=0)
 """
 
@@ -31,14 +36,15 @@ def _masked(dim, keep) -> bool:
 
 
 def replay_valid_shapes(func: Function, lane: Var) -> Function:
-    """`func` (a dual-dispatched AIV) with each Vec tile's valid extents scaled by (1 - lane)."""
+    """`func` (a dual-dispatched AIV) with each Vec tile's valid rows scaled by (1 - lane)."""
     keep = BinaryExpr("sub", const(1, INDEX), lane)
 
     def new_type(t):
-        if not isinstance(t, TileType) or t.memory_space not in (MemorySpace.Vec, None):
+        if not isinstance(t, TileType) or t.memory_space not in (MemorySpace.Vec, None) or not t.valid_shape:
             return None
-        if all(_masked(d, keep) for d in t.valid_shape):
+        rows, *rest = t.valid_shape
+        if _masked(rows, keep):
             return None
-        return t.with_valid_shape([d if _masked(d, keep) else BinaryExpr("mul", d, keep) for d in t.valid_shape])
+        return t.with_valid_shape([BinaryExpr("mul", rows, keep), *rest])
 
     return Retyper(new_type).function(func)
