@@ -107,3 +107,16 @@ def test_typed_replay_runs_numpy_equal_on_a2a3sim(monkeypatch):
     run(NoSplit, a, b, c, config=RunConfig(platform="a2a3sim"))
     np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-6)
     assert typed_kernels == ["k_aiv"]
+
+
+def test_the_lowered_program_shows_lane_one_empty_on_pops_only_on_a2a3(tmp_path):
+    """The final IR of a compiled no-split mixed kernel: on a2a3 the AIV's pop is typed 16 x (1 - lane)
+    valid rows (lane 1 replays on an empty tile); a5 has no dual dispatch and keeps the full tile."""
+    import re
+    from tests.codegen.programs import MixedMatmulRelu
+    for platform, scaled in (("a2a3sim", True), ("a5sim", False)):
+        text = ir.python_print(ir.compile(MixedMatmulRelu, output_dir=tmp_path / platform, platform=platform).lowered)
+        pops = [line for line in text.splitlines() if "pl.tile.tpop_from_aic(" in line]
+        assert pops
+        for line in pops:
+            assert bool(re.search(r"valid_shape=\[16 \* \(1 - aiv_lane\), 128\]", line)) is scaled, line
