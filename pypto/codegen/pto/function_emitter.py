@@ -56,6 +56,8 @@ class FunctionEmitter:
         self._spmd_used: set = set()
         self._pending_yield: Optional[list] = None
         self._signature: list = []
+        self._hidden: dict = {}         # runtime-owned parameter key -> its %argN (after the dynamic dims)
+        self._decls: list = []          # module-level declarations the kernel's ops need (emitted once)
 
     # ------------------------------------------------------------------ names and lines
     def fresh(self, hint: str) -> str:
@@ -262,6 +264,20 @@ class FunctionEmitter:
                   f"[{', '.join(size_names)}] : {tensor_view_type(tensor.type)} -> {ptype}")
         return pv, ptype
 
+    def hidden_param(self, key: str, type_str: str) -> str:
+        """A runtime-owned parameter (e.g. the raw dispatch-args pointer), appended once after the dynamic dims."""
+        if key not in self._hidden:
+            arg = f"%arg{len(self._signature)}"
+            self._taken.add(arg)
+            self._signature.append(f"{arg}: {type_str}")
+            self._hidden[key] = arg
+        return self._hidden[key]
+
+    def declare(self, line: str) -> None:
+        """A module-level declaration (an external function the kernel calls), emitted once before it."""
+        if line not in self._decls:
+            self._decls.append(line)
+
     def spmd(self, which: str) -> str:
         self._spmd_used.add(which)
         return SPMD_PARAMS[which]
@@ -412,6 +428,6 @@ class FunctionEmitter:
         from pypto.codegen.pto.statements import emit_function_body
         self._make_tensor_views(self.func.params)
         emit_function_body(self)
-        lines = [self.signature(), *self._const_lines, *self._prologue, *self._body, "    return", "  }"]
+        lines = [*(f"  {d}" for d in self._decls), self.signature(), *self._const_lines, *self._prologue, *self._body, "    return", "  }"]
         return "\n".join(lines)
 
