@@ -81,14 +81,17 @@ def _buffer_type(nbytes: int, blocks: int = 1) -> TensorType:
     return TensorType([blocks * max(1, -(-nbytes // 4))], FP32)
 
 
-def _core_num(func: Function) -> int:
-    n = func.attrs.get("core_num", 1)
-    n = getattr(n, "value", n)
-    if not isinstance(n, int):
+def _core_num(func: Function, funcs: dict) -> int:
+    """The Spmd function's block count: its own attr, or the largest a call site's attrs give it."""
+    counts = [func.attrs.get("core_num", 1)]
+    counts += [c.attrs["core_num"] for f in funcs.values() for c in calls_in(f.body)
+               if isinstance(c.op, GlobalVar) and c.op.name == func.name and "core_num" in c.attrs]
+    counts = [getattr(n, "value", n) for n in counts]
+    if not all(isinstance(n, int) for n in counts):
         raise UnsupportedError(f"InjectGMPipeBuffer: Spmd launch '{func.name}' with a core_num that is not a "
                                "constant (its pipe buffer needs one region per block)", func.span,
                                hint="write pl.spmd(4), a literal block count")
-    return max(1, n)
+    return max(1, *counts)
 
 
 def _launch_blocks(funcs: dict, threaded: set, callers: dict) -> dict:
@@ -99,7 +102,7 @@ def _launch_blocks(funcs: dict, threaded: set, callers: dict) -> dict:
 
     def blocks(n: str, seen=()) -> int:
         if n not in memo:
-            own = _core_num(funcs[n]) if funcs[n].func_type is FunctionType.Spmd else 1
+            own = _core_num(funcs[n], funcs) if funcs[n].func_type is FunctionType.Spmd else 1
             above = [blocks(c, (*seen, n)) for c in callers.get(n, ()) if c in threaded and c not in seen]
             memo[n] = max([own, *above])
         return memo[n]

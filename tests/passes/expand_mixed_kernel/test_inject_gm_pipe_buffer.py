@@ -152,3 +152,24 @@ def test_an_spmd_wrapper_forwards_and_a_loop_call_site_gets_its_own_create():
     assert "self.k(x, __gm_pipe_buffer)" in text and "self.launch(x, gm_pipe_buffer_0)" in text
     loop = after["main"].body.stmts[0] if hasattr(after["main"].body, "stmts") else after["main"].body
     assert "pl.tensor.create([512], dtype=pl.FP32" in ir.python_print(loop)
+
+
+def test_a_core_num_given_at_the_call_site_sizes_the_regions_too():
+    """A launch whose block count rides on the orchestration's call (attrs) rather than the Spmd
+    function: the buffer still holds one region per block."""
+    from pypto.ir.visitor import IRMutator
+    from pypto.passes.inject_gm_pipe_buffer import inject
+
+    class _CallSiteCount(IRMutator):
+        def mutate_call(self, c):
+            c = self.mutate_children(c)
+            named = isinstance(c.op, ir.GlobalVar) and c.op.name == "launch"
+            return c.replace(attrs={**c.attrs, "core_num": 3}) if named else c
+
+    launch = SpmdBefore["launch"]
+    launch = launch.replace(attrs={k: v for k, v in launch.attrs.items() if k != "core_num"})
+    main = SpmdBefore["main"].replace(body=_CallSiteCount().mutate(SpmdBefore["main"].body))
+    program = SpmdBefore.with_functions([launch if f.name == "launch" else main if f.name == "main" else f
+                                         for f in SpmdBefore.functions.values()])
+    after = inject(program)
+    assert [after[n].params[-1].type.shape[0].value for n in ("launch", "k", "k_aic")] == [3 * 128] * 3
