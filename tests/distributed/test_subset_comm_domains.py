@@ -124,3 +124,48 @@ def test_domain_ranks_map_to_world_ranks_and_are_bounds_checked():
         world.peer_view(mine, 2, "t")
     with pytest.raises(SimulationError, match="not a member of the comm domain"):
         world.rank_of(w.view(2, (4,), np.float32), "t")
+
+
+def subset_allgather(start: int, stop: int, C: int = 16):
+    """Host allgather of the stacked shards x[d] of the devices d in range(start, stop) into a [k, C] window."""
+    K = stop - start
+
+    @pl.program
+    class SubsetAllGather:
+        @pl.function(type=pl.FunctionType.InCore)
+        def read_k(self, data: pld.DistributedTensor[[K, C], pl.FP32],
+                   y: pl.Out[pl.Tensor[[K, C], pl.FP32]]) -> pl.Tensor[[K, C], pl.FP32]:
+            t = pl.load(data, [0, 0], [K, C])
+            y = pl.store(t, [0, 0], y)
+            return y
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def read(self, data: pld.DistributedTensor[[K, C], pl.FP32],
+                 y: pl.Out[pl.Tensor[[K, C], pl.FP32]]) -> pl.Tensor[[K, C], pl.FP32]:
+            return self.read_k(data, y)
+
+        @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+        def host(self, x: pl.Tensor[[WORLD, 1, C], pl.FP32], y: pl.InOut[pl.Tensor[[WORLD, K, C], pl.FP32]]):
+            buf = pld.alloc_window_buffer([K, C], dtype=pl.FP32)
+            sbuf = pld.alloc_window_buffer([K, 1], dtype=pl.INT32)
+            data = pld.window(buf, [K, C], dtype=pl.FP32)
+            sig = pld.window(sbuf, [K, 1], dtype=pl.INT32)
+            data = pld.tensor.allgather(x, data, sig)
+            for r in pl.range(start, stop):
+                self.read(data, y[r], device=r)
+
+    return SubsetAllGather
+
+
+def test_host_allgather_over_three_of_four_ranks_reads_the_members_shards():
+    members, C = [1, 2, 3], 16
+    c = ir.compile(subset_allgather(1, 4, C), platform="a2a3sim",
+                   distributed_config=DistributedConfig(device_ids=list(range(WORLD))))
+    x = np.random.default_rng(5).standard_normal((WORLD, 1, C)).astype(np.float32)
+    for seed in range(2):
+        y = np.full((WORLD, len(members), C), 7.0, np.float32)
+        c(x, y, config=RunConfig(sim_schedule="random", sim_seed=seed))
+        for d in members:
+            np.testing.assert_array_equal(y[d], x[members, 0, :])   # domain rank i holds world rank i + 1's shard
+        assert (y[0] == 7.0).all()
+        assert all((w.bufs[m] == 0).all() for w in c.last_windows if w.nbytes == len(members) * 4 for m in members)
