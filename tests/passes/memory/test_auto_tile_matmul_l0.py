@@ -183,7 +183,7 @@ def test_512_cubed_fp32_matmul_streams_its_l1_blocks_from_gm_and_matches_numpy(p
 
 def test_without_l1_streaming_the_512_cubed_matmul_overflows_mat(monkeypatch):
     from pypto.errors import CapacityError
-    from pypto.passes.auto_tile_matmul_l0 import _Tiler
-    monkeypatch.setattr(_Tiler, "l1_stream", lambda self, a, b: None)
+    from pypto.passes.auto_tile_matmul_l0 import MatmulTiler
+    monkeypatch.setattr(MatmulTiler, "l1_stream", lambda self, a, b: None)
     with pytest.raises(CapacityError, match=r"Mat"):
         compile_program(_matmul_program(512, 512, 512), platform="a2a3sim")

@@ -1,0 +1,48 @@
+"""The (m, n, k) L0 tile choice of AutoTileMatmulL0: the largest blocks whose Left [m, k], Right [k, n]
+and Acc [m, n] fit the platform's L0A / L0B / L0C, picked by a Mat → L0 traffic cost model.
+
+    choose_l0_tile(256, 256, 256, 4, 4, 4, a2a3)  →  e.g. (128, 128, 64): three buffers in their L0 spaces
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from pypto.ir.enums import MemorySpace
+
+FRACTAL = 16                 # the cube's fractal edge: L0 tile dims are multiples of it
+ITERATION_COST_BYTES = 4096  # per-iteration issue overhead of the cost model, in bytes of L1 → L0 traffic
+
+
+def candidates(extent: int) -> list:
+    """Tile sizes for one dim: multiples of 16 below the extent (a partial last block is peeled) and
+    the extent itself."""
+    return sorted({extent} | set(range(FRACTAL, extent, FRACTAL)))
+
+
+def blocks(extent: int, size: int) -> int:
+    return -(-extent // size)
+
+
+def choose_l0_tile(M: int, N: int, K: int, bytes_a: int, bytes_b: int, bytes_c: int, platform) -> Optional[tuple]:
+    """(m, n, k) whose Left [m, k], Right [k, n] and Acc [m, n] fit the platform's L0 buffers, with the
+    least Mat → L0 traffic (A re-read per column block, B per row block) plus per-iteration overhead.
+    A k that does not divide K needs a 16-aligned K (the peeled tail block is then 16-aligned too)."""
+    cap_a = platform.space_capacity(MemorySpace.Left)
+    cap_b = platform.space_capacity(MemorySpace.Right)
+    cap_c = platform.space_capacity(MemorySpace.Acc)
+    best = None
+    for m in candidates(M):
+        for n in candidates(N):
+            if m * n * bytes_c > cap_c:
+                continue
+            for k in candidates(K):
+                if m * k * bytes_a > cap_a or k * n * bytes_b > cap_b or (K % k and K % FRACTAL):
+                    continue
+                rows, cols = blocks(M, m), blocks(N, n)
+                steps = rows * cols * blocks(K, k)
+                cost = cols * M * K * bytes_a + rows * K * N * bytes_b + steps * ITERATION_COST_BYTES
+                key = (cost, -(m * n * k))
+                if best is None or key < best[0]:
+                    best = (key, (m, n, k))
+    return best[1] if best else None
