@@ -264,6 +264,8 @@ class PythonPrinter:
                 opts.append(f"pl.cross_core_slot(slot_num={s.slot_num}{local})")
             if opts:
                 kw.append(f"optimizations=[{', '.join(opts)}]")
+            if s.windowize:
+                kw.append("windowize=True")
             self.scope("pl.at", kw, s, indent)
         elif isinstance(s, ClusterScopeStmt):
             self.scope("pl.cluster", [], s, indent)

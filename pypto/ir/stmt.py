@@ -115,14 +115,17 @@ class InCoreScopeStmt(ScopeStmt):
     """`with pl.at(level=pl.Level.CORE_GROUP)`: outlined into an InCore function.
 
     `slot_num` / `local_slot_num` come from `pl.cross_core_slot(...)`: the depth of the
-    cross-core rings ExpandMixedKernel builds for the outlined kernel (None: the default)."""
-    __slots__ = ("split", "slot_num", "local_slot_num")
-    FIELDS = (("split", USUAL), ("slot_num", USUAL), ("local_slot_num", USUAL), ("body", USUAL), ("name_hint", IGNORE))
+    cross-core rings ExpandMixedKernel builds for the outlined kernel (None: the default).
+    `windowize` (`pl.at(..., windowize=True)`) opts the outlined kernel into OptimizeOrchTensors
+    pattern 5 (attrs["windowize"])."""
+    __slots__ = ("split", "slot_num", "local_slot_num", "windowize")
+    FIELDS = (("split", USUAL), ("slot_num", USUAL), ("local_slot_num", USUAL), ("windowize", USUAL), ("body", USUAL),
+              ("name_hint", IGNORE))
 
     def __init__(self, body: Stmt, name_hint: str = "", split: SplitMode = SplitMode.NONE, span: Optional[Span] = None,
-                 slot_num: Optional[int] = None, local_slot_num: Optional[int] = None):
+                 slot_num: Optional[int] = None, local_slot_num: Optional[int] = None, windowize: bool = False):
         self._set(body=body, name_hint=name_hint, split=split, slot_num=slot_num, local_slot_num=local_slot_num,
-                  span=span)
+                  windowize=windowize, span=span)
 
 
 class ClusterScopeStmt(ScopeStmt):

@@ -13,8 +13,8 @@ Pattern 2 (assemble parent strides): every call fills an Out parameter with a fr
 `tensor.create` buffer whose only purpose is `tensor.assemble(parent, result, offset)` → the
 parameter carries the parent's strides, and (so that the strides describe the buffer the kernel
 really gets) the staging buffer becomes `tensor.slice(parent, shape, offset)`: the kernel writes
-its result in place. The assemble stays, as a copy of the window onto itself (the reference drops
-it later, in FuseCreateAssembleToSlice, a pass this project does not have).
+its result in place. The assemble stays, as a copy of the window onto itself, until
+FuseCreateAssembleToSlice (after the memory passes) drops it.
 
     before:  o = tensor.create([32, 32]);  r = self.k(a, o);  c2 = tensor.assemble(c, r, [mb, nb])
     after:   o = tensor.slice(c, [32, 32], [mb, nb]);  r = self.k(a, o);  c2 = tensor.assemble(c, r, [mb, nb])

@@ -143,6 +143,8 @@ class Outliner(IRMutator):
         for key in ("slot_num", "local_slot_num"):         # pl.cross_core_slot(...): ring depths
             if getattr(scope, key, None) is not None:
                 attrs[key] = getattr(scope, key)
+        if getattr(scope, "windowize", False):             # pl.at(..., windowize=True): pattern 5 opt-in
+            attrs["windowize"] = True
         return attrs
 
     def _name(self, scope) -> str:

@@ -1,11 +1,13 @@
-"""OptimizeOrchTensors pattern 5, static window externalization (opt-in: `attrs={"windowize": True}`).
+"""OptimizeOrchTensors pattern 5, static window externalization (opt-in: `attrs={"windowize": True}`,
+which `pl.at(..., windowize=True)` puts on the outlined kernel).
 
 A kernel that writes only one static window of a large Out tensor, or reads only one static window
 of a large In tensor, still receives the whole tensor, so the runtime sees whole-buffer accesses
 and serializes sibling tasks that touch disjoint windows. For an opted-in InCore kernel this
 rewrite makes the windows explicit at each call site: the kernel is cloned as `<name>__windowed`
 with narrowed parameters (carrying the parent's strides) and offsets rebased to zero, and the call
-passes `tensor.slice` windows (the output window is assembled back into its parent).
+passes `tensor.slice` windows (the output window is assembled back into its parent; the kernel
+writes that window in place, so FuseCreateAssembleToSlice later drops the assemble).
 
 Built shapes (the reference's FinalStore and PureInputWindowConsumer; its loop-aggregate forms are
 not built): an Out parameter used once, by a top-level `tile.store` whose result the kernel

@@ -22,8 +22,8 @@ from pypto.language.parser.diagnostics import ParserSyntaxError, ParserTypeError
 from pypto.language.parser.dispatch import eval_expr, parse_body, statement
 from pypto.language.parser.values import describe_value, to_expr
 
-_AT_KWARGS = {"level", "role", "optimizations", "name_hint"}
-_AT_UNBUILT = {"deps", "no_dep_args", "dumps", "allow_early_resolve", "windowize"}
+_AT_KWARGS = {"level", "role", "optimizations", "name_hint", "windowize"}
+_AT_UNBUILT = {"deps", "no_dep_args", "dumps", "allow_early_resolve"}
 
 
 @statement(ast.With)
@@ -70,7 +70,7 @@ def _at_scope(body, args, kwargs, span):
     unknown = set(kwargs) - _AT_KWARGS
     if unknown:
         raise ParserSyntaxError(f"pl.at() got an unexpected keyword argument '{sorted(unknown)[0]}'", span,
-                                hint="accepted: level, role, optimizations, name_hint")
+                                hint="accepted: level, role, optimizations, name_hint, windowize")
     level = kwargs.get("level")
     if not isinstance(level, Level):
         raise ParserTypeError(f"pl.at needs level=pl.Level.X, got {describe_value(level)}", span)
@@ -90,8 +90,13 @@ def _at_scope(body, args, kwargs, span):
         else:
             raise UnsupportedFeatureError(f"pl.at optimization {describe_value(opt)} is not supported yet", span,
                                           hint="supported: pl.split(mode), pl.cross_core_slot(slot_num=...)")
+    windowize = kwargs.get("windowize", False)
+    if not isinstance(windowize, bool):
+        raise ParserTypeError(f"pl.at windowize must be True or False, got {describe_value(windowize)}", span)
     if level is Level.CORE_GROUP and role is None:
-        return InCoreScopeStmt(body, name_hint, split, span, **slots)
+        return InCoreScopeStmt(body, name_hint, split, span, windowize=windowize, **slots)
+    if windowize:
+        raise ParserSyntaxError("windowize=True applies to pl.at(level=pl.Level.CORE_GROUP)", span)
     if split is not SplitMode.NONE:
         raise ParserSyntaxError("optimizations=[pl.split(...)] applies to pl.at(level=pl.Level.CORE_GROUP)", span)
     return HierarchyScopeStmt(body, level, role, name_hint, span)
