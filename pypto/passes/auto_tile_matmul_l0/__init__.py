@@ -6,16 +6,19 @@ choice from the platform's L0 capacities: multiples of 16, a traffic cost model)
 loop of Mat → Left / Right `tile.extract`s accumulating in one Acc buffer, `init_cond = ko == 0` for
 a fresh accumulator), blocking.py (M / N output tiling when the [M, N] result overflows L0C and has
 one consumer: a `tile.store`, each block stored to its window, or an Acc → Mat writeback, each block
-assembled into one [M, N] Mat scratch), split_k.py (M / N tiling of a split-K chain
-`matmul; for k: matmul_acc` ending in one store: each block re-runs the chain on narrowed panels),
+assembled into one [M, N] Mat scratch), acc_chain.py (M / N tiling of a straight-line chain
+`t = matmul; t1 = matmul_acc(t, ..); store`: each block runs every link's K loop), split_k.py
+(M / N tiling of a split-K chain `matmul; for k: matmul_acc` ending in one store: each block re-runs
+the chain on narrowed panels),
 fixpipe_cast_fold.py (a rint FP32 → FP16 / BF16 `tile.cast` feeding only the writeback becomes part
 of it), l1_streaming.py (Mat operands overflowing L1 that are plain GM-window loads are loaded block
 by block per K step), operands.py (operand / consumer analysis; a Vec left operand is staged in Mat
 where the platform has a Vec → Mat path, a5), tiler.py (the statement rewriter). Tiles need not
 divide the problem: partial M / N blocks and the last K block are peeled.
 Not implemented (the matmul is left as it is, so AllocateMemoryAddr reports the overflow):
-M / N tiling of any other `matmul_acc` (a caller-owned [M, N] accumulator) or of results read on-chip
-other than through a Mat writeback, L0C double buffering, `pl.pipeline` stage marking.
+M / N tiling of a `matmul_acc` whose [M, N] accumulator is not an earlier matmul of its chain (e.g. a
+GM-loaded accumulator: no GM / Vec / Mat path leads into Acc) or of results read on-chip other than
+through a Mat writeback, L0C double buffering, `pl.pipeline` stage marking.
 
     before:  l = pl.tile.move(a_mat, target_memory=Left); r = ...; c = pl.tile.matmul(l, r)
     after:   for ko, (acc,) in pl.range(0, K, k, init_values=(pl.tile.create([M, N], ..., Acc),)):

@@ -13,6 +13,7 @@ from pypto.ir.function import Function
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, WhileStmt
 from pypto.ir.types import static_dims
 from pypto.passes.analysis import as_seq, body_list
+from pypto.passes.auto_tile_matmul_l0.acc_chain import acc_chain
 from pypto.passes.auto_tile_matmul_l0.blocking import OutputBlocking, direct_store
 from pypto.passes.auto_tile_matmul_l0.ir_queries import all_assigns, op_name
 from pypto.passes.auto_tile_matmul_l0.k_loop import KLoopEmitter
@@ -90,7 +91,7 @@ class MatmulTiler(OperandFinder, L1Streaming, KLoopEmitter, OutputBlocking):
             self.replace[s.var] = final
             return staged + stmts, set()
         if is_acc:
-            return None                          # M / N blocks of a caller-owned accumulator: not done
+            return None                          # M / N blocks of a caller-owned accumulator: see acc_chain.py
         store = self.single_store(s.var, after)
         if store is not None:
             grid = self.output_grid(a, b, (M, N, K), (m, n, k), result, direct_store(store), s.span)
@@ -99,7 +100,8 @@ class MatmulTiler(OperandFinder, L1Streaming, KLoopEmitter, OutputBlocking):
         if found is None:
             chain = split_k_chain(self, s, after, a, b)
             if chain is None:
-                return None
+                tiled = acc_chain(self, s, after, a, b, (m, n, k))
+                return None if tiled is None else (staged + tiled[0], tiled[1])
             store, block, consumed = chain
             grid = self.output_grid(a, b, (M, N, K), (m, n, k), result, direct_store(store), s.span, block)
             return staged + grid, consumed
