@@ -9,8 +9,8 @@ with narrowed parameters (carrying the parent's strides) and offsets rebased to 
 passes `tensor.slice` windows (the output window is assembled back into its parent; the kernel
 writes that window in place, so FuseCreateAssembleToSlice later drops the assemble).
 
-Built shapes (the reference's FinalStore and PureInputWindowConsumer; its loop-aggregate forms are
-not built): an Out parameter used once, by a top-level `tile.store` whose result the kernel
+Built shapes (the reference's FinalStore and PureInputWindowConsumer here, its AggregateWindowLoop
+output form in window_aggregate_loop.py; the aggregate input-window form is not built): an Out parameter used once, by a top-level `tile.store` whose result the kernel
 returns (its only return value); an In parameter every use of which is a `tile.load` of one
 window, in a kernel that returns data. Windows are whole tiles (valid shape = shape), so a slice
 never reaches past the tensor's edge where the kernel did not. A window's shape must be static and its offsets may use
@@ -37,6 +37,7 @@ from pypto.ir.visitor import IRMutator, collect, substitute
 from pypto.passes.analysis import body_list, used_vars
 from pypto.passes.orch_tensor_strides import CallSites, trailing_strides
 from pypto.passes.param_retyping import retype_uses
+from pypto.passes.window_aggregate_loop import RebaseStores, aggregate_output_window
 
 _SUFFIX = "__windowed"
 
@@ -188,18 +189,23 @@ def externalize_windows(program: Program) -> Program:
     for name, f in program.functions.items():
         if f.func_type is not FunctionType.InCore or not f.attrs.get("windowize") or not sites.only_from_callers(name):
             continue
-        windows, out_index = {}, None
+        windows, out_index, rebased = {}, None, {}
         for k, (p, d) in enumerate(zip(f.params, f.param_directions)):
             if not isinstance(p.type, TensorType):
                 continue
             found = _output_window(f, k) if d is ParamDirection.Out else \
                 _input_window(f, k) if d is ParamDirection.In else None
+            if found is None and d is ParamDirection.Out:
+                aggregate = aggregate_output_window(f, k)
+                if aggregate is not None and _window_ok(f, p, aggregate[0], aggregate[1]):
+                    found = aggregate[:2]
+                    rebased.update(aggregate[2])
             if found is not None:
                 windows[k] = found
                 out_index = k if d is ParamDirection.Out else out_index
         if not windows:
             continue
-        clone = _clone(f, windows)
+        clone = _clone(f.replace(body=RebaseStores(rebased).mutate(f.body)) if rebased else f, windows)
         del funcs[name]
         funcs[clone.name] = clone
         for n, g in list(funcs.items()):
