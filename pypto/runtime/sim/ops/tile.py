@@ -182,8 +182,24 @@ def expands(ctx, out, target, scalar, **kwargs):
 
 # ---------------------------------------------------------------------------- shape and view
 def reshape(ctx, out, x, shape, **kwargs):
+    """The type rule allows a partly valid source only as a row prefix (full trailing axes) whose
+    elements are whole result rows, so the result is valid on the same elements: that many rows."""
+    full = out.data.shape
+    valid = full
+    if tuple(x.valid) != tuple(x.data.shape):
+        if tuple(x.valid[1:]) != tuple(x.data.shape[1:]):
+            raise SimulationError(f"tile.reshape of a tile whose valid region {x.valid} is not a row prefix of "
+                                  f"{x.data.shape}")
+        row = int(np.prod(full[1:], dtype=np.int64))
+        count = int(np.prod(x.valid, dtype=np.int64))
+        if count % row:
+            raise SimulationError(f"tile.reshape: the {count} valid elements of {x.data.shape} are not whole rows "
+                                  f"of {full}")
+        valid = (count // row, *full[1:])
     # numpy copies through a temporary when out aliases x (reshape usually runs in place)
-    return write_valid(out, x.data.reshape(out.data.shape), out.data.shape)
+    out.data[...] = x.data.reshape(full)
+    out.valid = tuple(int(v) for v in valid)
+    return out
 
 
 def transpose(ctx, out, x, axis1, axis2, tmp=None, **kwargs):
