@@ -48,6 +48,7 @@ from pypto.passes.properties import IRProperty, PassProperties
 
 GM_PIPE_BUFFER = "__gm_pipe_buffer"
 OFFSETS_ATTR = "gm_pipe_offsets"
+BLOCKS_ATTR = "gm_pipe_blocks"          # regions in the buffer (an Spmd launch: core_num); absent = 1
 _INITS = ("system.aic_initialize_pipe", "system.aiv_initialize_pipe")
 _DEFAULT_SLOT_NUM = 2
 
@@ -189,6 +190,8 @@ def inject(program: Program) -> Program:
         if n in threaded:
             body = _Forward(threaded, lambda _callee, v=params[n]: v, False).mutate(f.body)
             attrs = {**f.attrs, OFFSETS_ATTR: ring_layout(ring_geometry(f))[0]} if n in seeds else f.attrs
+            if n in seeds and blocks[n] > 1:        # codegen offsets each block into its own region
+                attrs = {**attrs, BLOCKS_ATTR: blocks[n]}
             f = f.replace(params=(*f.params, params[n]), param_directions=(*f.param_directions, ParamDirection.Out),
                           body=body, attrs=attrs)
         elif n in orchestrations:

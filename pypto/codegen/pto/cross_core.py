@@ -89,17 +89,30 @@ def _initialize(target: str):
 
 def _gm_slot_buffer(ctx, kw) -> str:
     """a2a3 (after InjectGMPipeBuffer): the pipe's rings start at the byte offset the pass recorded in
-    attrs["gm_pipe_offsets"] inside the `__gm_pipe_buffer` param; a later pipe id gets an addptr (FP32 elements)."""
+    attrs["gm_pipe_offsets"] inside the `__gm_pipe_buffer` param; a later pipe id gets an addptr (FP32
+    elements). Under an Spmd launch (attrs["gm_pipe_blocks"] = n) the buffer holds n regions and
+    block b's rings start b regions in, so each block adds block_idx x region to the offset."""
     offsets = ctx.func.attrs.get("gm_pipe_offsets")
     param = next((p for p in ctx.func.params if p.name_hint == "__gm_pipe_buffer"), None)
     if not offsets or param is None:
         return ""
     pipe = kw.get("id") or 0
     starts = [at for key, at in offsets.items() if key.endswith(f"@{pipe}")]
+    start = min(starts) // 4 if starts else 0
+    blocks = int(ctx.func.attrs.get("gm_pipe_blocks", 1))
     ptr = ctx.value(param)
-    if starts and min(starts) > 0:
+    if blocks > 1:
+        region = static_dims(param.type.shape)[0] // blocks
+        idx, scaled, offset = ctx.fresh("gm_block"), ctx.fresh("gm_region"), ctx.fresh("gm_offset")
+        ctx.emit(f"{idx} = arith.index_cast {ctx.spmd('block_idx')} : i32 to index")
+        ctx.emit(f"{scaled} = arith.muli {idx}, {ctx.const_index(region)} : index")
+        ctx.emit(f"{offset} = arith.addi {scaled}, {ctx.const_index(start)} : index")
         moved = ctx.fresh("gm_slot_buffer")
-        ctx.emit(f"{moved} = pto.addptr {ptr}, {ctx.const_index(min(starts) // 4)} : !pto.ptr<f32> -> !pto.ptr<f32>")
+        ctx.emit(f"{moved} = pto.addptr {ptr}, {offset} : !pto.ptr<f32> -> !pto.ptr<f32>")
+        ptr = moved
+    elif start > 0:
+        moved = ctx.fresh("gm_slot_buffer")
+        ctx.emit(f"{moved} = pto.addptr {ptr}, {ctx.const_index(start)} : !pto.ptr<f32> -> !pto.ptr<f32>")
         ptr = moved
     return f"gm_slot_buffer = {ptr} : !pto.ptr<f32>, "
 
