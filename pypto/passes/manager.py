@@ -116,7 +116,8 @@ DEFAULT_PIPELINE = (
     ("MaterializeSemanticAliases", "materialize_semantic_aliases"),
     # Tiles whose lifetimes do not overlap share an allocation: the peak per space drops before placement.
     ("MemoryReuse", "memory_reuse"),
-    # Last: place the allocations in each memory space and check the platform's capacity.
+    # Place the allocations in each memory space and check the platform's capacity (the passes after it
+    # work on orchestration and host functions, not on kernel buffers).
     ("AllocateMemoryAddr", "allocate_memory_addr"),
     # A kernel output staged only to be assembled into a larger tensor is written into that window in place.
     ("FuseCreateAssembleToSlice", "fuse_create_assemble_to_slice"),
