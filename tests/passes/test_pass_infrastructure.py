@@ -99,6 +99,24 @@ def test_roundtrip_instrument_reports_pass_and_difference():
             Pass("AddNoop", add_noop)(Small)
 
 
+def test_roundtrip_instrument_skips_only_a_pass_that_returned_its_input(monkeypatch):
+    """An unchanged program (the very object the pass got) was checked already; any other is checked."""
+    import pypto.passes.instruments as instruments
+    checked = []
+    real = instruments.roundtrip_check
+    monkeypatch.setattr(instruments, "roundtrip_check", lambda prog, where: (checked.append(where), real(prog, where)))
+
+    def rebuild(prog):
+        return prog.with_functions(list(prog.functions.values()))
+
+    inst = instruments.RoundtripInstrument()
+    with PassContext(instruments=[inst]):
+        p1 = Pass("Rebuild", rebuild)(Small)
+        Pass("Identity", lambda prog: prog)(p1)
+        Pass("RebuildAgain", rebuild)(p1)
+    assert checked == ["after Rebuild", "after RebuildAgain"]
+
+
 def test_verify_properties_helper():
     passes.verify_properties({IRProperty.SSAForm}, Small)
     with pytest.raises(InternalError, match="IncoreTileOps"):
