@@ -269,3 +269,15 @@ def test_concat_and_transpose_view():
 def test_expand_ops_accept_an_optional_scratch_tile():
     c = create_op_call("tile.row_expand_add", [tile(), tile(shape=(64, 1), name="v"), tile(name="tmp")])
     assert dims(c.type.shape) == [64, 64]
+
+
+def test_a_static_gm_window_outside_its_tensor_is_a_compile_time_error():
+    g = tensor((16, 64))
+    create_op_call("tile.load", [g, [8, 0], [16, 64], [8, 64]])        # the valid part fits: a padded load
+    with pytest.raises(TypeCheckError, match=r"tile.load: dim 0 window \[8, 24\) is outside the tensor extent 16"):
+        create_op_call("tile.load", [g, [8, 0], [16, 64], [16, 64]])
+    with pytest.raises(TypeCheckError, match=r"tile.store: dim 1 window \[32, 96\) is outside the tensor extent 64"):
+        create_op_call("tile.store", [tile((16, 64)), [0, 32], g])
+    create_op_call("tile.store", [tile((16, 64), valid=(16, 32)), [0, 32], g])   # only the valid part is written
+    i = ir.Var("i", ScalarType(INDEX))
+    create_op_call("tile.load", [g, [i, 0], [16, 64], [16, 64]])       # a symbolic offset is checked at run time

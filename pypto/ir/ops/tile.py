@@ -11,7 +11,7 @@ from __future__ import annotations
 from pypto.errors import TypeCheckError
 from pypto.ir.dtypes import FP32, INDEX, INT32, DataType
 from pypto.ir.enums import CastMode, CmpType, MemorySpace, PadValue, TileLayout
-from pypto.ir.expr import ConstInt
+from pypto.ir.expr import ConstInt, as_int
 from pypto.ir.ops.common import (MASK_DTYPE, assemble_rule, fixpipe_converts, concat_rule, binary_rule, cast_rule, cmp_rule, cmps_rule, dims_equal,
                                  expand_rule, expands_rule, expect_scalar, expect_tensor, expect_tile, expect_tuple,
                                  fillpad_rule, fmt_shape, fp32_only_rule, packed_mask_shape, read_rule, reduce_rule, reshape_rule,
@@ -43,6 +43,7 @@ def _load_type(args, kw):
     if kw["target_memory"] not in (MemorySpace.Vec, MemorySpace.Mat):
         raise TypeCheckError(f"tile.load: loads from GM may only land in Vec or Mat, not {kw['target_memory'].name}",
                              hint="load into Mat, then pl.move to Left / Right / Bias")
+    _check_window("tile.load", "valid extent", t, offsets, valid)
     if len(args) > 4:
         return flat_load_type(t, shapes, valid, expect_tuple("tile.load", "tile_shape", args[4]), kw["target_memory"])
     tt = TileType(shapes, t.dtype, memory_space=kw["target_memory"])
@@ -67,7 +68,22 @@ def _store_type(args, kw):
         raise TypeCheckError(f"tile.store: offsets need one entry per tensor dim ({out.rank}), got {len(offsets)}")
     if len(args) > 3:
         flat_store_check(tile, expect_tuple("tile.store", "shapes", args[3]), out)
+    elif tile.rank == out.rank:
+        _check_window("tile.store", "the tile's valid extent", out, offsets, tile.valid_shape)
     return out
+
+
+def _check_window(op: str, what: str, tensor, offsets, extents) -> None:
+    """A GM window known at compile time must lie inside its tensor: the DMA would read or write
+    outside it on hardware. Dims with a symbolic offset, extent or tensor size are checked at run time."""
+    for d, (off, ext, size) in enumerate(zip(offsets, extents, tensor.shape)):
+        o, e, n = as_int(off), as_int(ext), as_int(size)
+        if o is None or e is None or n is None:
+            continue
+        if o < 0 or o + e > n:
+            raise TypeCheckError(f"{op}: dim {d} window [{o}, {o + e}) is outside the tensor extent {n} "
+                                 f"(offset {o} + {what} {e})",
+                                 hint="check the offsets and shapes against the tensor's shape")
 
 
 # The optional 4th operand `shapes` gives the N-D window a 2-D tile's valid rows are written to, row-major.
