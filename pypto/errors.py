@@ -14,6 +14,10 @@ if TYPE_CHECKING:  # errors.py is a leaf module: no runtime imports from pypto
     from pypto.ir.span import Span
 
 
+class PyptoWarning(UserWarning):
+    """A kernel that compiles but probably does not do what its author meant (shown at the user's line)."""
+
+
 class PyptoError(Exception):
     """Base of all errors pypto raises on purpose."""
 

@@ -251,3 +251,29 @@ def test_same_named_classes_in_one_file_report_their_own_lines():
     with pytest.raises(UndefinedVariableError) as info:
         second()
     assert info.value.span.line == _line_of(second, "<- second twin")
+
+
+def test_rebinding_an_input_parameter_warns_at_the_users_line():
+    """`out = expr` on a parameter without pl.Out leaves the caller's array unwritten: say so."""
+    import warnings
+
+    import pypto.language as pl
+    from pypto.errors import PyptoWarning
+
+    def parse_kernel():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: pl.Tensor[[16, 64], pl.FP32], out: pl.Tensor[[16, 64], pl.FP32]) -> pl.Tensor[[16, 64], pl.FP32]:
+                out = pl.exp(x)
+                x = pl.add(x, x)           # reads the parameter: an ordinary update, no warning
+                return out
+        return P
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        parse_kernel()
+    ours = [w for w in caught if issubclass(w.category, PyptoWarning)]
+    assert len(ours) == 1
+    assert "'out' is an input parameter" in str(ours[0].message) and "pl.Out" in str(ours[0].message)
+    assert ours[0].filename == __file__

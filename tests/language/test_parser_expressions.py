@@ -202,17 +202,19 @@ def test_plain_assignment_to_an_out_param_writes_the_whole_buffer():
 
 
 def test_write_through_leaves_threaded_values_locals_in_params_and_annotations_alone():
-    @pl.function(type=pl.FunctionType.InCore)
-    def k(a: pl.Tensor[[16], pl.FP32], b: pl.Tensor[[16], pl.FP32], out: pl.InOut[pl.Tensor[[16], pl.FP32]]) \
-            -> pl.Tensor[[16], pl.FP32]:
-        t = pl.load(a, [0], [16])
-        out = pl.store(t, [0], out)             # mentions out: the user threads it
-        out = pl.add(out, b)                    # mentions out
-        a = pl.add(b, b)                        # In parameter: plain rebinding
-        tmp = pl.add(b, b)
-        tmp = pl.mul(tmp, b)                    # local: plain rebinding
-        out: pl.Tensor[[16], pl.FP32] = pl.add(b, b)   # annotated (printer form): unchanged
-        return out
+    from pypto.errors import PyptoWarning
+    with pytest.warns(PyptoWarning, match="'a' is an input parameter"):
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(a: pl.Tensor[[16], pl.FP32], b: pl.Tensor[[16], pl.FP32], out: pl.InOut[pl.Tensor[[16], pl.FP32]]) \
+                -> pl.Tensor[[16], pl.FP32]:
+            t = pl.load(a, [0], [16])
+            out = pl.store(t, [0], out)             # mentions out: the user threads it
+            out = pl.add(out, b)                    # mentions out
+            a = pl.add(b, b)                        # In parameter: plain rebinding (warned)
+            tmp = pl.add(b, b)
+            tmp = pl.mul(tmp, b)                    # local: plain rebinding
+            out: pl.Tensor[[16], pl.FP32] = pl.add(b, b)   # annotated (printer form): unchanged
+            return out
     assert "tensor.assemble" not in _ops(k)
 
     @pl.function

@@ -75,6 +75,7 @@ class FunctionContext:
         self.split_modes: list = []                # SplitMode of each enclosing pl.split_aiv region
         self.return_types: Optional[list] = None   # declared return types (None: inferred from the return)
         self.written_params: set = set()           # Out / InOut parameter Vars (`out = expr` writes through)
+        self.input_params: set = set()             # In tensor parameters not yet re-bound (see _write_through)
         self.unbound_bases: dict = {}              # name → the one Ptr Var of a MemRef written by name
 
     # -- locations ------------------------------------------------------------

@@ -15,7 +15,7 @@ from pypto.ir.enums import FunctionType, Level, ParamDirection, Role
 from pypto.ir.expr import Var
 from pypto.ir.function import Function
 from pypto.ir.stmt import ReturnStmt, flatten_to_stmts
-from pypto.ir.types import Type
+from pypto.ir.types import TensorType, Type
 from pypto.language.parser.annotations import BARE_SHAPED, eval_annotation, eval_return_annotation
 from pypto.language.parser.context import FunctionContext, ModuleEnv, Signature
 from pypto.language.parser.diagnostics import ParserSyntaxError, ParserTypeError, UnsupportedFeatureError
@@ -116,6 +116,8 @@ def bind_params(ctx: FunctionContext, node: ast.FunctionDef, method: bool, overr
         ctx.bind(p.arg, var, span)
         if direction in (ParamDirection.Out, ParamDirection.InOut):
             ctx.written_params.add(var)
+        elif isinstance(t, TensorType):
+            ctx.input_params.add(var)
         params.append(var)
         directions.append(direction if direction is not None else ParamDirection.In)
     return params, directions

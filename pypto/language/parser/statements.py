@@ -8,7 +8,9 @@ printed IR — where every assignment is annotated with memrefs and views — re
 from __future__ import annotations
 
 import ast
+import warnings
 
+from pypto.errors import PyptoWarning
 from pypto.ir.expr import Call, Expr, TupleGetItem, Var, const
 from pypto.ir.ops.common import describe, dims_equal
 from pypto.ir.visitor import collect
@@ -91,6 +93,8 @@ def _write_through(ctx, name: str, value: Expr, span) -> Expr:
     the annotated form (the printer's, which must read back unchanged).
     """
     param = ctx.names.get(name)
+    if param in ctx.input_params:
+        _warn_rebound_input(ctx, param, value, span)
     if param not in ctx.written_params or not isinstance(value.type, (TensorType, TileType)):
         return value
     if type(value.type) is not type(param.type) or collect(value, lambda n: n is param):
@@ -99,6 +103,19 @@ def _write_through(ctx, name: str, value: Expr, span) -> Expr:
         return value
     zeros = to_expr([0] * len(param.type.shape), span)
     return build_call("assemble", [param, value, zeros], {}, span)
+
+
+def _warn_rebound_input(ctx, param, value: Expr, span) -> None:
+    """`out = expr` on an input parameter only re-binds the name: a caller expecting its array to be
+    written gets it back untouched. Warn once per parameter (the author may mean it, e.g. a returned
+    value), unless the value reads the parameter (`x = pl.add(x, 1)` is an ordinary update)."""
+    ctx.input_params.discard(param)
+    if not isinstance(value.type, (TensorType, TileType)) or collect(value, lambda n: n is param):
+        return
+    warnings.warn_explicit(
+        f"'{param.name_hint}' is an input parameter, so `{param.name_hint} = ...` re-binds the name and the "
+        f"caller's array is not written; mark the parameter pl.Out[...] (or pl.InOut[...]) to write into it",
+        PyptoWarning, span.filename or "<pypto>", span.line or 0)
 
 
 def _literal(value, annotation, span) -> Expr:
