@@ -95,7 +95,8 @@ def _compile(args) -> int:
     programs = _programs(namespace, args.program)
     for prog in programs:
         out = new_build_dir(prog.name)
-        ir.compile(prog, output_dir=out, dump_passes=not args.no_dump, platform=args.platform)
+        ir.compile(prog, output_dir=out, dump_passes=not args.no_dump, platform=args.platform,
+                   distributed_config=_distributed_config(prog, args.ranks))
         print(f"compiled {prog.name}: {_describe(out)}")
     if programs:
         return 0
@@ -116,6 +117,14 @@ def _compile(args) -> int:
     for out in created:
         print(f"compiled {out.name.rsplit('_', 3)[0]}: {_describe(out)}")
     return 0
+
+
+def _distributed_config(prog, ranks: int):
+    """A program with a HOST orchestrator compiles for a world of `ranks` devices; others for one chip."""
+    from pypto.runtime.distributed import DistributedConfig, is_host_orchestrator
+    if not any(is_host_orchestrator(f) for f in prog.functions.values()):
+        return None
+    return DistributedConfig(device_ids=list(range(ranks)))
 
 
 # ---------------------------------------------------------------------------- dumps and diff
@@ -219,6 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="target platform (default: a2a3sim)")
     c.add_argument("--program", metavar="NAME", help="compile only the @pl.program with this name")
     c.add_argument("--no-dump", action="store_true", help="do not write passes_dump/")
+    c.add_argument("--ranks", type=int, default=2, metavar="N",
+                   help="world size for programs with a HOST orchestrator (default 2)")
     c.set_defaults(run=cmd_compile)
 
     d = sub.add_parser("dumps", help="list a build directory's pass dumps, or print one",

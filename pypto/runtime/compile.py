@@ -15,11 +15,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from pypto.errors import TypeCheckError
+from pypto.errors import TypeCheckError, UnsupportedError
 from pypto.ir.enums import FunctionType
 from pypto.ir.function import Function, Program
 from pypto.runtime.compiled_program import CompiledProgram
-from pypto.runtime.config import SIM_PLATFORMS, RunConfig, check_platform, new_build_dir
+from pypto.runtime.config import SIM_PLATFORMS, RunConfig, check_platform, dump_passes_forced, new_build_dir
 
 
 def _as_program(program) -> Program:
@@ -59,10 +59,18 @@ def compile_program(program, output_dir=None, dump_passes=False, platform: str =
         raise TypeError(f"compile() got an unexpected keyword argument '{sorted(unknown)[0]}'")
     program = _as_program(program)
     platform = check_platform(platform or "a2a3sim")
+    dump_passes = dump_passes or dump_passes_forced()      # PYPTO_DUMP_PASSES=1 reaches ir.compile too
     if options.get("distributed_config") is not None:       # a HOST orchestrator + chip functions
         from pypto.runtime.distributed import compile_distributed
         return compile_distributed(program, options["distributed_config"], platform=platform, strategy=strategy,
                                    output_dir=output_dir, dump_passes=dump_passes, save_kernels=save_kernels)
+    from pypto.runtime.distributed import is_host_orchestrator
+    host = next((f for f in program.functions.values() if is_host_orchestrator(f)), None)
+    if host is not None:
+        raise UnsupportedError(f"program '{program.name}' has a HOST orchestrator ('{host.name}'), which runs on "
+                               "a world of devices", host.span,
+                               hint="pass distributed_config=DistributedConfig(device_ids=[0, 1, ...]) "
+                                    "(from pypto.ir.distributed_compiled_program)")
     out_dir: Optional[Path] = None
     if output_dir is not None:
         out_dir = Path(output_dir)

@@ -230,3 +230,9 @@ def test_back_to_back_host_allreduces_share_one_builtin_and_one_signal():
     np.testing.assert_allclose(y, np.broadcast_to(n * x.sum(axis=0, keepdims=True), x.shape), rtol=1e-5, atol=1e-5)
     (sig,) = [w for w in c.last_windows if w.nbytes == 64 * 4]
     assert all((b == 0).all() for b in sig.bufs), "the shared signal is back at zero after both calls"
+
+
+def test_compiling_a_host_program_without_a_world_says_what_to_pass():
+    with pytest.raises(UnsupportedError, match="has a HOST orchestrator") as e:
+        ir.compile(host_allreduce(2, 17), platform="a2a3sim")
+    assert "DistributedConfig(device_ids=" in e.value.hint
