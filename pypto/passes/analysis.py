@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
-from pypto.ir.expr import Call, IterArg, Var
+from pypto.ir.dtypes import INDEX
+from pypto.ir.expr import BinaryExpr, Call, ConstInt, IterArg, Var
 from pypto.ir.function import Function
 from pypto.ir.node import DEF, Node
 from pypto.ir.stmt import SeqStmts, Stmt, flatten_to_stmts
@@ -150,3 +151,38 @@ class Retyper(IRMutator):
         if all(a is b for a, b in zip(params, f.params)) and body is f.body:
             return f
         return f.replace(params=params, body=body, return_types=rets)
+
+
+def add_index(base, offset):
+    """base + offset as an INDEX Expr, folding constants and a zero on either side."""
+    if isinstance(offset, ConstInt) and offset.value == 0:
+        return base
+    if isinstance(base, ConstInt) and base.value == 0:
+        return offset
+    if isinstance(base, ConstInt) and isinstance(offset, ConstInt):
+        return ConstInt(base.value + offset.value, INDEX)
+    return BinaryExpr("add", base, offset, INDEX)
+
+
+class VarMemRefs(IRMutator):
+    """Gives each Var of `memref` (Var → MemRef) that MemRef in its type, consistently: every
+    occurrence maps to one new Var, an IterArg keeps its (rewritten) init. Subclasses decide
+    which defining calls take the new type."""
+
+    def __init__(self, memref: dict):
+        self.memref = memref
+        self.vars: dict = {}
+
+    def mutate_var(self, v: Var):
+        got = self.vars.get(v)
+        if got is not None:
+            return got
+        ref = self.memref.get(v)
+        if ref is None or v.type.memref is ref:
+            new = v
+        elif isinstance(v, IterArg):
+            new = IterArg(v.name_hint, v.type.replace(memref=ref), self.mutate(v.init_value), v.span)
+        else:
+            new = Var(v.name_hint, v.type.replace(memref=ref), v.span)
+        self.vars[v] = new
+        return new

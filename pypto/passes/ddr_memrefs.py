@@ -25,26 +25,14 @@ Rules (first match):
 from __future__ import annotations
 
 from pypto.ir.dtypes import INDEX
-from pypto.ir.expr import BinaryExpr, Call, ConstInt, GlobalVar, IterArg, MakeTuple, Var
+from pypto.ir.expr import BinaryExpr, Call, ConstInt, GlobalVar, MakeTuple, Var
 from pypto.ir.function import Function
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ScopeStmt, WhileStmt
 from pypto.ir.types import MemRef, PtrType, TensorType
-from pypto.ir.visitor import IRMutator
-from pypto.passes.analysis import body_list
+from pypto.passes.analysis import VarMemRefs, add_index, body_list
 from pypto.passes.loop_carry_buffers import yielded
 
 TENSOR_VIEWS = ("tensor.slice", "tensor.view", "tensor.reshape", "tensor.reinterpret_view")
-
-
-def _offset_expr(base, extra):
-    """base + extra as an INDEX Expr, folding constants."""
-    if isinstance(extra, ConstInt) and extra.value == 0:
-        return base
-    if isinstance(base, ConstInt) and isinstance(extra, ConstInt):
-        return ConstInt(base.value + extra.value, INDEX)
-    if isinstance(base, ConstInt) and base.value == 0:
-        return extra
-    return BinaryExpr("add", base, extra, INDEX)
 
 
 def _scaled(e, factor: int):
@@ -63,7 +51,7 @@ def slice_byte_offset(source: TensorType, offsets) -> object:
     stride = source.dtype.get_byte()
     for axis in range(len(dims) - 1, -1, -1):
         if axis < len(offsets):
-            total = _offset_expr(total, _scaled(offsets[axis], stride))
+            total = add_index(total, _scaled(offsets[axis], stride))
         stride *= dims[axis] if dims[axis] is not None else 1
     return total
 
@@ -137,31 +125,13 @@ class _Planner:
             extra = ConstInt(0, INDEX)
             if op.name == "tensor.slice" and len(value.args) > 2 and isinstance(value.args[2], MakeTuple):
                 extra = slice_byte_offset(value.args[0].type, value.args[2].elements)
-            return MemRef(src.base, _offset_expr(src.byte_offset, extra), var.type.nbytes() or src.size)
+            return MemRef(src.base, add_index(src.byte_offset, extra), var.type.nbytes() or src.size)
         return None
 
 
-class _Retype(IRMutator):
+class _Retype(VarMemRefs):
     """Retypes each planned tensor Var (params, definitions, iter args, uses) and the Call that
     defines it, so the printed annotation is both types (docs/internals.md §2)."""
-
-    def __init__(self, memref: dict):
-        self.memref = memref
-        self.vars: dict = {}
-
-    def mutate_var(self, v: Var):
-        got = self.vars.get(v)
-        if got is not None:
-            return got
-        ref = self.memref.get(v)
-        if ref is None or v.type.memref is ref:
-            new = v
-        elif isinstance(v, IterArg):
-            new = IterArg(v.name_hint, v.type.replace(memref=ref), self.mutate(v.init_value), v.span)
-        else:
-            new = Var(v.name_hint, v.type.replace(memref=ref), v.span)
-        self.vars[v] = new
-        return new
 
     def mutate_assign_stmt(self, s: AssignStmt):
         var = self.mutate(s.var)

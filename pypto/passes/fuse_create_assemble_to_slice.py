@@ -37,8 +37,8 @@ from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt, ForStmt, ReturnStmt, WhileStmt
 from pypto.ir.types import MemRef, TensorType
 from pypto.ir.visitor import IRMutator, collect, substitute
-from pypto.passes.analysis import body_list, used_vars
-from pypto.passes.ddr_memrefs import _offset_expr, slice_byte_offset
+from pypto.passes.analysis import add_index, body_list, used_vars
+from pypto.passes.ddr_memrefs import slice_byte_offset
 from pypto.passes.manager import Pass
 from pypto.passes.orch_tensor_strides import trailing_strides
 from pypto.passes.properties import IRProperty, PassProperties
@@ -176,7 +176,7 @@ class _Fuse(IRMutator):
         ref = parent.type.memref
         if ref is not None and isinstance(offsets, MakeTuple):
             extra = slice_byte_offset(parent.type, offsets.elements)
-            t = t.replace(memref=MemRef(ref.base, _offset_expr(ref.byte_offset, extra), t.nbytes() or ref.size))
+            t = t.replace(memref=MemRef(ref.base, add_index(ref.byte_offset, extra), t.nbytes() or ref.size))
         new = Var(buf.name_hint, t, buf.span)
         self.replaced[buf] = new
         return AssignStmt(new, value.replace(type=t), span)

@@ -22,14 +22,13 @@ from __future__ import annotations
 
 from pypto.errors import TypeCheckError, UnsupportedError
 from pypto.ir.enums import MemorySpace
-from pypto.ir.expr import Call, ConstInt, IterArg, Var
+from pypto.ir.expr import Call, ConstInt, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt
 from pypto.ir.types import MemRef, PtrType, TileType
 from pypto.ir.verifier import defined_vars
-from pypto.ir.visitor import IRMutator
-from pypto.passes.analysis import as_seq, body_list
+from pypto.passes.analysis import VarMemRefs, as_seq, body_list
 from pypto.passes.ddr_memrefs import attach_ddr_memrefs
 from pypto.passes.loop_carry_buffers import BufferGroups, plan_carry_buffers
 from pypto.passes.manager import function_pass
@@ -72,26 +71,8 @@ class _Planner:
         return MemRef(base, 0, max(sizes))
 
 
-class _Apply(IRMutator):
-    def __init__(self, memref: dict):
-        self.memref = memref
-        self.vars: dict = {}
-
-    def mutate_var(self, v: Var):
-        got = self.vars.get(v)
-        if got is not None:
-            return got
-        ref = self.memref.get(v)
-        if ref is None or v.type.memref is ref:
-            self.vars[v] = v
-            return v
-        t = v.type.replace(memref=ref)
-        if isinstance(v, IterArg):
-            new = IterArg(v.name_hint, t, self.mutate(v.init_value), v.span)
-        else:
-            new = Var(v.name_hint, t, v.span)
-        self.vars[v] = new
-        return new
+class _Apply(VarMemRefs):
+    """Tiles take their MemRef; a call defining a tile takes its Var's new type."""
 
     def mutate_assign_stmt(self, s: AssignStmt):
         var = self.mutate(s.var)

@@ -31,6 +31,7 @@ from pypto.ir.expr import Call, ConstInt, GlobalVar, MakeTuple, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import AssignStmt, CommDomainScopeStmt, ForStmt, SeqStmts, flatten_to_stmts
 from pypto.ir.visitor import IRVisitor
+from pypto.passes.analysis import calls_in
 from pypto.passes.manager import Pass
 from pypto.passes.properties import IRProperty, PassProperties
 
@@ -174,7 +175,7 @@ def transform_function(f: Function) -> Function:
     if any(isinstance(s, CommDomainScopeStmt) for s in stmts):
         return f                                 # already materialized (idempotent)
     top_allocs = [s for s in stmts if _is_alloc(s)]
-    nested = [c for c in _all_calls(f.body) if _op_name(c) == "pld.alloc_window_buffer"]
+    nested = [c for c in calls_in(f.body) if _op_name(c) == "pld.alloc_window_buffer"]
     if len(nested) != len(top_allocs):
         raise UnsupportedError("pld.alloc_window_buffer inside a loop or branch of a HOST orchestrator",
                                nested[0].span, hint="allocate every window once, at the top level of the host body")
@@ -208,17 +209,6 @@ def transform_function(f: Function) -> Function:
         if i:
             body = SeqStmts([body], f.body.span)     # a scope's body is a sequence, as the parser builds it
     return f.replace(body=SeqStmts(prefix + [body], f.body.span))
-
-
-def _all_calls(body) -> list:
-    out = []
-
-    class _V(IRVisitor):
-        def visit_call(self, c):
-            out.append(c)
-            self.visit_children(c)
-    _V().visit(body)
-    return out
 
 
 def transform_materialize_comm_domain_scopes(program: Program) -> Program:

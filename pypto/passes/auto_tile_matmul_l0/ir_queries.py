@@ -6,9 +6,9 @@ from typing import Optional
 
 from pypto.ir.dtypes import INDEX
 from pypto.ir.expr import BinaryExpr, Call, ConstInt, GlobalVar, Var, const
-from pypto.ir.stmt import ForStmt, IfStmt, ScopeStmt, WhileStmt
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, WhileStmt
 from pypto.ir.types import ScalarType
-from pypto.ir.visitor import IRVisitor
+from pypto.ir.visitor import collect
 from pypto.passes.analysis import as_seq, body_list, used_vars
 
 
@@ -65,13 +65,5 @@ def plus(base, offset, span):
 
 
 def all_assigns(node) -> list:
-    found: list = []
-
-    class _Collect(IRVisitor):
-        def visit_assign_stmt(self, s):
-            found.append(s)
-            self.visit_children(s)
-
-    _Collect().visit(node)
-    return found
-
+    """Every AssignStmt under `node`, in pre-order."""
+    return collect(node, lambda n: isinstance(n, AssignStmt))

@@ -20,25 +20,15 @@ from __future__ import annotations
 
 from pypto.ir.dtypes import INDEX
 from pypto.ir.enums import MemorySpace
-from pypto.ir.expr import BinaryExpr, Call, ConstInt, GlobalVar, IterArg, Var
+from pypto.ir.expr import Call, ConstInt, GlobalVar, IterArg, Var
 from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt, ForStmt, YieldStmt
 from pypto.ir.visitor import substitute
-from pypto.passes.analysis import as_seq, body_list, used_vars
+from pypto.passes.analysis import add_index, as_seq, body_list, used_vars
 
 
 def _op(value):
     return value.op.name if isinstance(value, Call) and not isinstance(value.op, GlobalVar) else None
-
-
-def _plus(base, offset):
-    if isinstance(offset, ConstInt) and offset.value == 0:
-        return base
-    if isinstance(base, ConstInt) and base.value == 0:
-        return offset
-    if isinstance(base, ConstInt) and isinstance(offset, ConstInt):
-        return ConstInt(base.value + offset.value, INDEX)
-    return BinaryExpr("add", base, offset, INDEX)
 
 
 def _panel_load(load: Call):
@@ -96,7 +86,7 @@ def split_k_chain(tiler, s: AssignStmt, after: list, a: Var, b: Var):
     def narrowed(load: Call, rows_at, cols_at, rows, cols, mapping, span) -> Call:
         t, r, c, full_rows, full_cols = _panel_load(load)
         r, c = substitute(r, mapping), substitute(c, mapping)
-        return create_op_call("tile.load", [t, [_plus(r, rows_at), _plus(c, cols_at)], [rows or full_rows,
+        return create_op_call("tile.load", [t, [add_index(r, rows_at), add_index(c, cols_at)], [rows or full_rows,
                                             cols or full_cols], [rows or full_rows, cols or full_cols]],
                               {"target_memory": MemorySpace.Mat}, span)
 
