@@ -121,8 +121,9 @@ def _compile_fresh(n, size, op, **kw):
 def test_skipping_the_post_reduce_barrier_races_under_random_schedules(monkeypatch):
     """Without the per-chunk barrier a fast rank stores its sum while a slow peer still reads its input."""
     from pypto.passes.lower_composite import collective_allreduce as rule
-    real_barrier, real_reset = rule.emit_barrier, rule.emit_epilogue_reset
-    monkeypatch.setattr(rule, "emit_barrier", lambda b, h, s, g: real_barrier(b, h, s, g) if g == 1 else None)
+    from pypto.passes.lower_composite import collective_protocol as proto     # the chunk loop's barriers
+    real_barrier, real_reset = proto.emit_barrier, rule.emit_epilogue_reset
+    monkeypatch.setattr(proto, "emit_barrier", lambda b, h, s, g: real_barrier(b, h, s, g) if g == 1 else None)
     monkeypatch.setattr(rule, "emit_epilogue_reset", lambda b, h, s, credits: real_reset(b, h, s, 1))
     n, size = 4, 17
     c = _compile_fresh(n, size, pld.ReduceOp.Sum)

@@ -26,12 +26,12 @@ from __future__ import annotations
 
 from pypto.errors import UnsupportedError
 from pypto.ir.comm_enums import ReduceOp
-from pypto.ir.dtypes import INT32
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import BinaryExpr, MakeTuple, const
 from pypto.passes.lower_composite.builder import LoweringBuilder
 from pypto.passes.lower_composite.collective_protocol import (UB_CHUNK_BYTES, CommHandles, chunk_cols, emit_barrier,
-                                                              emit_epilogue_reset, reduce, validate_mesh_signal)
+                                                              emit_chunked_peer_fold, emit_epilogue_reset, reduce,
+                                                              validate_mesh_signal)
 from pypto.passes.lower_composite.collective_view import rectangle_geometry
 
 
@@ -73,26 +73,7 @@ def lower_allreduce_rule(call, args: tuple, b: LoweringBuilder):
     h = CommHandles.of(b, signal)
     emit_barrier(b, h, signal, 1)                                   # ready: every rank staged its data
 
-    def chunk_body(cb: LoweringBuilder, c0, data):
-        valid = cb.bind("valid_cols", BinaryExpr("min", const(chunk), BinaryExpr("sub", const(size), c0)))
-        shape, offs = MakeTuple([const(1), const(chunk)]), MakeTuple([const(0), c0])
-        vshape = MakeTuple([const(1), valid])
-        loaded = cb.bind("local", cb.op("tile.load", [data, offs, shape, vshape], {"target_memory": MemorySpace.Vec}))
-        mine = cb.bind("acc_initial", cb.op("tile.fillpad_inplace", [loaded]))
-
-        def peer_body(pb: LoweringBuilder, peer, acc):
-            def fold(tb: LoweringBuilder):
-                got = tb.bind("remote", tb.op("pld.tile.remote_load", [data, peer, offs, shape, vshape]))
-                padded = tb.bind("recv", tb.op("tile.fillpad_inplace", [got]))
-                return tb.bind("folded", reduce(tb, rop, acc, padded))
-            return pb.emit_if_expr(BinaryExpr("ne", peer, h.rank), fold, lambda eb: acc)
-        acc = cb.emit_for_reduce("peer", 0, h.nranks, 1, mine, peer_body)
-        generation = BinaryExpr("add", const(2, INT32), BinaryExpr("floordiv", c0, const(chunk)))
-        emit_barrier(cb, h, signal, generation)                      # nobody still reads this chunk of mine
-        tail = cb.bind("store_value", cb.op("tile.set_validshape", [acc, const(1), valid]))
-        return cb.bind("stored", cb.op("tile.store", [tail, offs, data]))
-
-    b.emit_for_reduce("c0", 0, size, chunk, flat, chunk_body)
+    emit_chunked_peer_fold(b, h, signal, flat, const(0), size, chunk, rop)
     emit_epilogue_reset(b, h, signal, credits)
     return target
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pypto.errors import TypeCheckError
 from pypto.ir.comm_enums import NotifyOp, ReduceOp, WaitCmp
 from pypto.ir.dtypes import INT32
+from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import BinaryExpr, ConstInt, Expr, MakeTuple, UnaryExpr, Var, const
 from pypto.ir.types import DistributedTensorType
 from pypto.passes.lower_composite.builder import LoweringBuilder
@@ -92,6 +93,34 @@ REDUCE_TILE_OPS = {ReduceOp.Sum: "tile.add", ReduceOp.Max: "tile.maximum", Reduc
 
 def reduce(b: LoweringBuilder, op: ReduceOp, acc: Expr, x: Expr) -> Expr:
     return b.op(REDUCE_TILE_OPS[op], [acc, x])
+
+
+def emit_chunked_peer_fold(b: LoweringBuilder, h: CommHandles, signal: Expr, data: Expr, row: Expr, size,
+                           chunk: int, rop: ReduceOp) -> Expr:
+    """The mesh chunk loop over row `row` of `data` (seed 001; mesh allreduce and long-row reduce_scatter):
+    per chunk of at most `chunk` columns, load it with valid_shape [1, min(CH, SIZE - c0)] padded in
+    place, fold every peer's same chunk into it, barrier on generation 2 + c0 // CH (nobody still
+    reads this chunk of mine), narrow the tail with set_validshape and store it. Returns the
+    updated `data`; the caller's epilogue retires 1 + the chunk count."""
+    def chunk_body(cb: LoweringBuilder, c0, data):
+        valid = cb.bind("valid_cols", BinaryExpr("min", const(chunk), BinaryExpr("sub", const(size), c0)))
+        offs, shape = MakeTuple([row, c0]), MakeTuple([const(1), const(chunk)])
+        vshape = MakeTuple([const(1), valid])
+        loaded = cb.bind("local", cb.op("tile.load", [data, offs, shape, vshape], {"target_memory": MemorySpace.Vec}))
+        mine = cb.bind("acc_initial", cb.op("tile.fillpad_inplace", [loaded]))
+
+        def peer_body(pb: LoweringBuilder, peer, acc):
+            def fold(tb: LoweringBuilder):
+                got = tb.bind("remote", tb.op("pld.tile.remote_load", [data, peer, offs, shape, vshape]))
+                padded = tb.bind("recv", tb.op("tile.fillpad_inplace", [got]))
+                return tb.bind("folded", reduce(tb, rop, acc, padded))
+            return pb.emit_if_expr(BinaryExpr("ne", peer, h.rank), fold, lambda eb: acc)
+        acc = cb.emit_for_reduce("peer", 0, h.nranks, 1, mine, peer_body)
+        emit_barrier(cb, h, signal, BinaryExpr("add", const(2, INT32), BinaryExpr("floordiv", c0, const(chunk))))
+        tail = cb.bind("store_value", cb.op("tile.set_validshape", [acc, const(1), valid]))
+        return cb.bind("stored", cb.op("tile.store", [tail, offs, data]))
+
+    return b.emit_for_reduce("c0", 0, size, chunk, data, chunk_body)
 
 
 def chunk_cols(size: int, itemsize: int) -> int:

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from pypto.ir.comm_enums import ReduceOp
 from pypto.ir.enums import MemorySpace
-from pypto.ir.dtypes import INT32
 from pypto.ir.expr import BinaryExpr, MakeTuple, const
 from pypto.passes.lower_composite.builder import LoweringBuilder
 from pypto.passes.lower_composite.collective_protocol import (UB_CHUNK_BYTES, CommHandles, emit_barrier,
-                                                              emit_epilogue_reset, reduce, static_2d,
+                                                              emit_chunked_peer_fold, emit_epilogue_reset, reduce,
+                                                              static_2d,
                                                               validate_mesh_signal)
 
 
@@ -54,24 +54,6 @@ def lower_reduce_scatter_rule(call, args: tuple, b: LoweringBuilder):
 
 def _lower_chunked(target, signal, size: int, chunk: int, rop, h: CommHandles, b: LoweringBuilder):
     """Rows longer than one UB tile: one generation per chunk, so the epilogue retires 1 + chunk count."""
-    def chunk_body(cb: LoweringBuilder, c0, data):
-        valid = cb.bind("valid_cols", BinaryExpr("min", const(chunk), BinaryExpr("sub", const(size), c0)))
-        offs, shape = MakeTuple([h.rank, c0]), MakeTuple([const(1), const(chunk)])
-        vshape = MakeTuple([const(1), valid])
-        loaded = cb.bind("local", cb.op("tile.load", [data, offs, shape, vshape], {"target_memory": MemorySpace.Vec}))
-        mine = cb.bind("acc_initial", cb.op("tile.fillpad_inplace", [loaded]))
-
-        def peer_body(pb: LoweringBuilder, peer, acc):
-            def fold(tb: LoweringBuilder):
-                got = tb.bind("remote", tb.op("pld.tile.remote_load", [data, peer, offs, shape, vshape]))
-                padded = tb.bind("recv", tb.op("tile.fillpad_inplace", [got]))
-                return tb.bind("folded", reduce(tb, rop, acc, padded))
-            return pb.emit_if_expr(BinaryExpr("ne", peer, h.rank), fold, lambda eb: acc)
-        acc = cb.emit_for_reduce("peer", 0, h.nranks, 1, mine, peer_body)
-        emit_barrier(cb, h, signal, BinaryExpr("add", const(2, INT32), BinaryExpr("floordiv", c0, const(chunk))))
-        tail = cb.bind("store_value", cb.op("tile.set_validshape", [acc, const(1), valid]))
-        return cb.bind("stored", cb.op("tile.store", [tail, offs, data]))
-
-    result = b.emit_for_reduce("c0", 0, size, chunk, target, chunk_body)
+    result = emit_chunked_peer_fold(b, h, signal, target, h.rank, size, chunk, rop)
     emit_epilogue_reset(b, h, signal, 1 + -(-size // chunk))
     return result
