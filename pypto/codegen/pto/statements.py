@@ -137,10 +137,9 @@ def _carry_init(ctx, carried: IterArg, result: Var) -> None:
             ctx.alias_tensor(var, init)
 
 
-def _for(ctx, s: ForStmt) -> None:
-    lb, ub, step = ctx.index(s.start), ctx.index(s.stop), ctx.index(s.step)
-    iv = ctx.fresh(s.loop_var.name_hint)
-    ctx.bind(s.loop_var, iv, "index")
+def _loop_carries(ctx, s) -> tuple:
+    """A for / while loop's carries: tiles and tensors enter their buffers (they are not scf values);
+    returns the scalar carries' (indices, init values, types), which travel as scf iter_args."""
     scalar = [i for i, a in enumerate(s.iter_args) if isinstance(a.type, ScalarType)]
     for i, (a, r) in enumerate(zip(s.iter_args, s.return_vars)):
         if i not in scalar:
@@ -148,6 +147,14 @@ def _for(ctx, s: ForStmt) -> None:
     _carry_in(ctx, s)
     inits = [ctx.value(s.iter_args[i].init_value) for i in scalar]
     types = [ctx.type_of(s.iter_args[i]) for i in scalar]
+    return scalar, inits, types
+
+
+def _for(ctx, s: ForStmt) -> None:
+    lb, ub, step = ctx.index(s.start), ctx.index(s.stop), ctx.index(s.step)
+    iv = ctx.fresh(s.loop_var.name_hint)
+    ctx.bind(s.loop_var, iv, "index")
+    scalar, inits, types = _loop_carries(ctx, s)
     inner = []
     for i in scalar:
         name = ctx.fresh(s.iter_args[i].name_hint)
@@ -242,13 +249,7 @@ def _branch(ctx, body, scalar: list, types: list, dtypes=None, targets=()) -> li
 
 
 def _while(ctx, s: WhileStmt) -> None:
-    scalar = [i for i, a in enumerate(s.iter_args) if isinstance(a.type, ScalarType)]
-    for i, (a, r) in enumerate(zip(s.iter_args, s.return_vars)):
-        if i not in scalar:
-            _carry_init(ctx, a, r)
-    _carry_in(ctx, s)
-    inits = [ctx.value(s.iter_args[i].init_value) for i in scalar]
-    types = [ctx.type_of(s.iter_args[i]) for i in scalar]
+    scalar, inits, types = _loop_carries(ctx, s)
     before = [ctx.fresh(s.iter_args[i].name_hint) for i in scalar]
     results = [ctx.fresh(s.return_vars[i].name_hint) for i in scalar]
     sig = ", ".join(types)
