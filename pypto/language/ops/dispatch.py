@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 from typing import Any, Optional
 
-from pypto.errors import TypeCheckError
+from pypto.errors import TypeCheckError, UnsupportedError
 from pypto.ir.dtypes import DataType
 from pypto.ir.expr import Expr, const
 from pypto.ir.ops.common import describe
@@ -54,6 +54,24 @@ def _gather_form(args: list, kwargs: dict) -> tuple:
     return ("gather_mask" if "mask_pattern" in kwargs else "gather"), args
 
 
+def _array_form(path: str, args: list, kwargs: dict) -> tuple:
+    """pl.array.*: an on-core array is a 1-D Vec tile; its elements are read and written as tile elements."""
+    short = path.split(".", 1)[1]
+    if short == "create":
+        extent = args[0] if args else kwargs.pop("extent")
+        dtype = args[1] if len(args) > 1 else kwargs.pop("dtype", None)
+        return "tile.create", [[extent]], {**kwargs, "dtype": dtype}
+    if short == "get_element":
+        return "tile.read", [args[0], [args[1]]], kwargs
+    return "tile.write", [args[0], [args[1]], args[2]], kwargs
+
+
+ARRAY_PATHS = ("array.create", "array.get_element", "array.update_element")
+# Catalog names this project does not build yet: the DSL knows them and says so when one is called.
+NOT_BUILT = {"submit": "task submission with captured TaskIds (the task-graph runtime API)",
+             "spmd_submit": "spmd task submission with captured TaskIds (the task-graph runtime API)"}
+
+
 # DSL names that stand for one of several ops, chosen by the arguments (then by the operand's family).
 FORMS = {"mrgsort": _mrgsort_form, "gather": _gather_form}
 # Name of the scalar-rhs form where it is not simply "<op>s".
@@ -81,7 +99,8 @@ def _unified_names() -> frozenset:
 def dsl_op_paths() -> frozenset:
     """Every accepted `pl.<path>` op spelling (registered ops may grow, so computed on demand)."""
     return (frozenset(all_ops()) | _unified_names() | frozenset(ALIASES) | SCALAR_ONLY_PATHS | {"cast", "const", "abs"}
-            | frozenset(FORMS) | {f"{fam}.{n}" for fam in _FAMILIES for n in FORMS}
+            | frozenset(FORMS) | {f"{fam}.{n}" for fam in _FAMILIES for n in FORMS} | frozenset(ARRAY_PATHS)
+            | frozenset(NOT_BUILT)
             | {f"{fam}.{n}" for fam in _FAMILIES for n in SHAPED_SYNONYMS})
 
 
@@ -90,7 +109,7 @@ def is_dsl_op(path: str) -> bool:
     family, _, short = path.rpartition(".")
     return path in ALIASES or path in SCALAR_ONLY_PATHS or path in ("const", "cast") or has_op(path) \
         or path in _unified_names() or (family in _FAMILIES and short in SHAPED_SYNONYMS) \
-        or (family in ("", *_FAMILIES) and short in FORMS)
+        or (family in ("", *_FAMILIES) and short in FORMS) or path in ARRAY_PATHS or path in NOT_BUILT
 
 
 def _strip(path: str) -> str:
@@ -123,6 +142,12 @@ def build_call(path: str, args, kwargs: Optional[dict] = None, span: Optional[Sp
     if path in ALIASES:
         return _call(ALIASES[path], display, args, kwargs, span)
     family, _, short = path.rpartition(".")
+    if path in NOT_BUILT:
+        raise UnsupportedError(f"{display} is not supported yet: {NOT_BUILT[path]} is not built", span,
+                               hint="dispatch kernels by calling them from the orchestration function")
+    if path in ARRAY_PATHS:
+        name, args, kwargs = _array_form(path, list(args), kwargs)
+        return _call(name, display, args, kwargs, span)
     if short in FORMS and family in ("", *_FAMILIES):
         short, args = FORMS[short](list(args), kwargs)
         first = args[0] if args else None
