@@ -292,3 +292,14 @@ def test_pto_spellings(tmp_path):
     for spelling in ("pto.tsort32 ins(", "pto.tmrgsort ins(", "maskPattern = #pto.mask_pattern<P0101>",
                      '"pto.ttri"(', "pto.taddc ins("):
         assert spelling in pto, spelling
+
+
+@pytest.mark.parametrize("pattern, keep", [(3, [0]), (4, [1]), (5, [2]), (6, [3]), (7, [0, 1, 2, 3])])
+def test_gather_mask_patterns_pick_columns_of_each_group_of_four(pattern, keep):
+    from pypto.runtime.sim.ops import SIM_OPS
+    from pypto.runtime.sim.values import TileValue
+    src = np.arange(8 * 16, dtype=np.float32).reshape(8, 16)
+    cols = [c for c in range(16) if c % 4 in keep]
+    out = TileValue(np.zeros((8, len(cols)), np.float32), (8, len(cols)))
+    SIM_OPS["tile.gather_mask"](None, out, TileValue(src, (8, 16)), mask_pattern=pattern)
+    np.testing.assert_array_equal(out.data, src[:, cols])
