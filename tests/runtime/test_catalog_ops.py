@@ -303,3 +303,11 @@ def test_gather_mask_patterns_pick_columns_of_each_group_of_four(pattern, keep):
     out = TileValue(np.zeros((8, len(cols)), np.float32), (8, len(cols)))
     SIM_OPS["tile.gather_mask"](None, out, TileValue(src, (8, 16)), mask_pattern=pattern)
     np.testing.assert_array_equal(out.data, src[:, cols])
+
+
+def test_tensor_fillpad_expand_pads_a_gm_tensor():
+    small = A[:8, :16].copy()
+    want = np.zeros((16, 32), np.float32)
+    want[:8, :16] = small
+    got = _tensor("r = pl.fillpad_expand(s, [16, 32])\nout = pl.assemble(out, r, [0, 0])", {"s": small}, want)
+    np.testing.assert_array_equal(got, want)
