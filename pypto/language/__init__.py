@@ -80,8 +80,8 @@ def loads_program(path, *, globals: dict | None = None):
 
 def __getattr__(name: str):
     """`pl.jit` (the runtime engineer's module, loaded lazily) and every DSL op name."""
-    if name == "jit":
-        from pypto.language.jit import jit
+    if name == "jit":                 # the runtime's decorator, imported on first use (not by `import pypto.language`)
+        from pypto.runtime.jit import jit
         return jit
     if name.startswith("__") or name in ("ops", "parser", "distributed"):
         raise AttributeError(name)
@@ -90,10 +90,3 @@ def __getattr__(name: str):
     from pypto.language.parser.diagnostics import did_you_mean
     hint = did_you_mean(name, [n for n in globals() if not n.startswith("_")] + _op_names())
     raise AttributeError(f"module 'pypto.language' has no attribute '{name}'" + (f" ({hint})" if hint else ""))
-
-
-try:  # `pl.jit` is the runtime engineer's module; bind the decorator (not the submodule) when present
-    from pypto.language.jit import jit  # noqa: E402
-except ModuleNotFoundError as _e:
-    if _e.name != "pypto.language.jit":
-        raise
