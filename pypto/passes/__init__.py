@@ -1,5 +1,6 @@
 """pypto.passes: the pass infrastructure (Pass, PassContext, instruments, properties, PassManager)
-and one module per pass, each exporting a factory named after it (`convert_to_ssa()` ...).
+and one module (or package) per pass, each exporting a factory named after it (`convert_to_ssa()` ...;
+`pypto.pypto_core.passes` gathers them; they are not re-exported here, where they would shadow their modules).
 
     from pypto.passes import PassManager, OptimizationStrategy
     final = PassManager.get_strategy(OptimizationStrategy.Default).run_passes(program)
@@ -10,7 +11,8 @@ from pypto.passes.context import PassContext, VerificationLevel, current_platfor
 from pypto.passes.base import Pass, function_pass, run_pipeline
 from pypto.passes.instruments import (CallbackInstrument, DumpInstrument, Instrument, PassSelection,
                                       RoundtripInstrument, TimingInstrument, VerificationInstrument,
-                                      VerificationMode, make_roundtrip_instrument)
+                                      VerificationMode, make_roundtrip_instrument, verify_properties)
 from pypto.passes.chip_pipeline import CHIP_PIPELINE
 from pypto.passes.manager import DEFAULT_PIPELINE, OptimizationStrategy, PassManager
 from pypto.passes.properties import IRProperty, IRPropertySet, PassProperties
+

@@ -52,6 +52,11 @@ def _check(props, program, what: str) -> None:
                                 diags[0].span)
 
 
+def verify_properties(properties, program, where: str = "verify_properties") -> None:
+    """Raise InternalError if one of `properties` does not hold for `program`."""
+    _check(properties, program, where)
+
+
 class VerificationInstrument(Instrument):
     """Checks a pass's required properties before it and its produced properties after it.
 
