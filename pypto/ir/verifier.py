@@ -15,11 +15,10 @@ from typing import Callable, Optional
 from pypto.ir.enums import FunctionType
 from pypto.ir.expr import BinaryExpr, Call, GlobalVar, MakeTuple, UnaryExpr
 from pypto.ir.function import Function, Program
-from pypto.ir.node import DEF, Node
 from pypto.ir.span import Span
 from pypto.ir.stmt import ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt
 from pypto.ir.types import TileType, Type
-from pypto.ir.visitor import IRVisitor
+from pypto.ir.visitor import IRVisitor, defined_vars  # noqa: F401  (defined_vars: re-exported)
 
 KERNEL_TYPES = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
 # Tensor ops a kernel may keep: scalar reads / writes of GM (they load and store by themselves).
@@ -37,22 +36,6 @@ class Diagnostic:
     def __str__(self) -> str:
         where = f"{self.span}: " if self.span is not None and self.span.is_known() else ""
         return f"{where}[{self.rule}] {self.message}"
-
-
-def defined_vars(node: Node) -> list:
-    """Every binding site under `node` in pre-order (params, assignments, loop vars, iter args, return vars)."""
-    found: list = []
-
-    class _Defs(IRVisitor):
-        def visit(self, n):
-            if isinstance(n, Node) and not isinstance(n, Type):
-                for _name, kind, value in n.field_values():
-                    if kind == DEF:
-                        found.extend(value if isinstance(value, tuple) else [value])
-            super().visit(n)
-
-    _Defs().visit(node)
-    return found
 
 
 class _Walker(IRVisitor):

@@ -1,19 +1,31 @@
 """Generic IR traversal driven by each node's FIELDS.
 
 IRVisitor calls `visit_<snake_name>(node)` when a subclass defines it (e.g. `visit_call`,
-`visit_for_stmt`), otherwise walks the node's fields; types are not descended into.
-IRMutator rebuilds bottom-up and returns the very same node when nothing changed, so
-unchanged subtrees are shared between the input and output programs.
+`visit_for_stmt`; the most specific class of the node's MRO wins, so `visit_stmt` sees every
+statement without a more specific hook), otherwise walks the node's fields; types are not
+descended into. IRMutator does the same with `mutate_<snake_name>`, rebuilds bottom-up and returns
+the very same node (tuple, list, dict) when nothing changed, so unchanged subtrees are shared
+between the input and output programs.
+
+Speed: traversal is most of a compile's time, so each visitor class gets a dispatch table
+{value class: handler} filled once per class met (a hook, the children walk, a container walk, or
+nothing for names / numbers / Types); a node is walked through its class's `_child_fields`
+(pypto.ir.node). Tables live on the visitor class itself, so a class defined inside a function is
+freed with it. A visitor that overrides `visit` (or a mutator overriding `mutate`) is walked the
+plain way — every field, each value through `self.visit` — so its override sees everything.
+Hooks are resolved on a class's first visit: set them in the class body, not by patching later.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
 
-from pypto.ir.node import Node
+from pypto.ir.node import DEF, Node, memo_of
 from pypto.ir.types import Type
 
 _SNAKE_CACHE: dict = {}
+_CONTAINERS = (Node, list, tuple, dict)
 
 
 def _snake(cls) -> str:
@@ -23,87 +35,177 @@ def _snake(cls) -> str:
     return name
 
 
-_HOOK_NAMES: dict = {}
+def _hook_of(vcls, ncls, prefix: str):
+    """The function of vcls's most specific `prefix<snake>` hook for node class ncls, or None."""
+    for klass in ncls.__mro__:
+        if klass is Node or klass is object:
+            return None
+        name = prefix + _snake(klass)
+        if getattr(vcls, name, None) is not None:
+            if isinstance(inspect.getattr_static(vcls, name), (staticmethod, classmethod)):
+                return lambda self, node, _name=name: getattr(self, _name)(node)
+            return getattr(vcls, name)
+    return None
 
 
-def _hook(obj, cls, prefix: str):
-    """The most specific visit_/mutate_ hook for cls (walking its MRO), or None.
+# ---------------------------------------------------------------------------------------- visitor
+def _visit_seq(self, seq) -> None:
+    table = self._visit_table
+    for x in seq:
+        try:
+            h = table[x.__class__]
+        except KeyError:
+            h = _visit_handler(type(self), x.__class__)
+        if h is not None:
+            h(self, x)
 
-    Hooks are methods of the visitor's class, so the name found for (visitor class, node class)
-    is cached: a pass visits tens of thousands of nodes and the MRO walk dominated compile time."""
-    key = (type(obj), cls, prefix)
-    name = _HOOK_NAMES.get(key, "")
-    if name == "":
-        name = None
-        for klass in cls.__mro__:
-            if klass is Node or klass is object:
-                break
-            candidate = f"{prefix}{_snake(klass)}"
-            if getattr(type(obj), candidate, None) is not None:
-                name = candidate
-                break
-        _HOOK_NAMES[key] = name
-    return None if name is None else getattr(obj, name)
+
+def _visit_dict(self, d) -> None:
+    _visit_seq(self, d.values())
+
+
+def _visit_seq_plain(self, seq) -> None:
+    for x in seq:
+        self.visit(x)
+
+
+def _visit_dict_plain(self, d) -> None:
+    for x in d.values():
+        self.visit(x)
+
+
+def _visit_handler(vcls, cls):
+    """Resolve (and remember on vcls) what visiting a value of class cls does."""
+    plain = vcls._plain_walk
+    if cls is tuple or cls is list:
+        h = _visit_seq_plain if plain else _visit_seq
+    elif cls is dict:
+        h = _visit_dict_plain if plain else _visit_dict
+    elif issubclass(cls, Node) and not issubclass(cls, Type):
+        h = _hook_of(vcls, cls, "visit_") or vcls.visit_children
+    else:
+        h = None
+    vcls._visit_table[cls] = h
+    return h
 
 
 class IRVisitor:
+    _visit_table: dict = {}
+    _plain_walk = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._visit_table = {}
+        cls._plain_walk = cls.visit is not IRVisitor.visit
+
     def visit(self, node):
-        if node is None:
-            return
-        if isinstance(node, (list, tuple)):
-            for n in node:
-                self.visit(n)
-            return
-        if isinstance(node, dict):
-            for n in node.values():
-                self.visit(n)
-            return
-        if not isinstance(node, Node) or isinstance(node, Type):
-            return
-        hook = _hook(self, type(node), "visit_")
-        if hook is not None:
-            hook(node)
-        else:
-            self.visit_children(node)
+        try:
+            h = self._visit_table[node.__class__]
+        except KeyError:
+            h = _visit_handler(type(self), node.__class__)
+        if h is not None:
+            h(self, node)
 
     def visit_children(self, node: Node) -> None:
-        for _name, _kind, value in node.field_values():
-            if isinstance(value, (Node, list, tuple, dict)):
-                self.visit(value)
+        if self._plain_walk:
+            for name in node._field_names:
+                value = getattr(node, name)
+                if isinstance(value, _CONTAINERS):
+                    self.visit(value)
+            return
+        table = self._visit_table
+        for name in node._child_fields:
+            value = getattr(node, name)
+            try:
+                h = table[value.__class__]
+            except KeyError:
+                h = _visit_handler(type(self), value.__class__)
+            if h is not None:
+                h(self, value)
+
+
+# ---------------------------------------------------------------------------------------- mutator
+def _mutate_tuple(self, seq):
+    new = tuple([self.mutate(x) for x in seq])
+    for a, b in zip(new, seq):
+        if a is not b:
+            return new
+    return seq
+
+
+def _mutate_list(self, seq):
+    new = [self.mutate(x) for x in seq]
+    for a, b in zip(new, seq):
+        if a is not b:
+            return new
+    return seq
+
+
+def _mutate_dict(self, d):
+    out = {}
+    changed = False
+    for k, v in d.items():
+        nv = out[k] = self.mutate(v)
+        changed = changed or nv is not v
+    return out if changed else d
+
+
+def _mutate_handler(mcls, cls):
+    """Resolve (and remember on mcls) what mutating a value of class cls does (None: keep it)."""
+    if cls is tuple:
+        h = _mutate_tuple
+    elif cls is list:
+        h = _mutate_list
+    elif cls is dict:
+        h = _mutate_dict
+    elif issubclass(cls, Node) and not issubclass(cls, Type):
+        h = _hook_of(mcls, cls, "mutate_") or mcls.mutate_children
+    else:
+        h = None
+    mcls._mutate_table[cls] = h
+    return h
 
 
 class IRMutator:
+    _mutate_table: dict = {}
+    _plain_walk = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._mutate_table = {}
+        cls._plain_walk = cls.mutate is not IRMutator.mutate
+
     def mutate(self, node):
-        if node is None:
-            return None
-        if isinstance(node, tuple):
-            new = tuple(self.mutate(n) for n in node)
-            return node if all(a is b for a, b in zip(new, node)) else new
-        if isinstance(node, list):
-            return [self.mutate(n) for n in node]
-        if isinstance(node, dict):
-            changed = False
-            out = {}
-            for k, v in node.items():
-                nv = self.mutate(v)
-                changed |= nv is not v
-                out[k] = nv
-            return out if changed else node
-        if not isinstance(node, Node) or isinstance(node, Type):
-            return node
-        hook = _hook(self, type(node), "mutate_")
-        if hook is not None:
-            return hook(node)
-        return self.mutate_children(node)
+        try:
+            h = self._mutate_table[node.__class__]
+        except KeyError:
+            h = _mutate_handler(type(self), node.__class__)
+        return node if h is None else h(self, node)
 
     def mutate_children(self, node: Node) -> Node:
-        changes = {}
-        for name, _kind, value in node.field_values():
-            if isinstance(value, (Node, tuple, list, dict)):
-                nv = self.mutate(value)
-                if nv is not value:
-                    changes[name] = nv
-        return node.replace(**changes) if changes else node
+        changes = None
+        if self._plain_walk:
+            for name in node._field_names:
+                value = getattr(node, name)
+                if isinstance(value, _CONTAINERS):
+                    nv = self.mutate(value)
+                    if nv is not value:
+                        changes = changes or {}
+                        changes[name] = nv
+        else:
+            table = self._mutate_table
+            for name in node._child_fields:
+                value = getattr(node, name)
+                try:
+                    h = table[value.__class__]
+                except KeyError:
+                    h = _mutate_handler(type(self), value.__class__)
+                if h is not None:
+                    nv = h(self, value)
+                    if nv is not value:
+                        changes = changes or {}
+                        changes[name] = nv
+        return node if changes is None else node.replace(**changes)
 
 
 class SplicingMutator(IRMutator):
@@ -132,15 +234,97 @@ def substitute(node, mapping: dict):
     return VarSubstituter(mapping).mutate(node) if mapping else node
 
 
+# ---------------------------------------------------------------------------------------- queries
+_LEAF, _EXPR, _STMT = 0, 1, 2
+_KIND: dict = {}                 # class → how the walks below treat its values
+
+
+def _kind(cls) -> int:
+    kind = _KIND.get(cls)
+    if kind is None:
+        from pypto.ir.expr import Expr
+        if not issubclass(cls, Node) or issubclass(cls, Type):
+            kind = _LEAF
+        else:
+            kind = _EXPR if issubclass(cls, Expr) else _STMT
+        kind = _KIND[cls] = kind
+    return kind
+
+
+def _walk(out: list, values) -> None:
+    """Append to `out`, in pre-order, the IR nodes (types excluded) under `values`, a sequence of
+    field values; statements contribute their cached pre-order (`preorder`)."""
+    stack = list(values)
+    stack.reverse()
+    pop, kinds = stack.pop, _KIND
+    while stack:
+        n = pop()
+        cls = n.__class__
+        if cls is tuple or cls is list:
+            stack.extend(reversed(n))
+            continue
+        if cls is dict:
+            stack.extend(reversed(list(n.values())))
+            continue
+        kind = kinds.get(cls)
+        if kind is None:
+            kind = _kind(cls)
+        if kind == _EXPR:
+            out.append(n)
+            fields = cls._child_fields
+            for i in range(len(fields) - 1, -1, -1):
+                stack.append(getattr(n, fields[i]))
+        elif kind == _STMT:
+            out.extend(preorder(n))
+
+
+def preorder(node) -> tuple:
+    """Every IR node under `node` (itself included, types excluded) in pre-order. A statement's,
+    function's or program's answer is cached on it, so unchanged statements are not walked again."""
+    if _kind(node.__class__) != _STMT:
+        out: list = []
+        _walk(out, (node,))
+        return tuple(out)
+    memo = memo_of(node)
+    got = memo.get("preorder")
+    if got is None:
+        out = [node]
+        _walk(out, [getattr(node, name) for name in node._child_fields])
+        got = memo["preorder"] = tuple(out)
+    return got
+
+
 def collect(node, predicate) -> list:
     """All nodes under `node` (types excluded) for which predicate(node) is true, in pre-order."""
-    found = []
+    return [n for n in preorder(node) if predicate(n)]
 
-    class _C(IRVisitor):
-        def visit(self, n):
-            if isinstance(n, Node) and not isinstance(n, Type) and predicate(n):
-                found.append(n)
-            super().visit(n)
 
-    _C().visit(node)
-    return found
+def defined_vars(node) -> list:
+    """Every binding site under `node` in pre-order (params, assignments, loop vars, iter args, return
+    vars). Bindings live in statements and functions only (an expression binds nothing), so the walk
+    visits those alone and caches each statement's answer on it."""
+    return list(_defs(node))
+
+
+def _defs(node) -> tuple:
+    cls = node.__class__
+    if cls is tuple or cls is list:
+        return tuple(v for x in node for v in _defs(x))
+    if cls is dict:
+        return tuple(v for x in node.values() for v in _defs(x))
+    if _kind(cls) != _STMT:
+        return ()
+    memo = memo_of(node)
+    got = memo.get("defs")
+    if got is None:
+        out: list = []
+        for name, kind in cls.FIELDS:
+            value = getattr(node, name)
+            if kind == DEF:
+                out.extend(value if isinstance(value, tuple) else (value,))
+        for name in cls._child_fields:
+            value = getattr(node, name)
+            if isinstance(value, (tuple, list, dict)) or _kind(value.__class__) == _STMT:
+                out.extend(_defs(value))
+        got = memo["defs"] = tuple(out)
+    return got
