@@ -34,12 +34,14 @@ class Node:
     PLAIN_FIELDS: ClassVar[frozenset] = frozenset()
     _field_names: ClassVar[tuple[str, ...]] = ()
     _child_fields: ClassVar[tuple[str, ...]] = ()
+    _def_fields: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         plain = PLAIN_FIELD_NAMES | cls.PLAIN_FIELDS
         cls._field_names = tuple(name for name, _kind in cls.FIELDS)
         cls._child_fields = tuple(name for name in cls._field_names if name not in plain)
+        cls._def_fields = tuple(name for name, kind in cls.FIELDS if kind == DEF)
 
     def __setattr__(self, key: str, value: Any) -> None:
         raise AttributeError(f"IR nodes are immutable; use .replace({key}=...) to get a changed copy")
@@ -50,11 +52,16 @@ class Node:
 
     def replace(self, **changes: Any) -> "Node":
         """A copy with some fields changed (the same node when nothing changes)."""
-        if all(getattr(self, k) is v for k, v in changes.items()):
+        for k, v in changes.items():
+            if getattr(self, k) is not v:
+                break
+        else:
             return self
-        new = object.__new__(type(self))
-        for name in _all_slots(type(self)):
-            object.__setattr__(new, name, changes[name] if name in changes else getattr(self, name))
+        cls = type(self)
+        new = object.__new__(cls)
+        set_ = object.__setattr__
+        for name in _all_slots(cls):
+            set_(new, name, changes[name] if name in changes else getattr(self, name))
         return new
 
     def field_values(self):

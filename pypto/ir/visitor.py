@@ -21,7 +21,7 @@ from __future__ import annotations
 import inspect
 import re
 
-from pypto.ir.node import DEF, Node, memo_of
+from pypto.ir.node import Node, memo_of
 from pypto.ir.types import Type
 
 _SNAKE_CACHE: dict = {}
@@ -125,16 +125,29 @@ class IRVisitor:
 
 
 # ---------------------------------------------------------------------------------------- mutator
+def _mutate_each(self, seq) -> list:
+    if self._plain_walk:
+        return [self.mutate(x) for x in seq]
+    table, out = self._mutate_table, []
+    for x in seq:
+        try:
+            h = table[x.__class__]
+        except KeyError:
+            h = _mutate_handler(type(self), x.__class__)
+        out.append(x if h is None else h(self, x))
+    return out
+
+
 def _mutate_tuple(self, seq):
-    new = tuple([self.mutate(x) for x in seq])
+    new = _mutate_each(self, seq)
     for a, b in zip(new, seq):
         if a is not b:
-            return new
+            return tuple(new)
     return seq
 
 
 def _mutate_list(self, seq):
-    new = [self.mutate(x) for x in seq]
+    new = _mutate_each(self, seq)
     for a, b in zip(new, seq):
         if a is not b:
             return new
@@ -235,18 +248,22 @@ def substitute(node, mapping: dict):
 
 
 # ---------------------------------------------------------------------------------------- queries
-_LEAF, _EXPR, _STMT = 0, 1, 2
-_KIND: dict = {}                 # class → how the walks below treat its values
+# How the walks below treat a value, by its class: not an IR node (or a Type), a Var, another
+# expression (walked inline), or a statement / function / program / other node (answers cached on it).
+LEAF, VAR, EXPR, STMT = 0, 1, 2, 3
+_KIND: dict = {}
 
 
-def _kind(cls) -> int:
+def node_kind(cls) -> int:
     kind = _KIND.get(cls)
     if kind is None:
-        from pypto.ir.expr import Expr
+        from pypto.ir.expr import Expr, Var
         if not issubclass(cls, Node) or issubclass(cls, Type):
-            kind = _LEAF
+            kind = LEAF
+        elif issubclass(cls, Var):
+            kind = VAR
         else:
-            kind = _EXPR if issubclass(cls, Expr) else _STMT
+            kind = EXPR if issubclass(cls, Expr) else STMT
         kind = _KIND[cls] = kind
     return kind
 
@@ -268,20 +285,20 @@ def _walk(out: list, values) -> None:
             continue
         kind = kinds.get(cls)
         if kind is None:
-            kind = _kind(cls)
-        if kind == _EXPR:
+            kind = node_kind(cls)
+        if kind == STMT:
+            out.extend(preorder(n))
+        elif kind != LEAF:
             out.append(n)
             fields = cls._child_fields
             for i in range(len(fields) - 1, -1, -1):
                 stack.append(getattr(n, fields[i]))
-        elif kind == _STMT:
-            out.extend(preorder(n))
 
 
 def preorder(node) -> tuple:
     """Every IR node under `node` (itself included, types excluded) in pre-order. A statement's,
     function's or program's answer is cached on it, so unchanged statements are not walked again."""
-    if _kind(node.__class__) != _STMT:
+    if node_kind(node.__class__) != STMT:
         out: list = []
         _walk(out, (node,))
         return tuple(out)
@@ -308,23 +325,31 @@ def defined_vars(node) -> list:
 
 def _defs(node) -> tuple:
     cls = node.__class__
-    if cls is tuple or cls is list:
-        return tuple(v for x in node for v in _defs(x))
-    if cls is dict:
-        return tuple(v for x in node.values() for v in _defs(x))
-    if _kind(cls) != _STMT:
-        return ()
-    memo = memo_of(node)
-    got = memo.get("defs")
-    if got is None:
+    if cls is tuple or cls is list or cls is dict:
         out: list = []
-        for name, kind in cls.FIELDS:
-            value = getattr(node, name)
-            if kind == DEF:
-                out.extend(value if isinstance(value, tuple) else (value,))
-        for name in cls._child_fields:
-            value = getattr(node, name)
-            if isinstance(value, (tuple, list, dict)) or _kind(value.__class__) == _STMT:
-                out.extend(_defs(value))
-        got = memo["defs"] = tuple(out)
+        for x in (node.values() if cls is dict else node):
+            xc = x.__class__
+            if xc is tuple or xc is list or xc is dict or node_kind(xc) == STMT:
+                out.extend(_defs(x))
+        return tuple(out)
+    if node_kind(cls) != STMT:
+        return ()
+    try:
+        return node._memo["defs"]
+    except (AttributeError, KeyError):
+        pass
+    out = []
+    for name in cls._def_fields:
+        value = getattr(node, name)
+        out.extend(value if isinstance(value, tuple) else (value,))
+    nested = False
+    for name in cls._child_fields:
+        value = getattr(node, name)
+        vcls = value.__class__
+        if vcls is tuple or vcls is list or vcls is dict or node_kind(vcls) == STMT:
+            out.extend(_defs(value))
+            nested = True
+    got = tuple(out)
+    if nested:                   # a leaf statement is quicker to redo than to cache
+        memo_of(node)["defs"] = got
     return got

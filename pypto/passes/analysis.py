@@ -9,12 +9,12 @@ from __future__ import annotations
 from typing import Iterable, Optional
 
 from pypto.ir.dtypes import INDEX
-from pypto.ir.expr import BinaryExpr, Call, ConstInt, Expr, IterArg, Var
+from pypto.ir.expr import BinaryExpr, Call, ConstInt, IterArg, Var
 from pypto.ir.function import Function
 from pypto.ir.node import DEF, Node, memo_of
 from pypto.ir.stmt import SeqStmts, Stmt, flatten_to_stmts
-from pypto.ir.types import ShapedType, TupleType, Type
-from pypto.ir.visitor import IRMutator, IRVisitor, collect, defined_vars  # noqa: F401
+from pypto.ir.types import ShapedType, TupleType
+from pypto.ir.visitor import EXPR, STMT, VAR, IRMutator, IRVisitor, collect, defined_vars, node_kind  # noqa: F401
 
 
 def as_seq(stmts: Iterable[Stmt], span=None) -> SeqStmts:
@@ -38,40 +38,42 @@ def used_vars(node, include_types: bool = False) -> list:
     return list(order)
 
 
-def _uses_into(order: dict, n, include_types: bool) -> None:
-    cls = n.__class__
-    if cls is tuple or cls is list:
-        for x in n:
-            _uses_into(order, x, include_types)
-        return
-    if cls is dict:
-        for x in n.values():
-            _uses_into(order, x, include_types)
-        return
-    if not isinstance(n, Node) or isinstance(n, Type):
-        return
-    if isinstance(n, Var):
-        # a use of an IterArg reads the carried value, not its init (read at the loop header)
-        order.setdefault(n, None)
-        if include_types:
-            for d in vars_in_type(n.type):
-                order.setdefault(d, None)
-        return
-    if isinstance(n, Expr):
-        _node_uses(order, n, include_types)
-        return
-    memo = memo_of(n)
+def _uses_into(order: dict, root, include_types: bool) -> None:
+    stack = [root]
+    pop, push = stack.pop, stack.append
+    while stack:
+        n = pop()
+        cls = n.__class__
+        if cls is tuple or cls is list:
+            stack.extend(reversed(n))
+            continue
+        if cls is dict:
+            stack.extend(reversed(list(n.values())))
+            continue
+        kind = node_kind(cls)
+        if kind == EXPR:                 # expressions bind nothing: every Var under them is a use
+            fields = cls._child_fields
+            for i in range(len(fields) - 1, -1, -1):
+                push(getattr(n, fields[i]))
+        elif kind == VAR:
+            # a use of an IterArg reads the carried value, not its init (read at the loop header)
+            order.setdefault(n, None)
+            if include_types:
+                for d in vars_in_type(n.type):
+                    order.setdefault(d, None)
+        elif kind == STMT:
+            for v in _stmt_uses(n, include_types):
+                order.setdefault(v, None)
+
+
+def _stmt_uses(n: Node, include_types: bool) -> tuple:
+    """The uses of a statement (function, ...), cached on it."""
     key = "uses+types" if include_types else "uses"
-    got = memo.get(key)
-    if got is None:
-        own: dict = {}
-        _node_uses(own, n, include_types)
-        got = memo[key] = tuple(own)
-    for v in got:
-        order.setdefault(v, None)
-
-
-def _node_uses(order: dict, n: Node, include_types: bool) -> None:
+    try:
+        return n._memo[key]
+    except (AttributeError, KeyError):
+        pass
+    order: dict = {}
     children = n._child_fields
     for name, kind in n.FIELDS:
         value = getattr(n, name)
@@ -84,6 +86,8 @@ def _node_uses(order: dict, n: Node, include_types: bool) -> None:
                         order.setdefault(d, None)
         elif name in children:
             _uses_into(order, value, include_types)
+    got = memo_of(n)[key] = tuple(order)
+    return got
 
 
 def vars_in_type(t) -> list:
