@@ -18,7 +18,6 @@ Hooks are resolved on a class's first visit: set them in the class body, not by 
 
 from __future__ import annotations
 
-import inspect
 import re
 
 from pypto.ir.node import Node, memo_of
@@ -42,7 +41,8 @@ def _hook_of(vcls, ncls, prefix: str):
             return None
         name = prefix + _snake(klass)
         if getattr(vcls, name, None) is not None:
-            if isinstance(inspect.getattr_static(vcls, name), (staticmethod, classmethod)):
+            raw = next((k.__dict__[name] for k in vcls.__mro__ if name in k.__dict__), None)
+            if isinstance(raw, (staticmethod, classmethod)):
                 return lambda self, node, _name=name: getattr(self, _name)(node)
             return getattr(vcls, name)
     return None
