@@ -24,6 +24,7 @@ from pypto.ir.node import Node, memo_of
 from pypto.ir.types import Type
 
 _SNAKE_CACHE: dict = {}
+_HOOK_NAMES: dict = {}           # (prefix, node class) → hook name: one string object per name
 _CONTAINERS = (Node, list, tuple, dict)
 
 
@@ -34,12 +35,19 @@ def _snake(cls) -> str:
     return name
 
 
+def _hook_name(prefix: str, cls) -> str:
+    name = _HOOK_NAMES.get((prefix, cls))
+    if name is None:
+        name = _HOOK_NAMES[(prefix, cls)] = prefix + _snake(cls)
+    return name
+
+
 def _hook_of(vcls, ncls, prefix: str):
     """The function of vcls's most specific `prefix<snake>` hook for node class ncls, or None."""
     for klass in ncls.__mro__:
         if klass is Node or klass is object:
             return None
-        name = prefix + _snake(klass)
+        name = _hook_name(prefix, klass)
         if getattr(vcls, name, None) is not None:
             raw = next((k.__dict__[name] for k in vcls.__mro__ if name in k.__dict__), None)
             if isinstance(raw, (staticmethod, classmethod)):
