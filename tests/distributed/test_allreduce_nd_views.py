@@ -248,7 +248,7 @@ def test_ring_without_its_push_done_barrier_races_under_random_schedules(monkeyp
     """A test-only broken ring: skipping the push-done barrier lets a rank fold its receive slot before the
     left neighbour's push lands; the simulator shows the wrong sum (here in every schedule tried: a rank
     folds right after its own push)."""
-    from pypto.passes.lower_composite import collective_ring as ring
+    from pypto.passes.lower_composite_ops import collective_ring as ring
     real, calls = ring._row_barrier, []
 
     def ready_only(b, h, signal, row, generation):

@@ -25,7 +25,7 @@ from pypto.errors import UnsupportedError
 from pypto.ir.enums import TensorLayout
 from pypto.ir.expr import BinaryExpr, ConstInt, MakeTuple, const
 from pypto.ir.types import DistributedTensorType
-from pypto.passes.lower_composite.builder import LoweringBuilder
+from pypto.passes.lower_composite_ops.builder import LoweringBuilder
 
 
 @dataclass(frozen=True)
