@@ -130,8 +130,9 @@ def _group(func: Function, aic: Function, aiv: Function) -> Function:
         stmts.append(ReturnStmt(values, func.span))
     else:
         stmts.append(EvalStmt(aiv_call, func.span))
+    # the Group keeps the kernel's split / slot_num (and the other scope attrs) like its AIC / AIV members
     return Function(func.name, params, func.return_types, SeqStmts(stmts), FunctionType.Group,
-                    param_directions=func.param_directions, attrs={}, span=func.span)
+                    param_directions=func.param_directions, attrs=dict(func.attrs), span=func.span)
 
 
 class _GroupCallerRewrite(IRMutator):
