@@ -24,7 +24,7 @@ from pypto.ir.types import TupleType, UnknownType
 from pypto.ir.visitor import IRMutator, substitute
 from pypto.passes.context import current_platform
 from pypto.passes.expand_mixed_kernel.affinity import call_affinity, stmt_affinity  # noqa: F401 (re-export)
-from pypto.passes.expand_mixed_kernel.construct import SideBuilder, is_mixed, store_writebacks
+from pypto.passes.expand_mixed_kernel.construct import SideBuilder, fill_defs, is_mixed, store_writebacks
 from pypto.passes.expand_mixed_kernel.adapt_push import adapt_manual_pushes
 from pypto.passes.expand_mixed_kernel.mx_manual import adapt_mx_pushes
 from pypto.passes.expand_mixed_kernel.data_paths import check_data_paths
@@ -45,7 +45,7 @@ def _calls_to(func: Function, name: str) -> bool:
 
 
 def _side_body(func: Function, side: str, platform_name: str):
-    builder = SideBuilder(side, platform_name, plan_fences(func.body))
+    builder = SideBuilder(side, platform_name, plan_fences(func.body), fill_defs(func.body))
     body = builder.body(func.body)
     writebacks = store_writebacks(func.body, side)
     if writebacks:
