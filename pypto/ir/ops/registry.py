@@ -123,6 +123,12 @@ def all_ops() -> dict[str, OpDef]:
     return dict(_REGISTRY)
 
 
+def op_count() -> int:
+    """How many ops are registered (cheap: lets callers cache what they derive from all_ops())."""
+    _ensure_loaded()
+    return len(_REGISTRY)
+
+
 def _suggest(name: str) -> str:
     import difflib
     close = difflib.get_close_matches(name, list(_REGISTRY), n=3)

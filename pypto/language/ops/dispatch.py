@@ -19,7 +19,7 @@ from pypto.errors import TypeCheckError, UnsupportedError
 from pypto.ir.dtypes import DataType
 from pypto.ir.expr import Expr, const
 from pypto.ir.ops.common import describe
-from pypto.ir.ops.registry import all_ops, create_op_call, get_op, has_op
+from pypto.ir.ops.registry import all_ops, create_op_call, get_op, has_op, op_count
 from pypto.ir.span import Span
 from pypto.ir.types import ScalarType, TensorType, TileType
 from pypto.language.ops.binding import bind, unwrap_const
@@ -88,11 +88,12 @@ _UNIFIED_CACHE: dict = {}
 
 def _unified_names() -> frozenset:
     """Short names of every tile.* / tensor.* op (recomputed only when more ops get registered)."""
-    ops = all_ops()
-    names = _UNIFIED_CACHE.get(len(ops))
+    count = op_count()
+    names = _UNIFIED_CACHE.get(count)
     if names is None:
         _UNIFIED_CACHE.clear()
-        names = _UNIFIED_CACHE[len(ops)] = frozenset(op.short_name for op in ops.values() if op.category in _FAMILIES)
+        names = _UNIFIED_CACHE[count] = frozenset(op.short_name for op in all_ops().values()
+                                                  if op.category in _FAMILIES)
     return names
 
 
