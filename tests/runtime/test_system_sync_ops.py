@@ -121,3 +121,18 @@ def test_geometry_queries_read_the_platform():
     got = out if result is None else result
     clusters = get_platform("a2a3").clusters
     assert got.tolist() == [[2 * clusters, clusters]]
+
+
+def test_pipe_flags_pair_within_a_core():
+    text = EVENTS.replace("pl.system.sync_set(3, pipe=pl.PipeType.MTE2)",
+                          "pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=1)")
+    text = text.replace("pl.system.sync_wait(3, pipe=pl.PipeType.MTE2)",
+                        "pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=1)")
+    x = np.ones((16, 64), np.float32)
+    out = np.zeros_like(x)
+    result = run(pl.parse(text))(x, out)
+    np.testing.assert_array_equal(out if result is None else result, x + 1)
+    unpaired = text.replace("wait_pipe=pl.PipeType.V, event_id=1)\n        pl.system.sync_dst",
+                            "wait_pipe=pl.PipeType.V, event_id=2)\n        pl.system.sync_dst")
+    with pytest.raises(PyptoError, match="system.sync_dst"):
+        run(pl.parse(unpaired))(x, np.zeros_like(x))

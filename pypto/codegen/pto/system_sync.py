@@ -61,3 +61,7 @@ not_emitted("system.available_aiv_count", "the device geometry is a host-side la
                                           "into the launch, not into kernel code")
 not_emitted("system.available_cluster_count", "the device geometry is a host-side launch fact: the reference folds "
                                               "it into the launch, not into kernel code")
+not_emitted("system.sync_src", "intra-core pipe flags are placed by the reference's sync insertion, which emits no "
+                               "same-name instruction; hand-written flags have no PTO spelling here")
+not_emitted("system.sync_dst", "intra-core pipe flags are placed by the reference's sync insertion, which emits no "
+                               "same-name instruction; hand-written flags have no PTO spelling here")

@@ -52,6 +52,23 @@ register_op(OpDef("system.sync_wait", args=("event_id",), deduce=_sync_wait_type
                   description="wait for (and consume) a cross-core event raised by sync_set"))
 
 
+def _pipe_flag_type(name: str):
+    def deduce(args, kw):
+        if not 0 <= kw["event_id"] <= 7:
+            raise TypeCheckError(f"{name}: event_id must be 0..7 (a pipe flag), got {kw['event_id']}")
+        return UnknownType()
+    return deduce
+
+
+# Intra-core pipe flags (set_flag / wait_flag): sync_src raises the flag from set_pipe to wait_pipe,
+# sync_dst waits for it. A compiler pass usually places them; they are spelled here for hand tuning.
+_FLAG_KW = {"set_pipe": Kwarg(PipeType), "wait_pipe": Kwarg(PipeType), "event_id": Kwarg(int)}
+register_op(OpDef("system.sync_src", kwargs=dict(_FLAG_KW), deduce=_pipe_flag_type("system.sync_src"),
+                  affinity=SHARED, description="set the pipe flag event_id from set_pipe towards wait_pipe"))
+register_op(OpDef("system.sync_dst", kwargs=dict(_FLAG_KW), deduce=_pipe_flag_type("system.sync_dst"),
+                  affinity=SHARED, description="wait for (and consume) the pipe flag sync_src set"))
+
+
 def _syncall_type(args, kw):
     name = "system.syncall"
     if kw["mode"] not in ("hard", "soft"):

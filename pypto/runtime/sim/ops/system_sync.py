@@ -2,7 +2,9 @@
 pypto/ir/ops/system_sync.py).
 
 - sync_set / sync_wait: a counting flag per (cluster, event id, pipe): set adds one, wait blocks
-  until it is positive and takes one (a wait with no matching set deadlocks, as on hardware).
+  until it is positive and takes one (a wait with no matching set deadlocks, as on hardware);
+  sync_src / sync_dst are the same within one core, per (set pipe, wait pipe, flag). A core runs
+  its ops in order here, so a set before its wait is all the ordering they add.
 - syncall soft: the GM workspace's first word counts arrivals; a participant arriving as the
   n-th waits until the count reaches the end of its round (ceil(n / used) * used). The hard
   FFTS barrier needs the whole device and is not modelled: it raises UnsupportedError.
@@ -52,6 +54,24 @@ def sync_wait(ctx, out, event_id, pipe=None, core_type=None, **kwargs):
     return Block(lambda: flags.get(key, 0) > 0, "system.sync_wait", detail=f"event {int(event_id)} on {pipe}")
 
 
+def sync_src(ctx, out, set_pipe=None, wait_pipe=None, event_id=0, **kwargs):
+    flags = _flags(ctx)
+    key = (id(ctx), set_pipe, wait_pipe, int(event_id))
+    flags[key] = flags.get(key, 0) + 1
+    return None
+
+
+@may_block
+def sync_dst(ctx, out, set_pipe=None, wait_pipe=None, event_id=0, **kwargs):
+    flags = _flags(ctx)
+    key = (id(ctx), set_pipe, wait_pipe, int(event_id))
+    if flags.get(key, 0) > 0:
+        flags[key] -= 1
+        return None
+    return Block(lambda: flags.get(key, 0) > 0, "system.sync_dst",
+                 detail=f"flag {int(event_id)} {set_pipe} -> {wait_pipe} never set")
+
+
 @may_block
 def syncall(ctx, out, gm_workspace=None, used_cores=None, core_type="mix", mode="hard", **kwargs):
     if mode == "hard":
@@ -79,6 +99,7 @@ def _no_effect(ctx, out, *args, **kwargs):
 
 def table() -> dict:
     return {"system.sync_set": sync_set, "system.sync_wait": sync_wait, "system.syncall": syncall,
+            "system.sync_src": sync_src, "system.sync_dst": sync_dst,
             "system.set_ffts": _no_effect, "system.cacheinvalid": _no_effect,
             "system.available_aiv_count": lambda ctx, out, **kw: 2 * int(ctx.platform.clusters),
             "system.available_cluster_count": lambda ctx, out, **kw: int(ctx.platform.clusters)}
