@@ -2,9 +2,6 @@
 written in place into that tensor's window; the assemble goes. Before / Expected programs, the
 cases it must leave alone, and a numpy-equal run through the Default pipeline."""
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -14,8 +11,7 @@ from pypto.ir.visitor import collect
 from pypto.pypto_core import passes
 from pypto.runtime import RunConfig, run
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_optimize_orch_strides import Blocks  # noqa: E402
+from tests.passes.optimize_orch_tensors.test_optimize_orch_strides import Blocks
 
 TV = pl.TensorView
 

@@ -67,19 +67,27 @@ def test_the_manager_runs_the_default_pipeline_objects():
 
 
 def test_each_pass_is_named_after_its_module():
-    """File name = pass name: ConvertToSSA lives in pypto/passes/convert_to_ssa(.py | /)."""
+    """File name = pass name: ConvertToSSA is pypto/passes/convert_to_ssa(.py | /), InitMemRef
+    pypto/passes/memory/init_mem_ref.py; the module's factory of that name builds the pass."""
+    import importlib
     import pathlib
     import pypto.passes
     root = pathlib.Path(pypto.passes.__file__).parent
-    modules = {m.stem.replace("_", ""): m.stem for m in root.iterdir()
-               if m.suffix == ".py" or (m / "__init__.py").exists()}
+    modules = {}
+    for path in root.rglob("*.py"):
+        rel = path.relative_to(root).with_suffix("")
+        parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+        if parts:
+            modules.setdefault(parts[-1].replace("_", ""), ".".join(parts))
     names = [p.name for p in DEFAULT_PIPELINE]
     assert len(set(names)) == len(names)
-    for name in names:
-        module = modules.get(name.lower())
-        assert module is not None, f"pass {name} has no module pypto/passes/<{name} in snake_case>"
-        factory = getattr(passes, module)
-        assert factory().name == name
+    for p in DEFAULT_PIPELINE:
+        module = modules.get(p.name.lower())
+        assert module is not None, f"pass {p.name} has no module pypto/passes/[<package>/]<{p.name} in snake_case>"
+        stem = module.rpartition(".")[2]
+        factory = getattr(importlib.import_module(f"pypto.passes.{module}"), stem)
+        assert factory().name == p.name
+        assert getattr(passes, stem) is factory          # pypto.pypto_core.passes gathers every factory
 
 
 def test_every_required_property_is_produced_earlier_in_the_pipeline():
