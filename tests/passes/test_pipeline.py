@@ -13,6 +13,7 @@ from pypto.ir.visitor import collect
 from pypto.passes import (CHIP_PIPELINE, DEFAULT_PIPELINE, CallbackInstrument, OptimizationStrategy, PassContext,
                           PassManager, VerificationLevel)
 from pypto.pypto_core import passes
+from tests.helpers import op_names
 
 @pl.program
 class TensorLevel:
@@ -53,10 +54,6 @@ class TileLevel:
 def _lower(program):
     with PassContext(verification_level=VerificationLevel.ROUNDTRIP):
         return PassManager.get_strategy(OptimizationStrategy.Default).run_passes(program)
-
-
-def _op_names(f):
-    return [c.op.name for c in collect(f.body, lambda n: isinstance(n, ir.Call) and not n.is_function_call())]
 
 
 def test_the_manager_runs_the_default_pipeline_objects():
@@ -137,7 +134,7 @@ def test_tensor_level_program_lowers_to_an_aiv_kernel():
     kernel, main = final["main_incore_0"], final["main"]
     assert kernel.func_type is pl.FunctionType.AIV and main.func_type is pl.FunctionType.Orchestration
     assert kernel.param_directions == (pl.ParamDirection.In, pl.ParamDirection.In, pl.ParamDirection.Out)
-    names = [n for n in _op_names(kernel) if n != "tile.alloc"]
+    names = [n for n in op_names(kernel) if n != "tile.alloc"]
     # `acc = y` starts the loop but y is read inside it: the carry starts from a copy of y
     assert names == ["tile.load", "tile.add", "tile.move", "tile.add", "tile.muls", "tile.sub", "tile.store"]
     addrs = sorted(c.kwargs["addr"] for c in collect(kernel.body, lambda n: isinstance(n, ir.Call)
@@ -155,7 +152,7 @@ def test_tile_level_program_accumulates_in_place():
     # the load feeds only the loop and the body reads the carry before rewriting it: one buffer, no copy
     bases = {ia.type.memref.base, ia.init_value.type.memref.base, rv.type.memref.base,
              loop.body.stmts[-1].values[0].type.memref.base}
-    assert len(bases) == 1 and "tile.move" not in _op_names(kernel)
+    assert len(bases) == 1 and "tile.move" not in op_names(kernel)
 
 
 @pytest.mark.parametrize("n", [3, 1])
@@ -253,7 +250,7 @@ def test_blocked_softmax_kernel_in_orchestration_loop():
     assert kernel.param_directions[-1] is pl.ParamDirection.Out
     (loop,) = collect(main.body, lambda n: isinstance(n, ir.ForStmt))
     assert loop.body.stmts[0].value.args[2] is loop.iter_args[0]
-    assert _op_names(kernel).count("tile.create") == 2          # scratch tiles of row_max / row_sum
+    assert op_names(kernel).count("tile.create") == 2          # scratch tiles of row_max / row_sum
     x = np.random.default_rng(3).standard_normal((128, 64), dtype=np.float32)
     out = np.zeros((128, 64), np.float32)
     run(BlockedSoftmax, x, out, config=RunConfig())
