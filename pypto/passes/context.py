@@ -6,7 +6,7 @@ default context (verification level from the environment, platform a2a3) applies
     with PassContext([TimingInstrument()], verification_level=VerificationLevel.ROUNDTRIP):
         program = passes.convert_to_ssa()(program)
 
-The one place the `PYPTO_VERIFY_LEVEL` environment variable is read is `verify_level_from_env`.
+`verify_level_from_env` interprets `PYPTO_VERIFY_LEVEL` (read, like every PYPTO_* variable, by pypto.env).
 The round-trip check needs the DSL parser, which sits in a sibling layer: whoever opens the
 context hands it in (`PassContext(parse=pl.parse)`; the compile driver and the test suite do),
 and nested contexts inherit it.
@@ -15,14 +15,12 @@ and nested contexts inherit it.
 from __future__ import annotations
 
 import enum
-import os
 import threading
 from typing import Callable, Optional, Sequence
 
+from pypto.env import VERIFY_LEVEL_ENV, verify_level_name
 from pypto.errors import ValueCheckError
 from pypto.ir.platform import Platform, get_platform
-
-VERIFY_LEVEL_ENV = "PYPTO_VERIFY_LEVEL"
 
 
 class VerificationLevel(enum.Enum):
@@ -33,7 +31,7 @@ class VerificationLevel(enum.Enum):
 
 def verify_level_from_env() -> VerificationLevel:
     """`PYPTO_VERIFY_LEVEL` = none / basic / roundtrip (case-insensitive); BASIC when unset."""
-    raw = os.environ.get(VERIFY_LEVEL_ENV, "").strip()
+    raw = verify_level_name()
     if not raw:
         return VerificationLevel.BASIC
     try:
