@@ -27,7 +27,7 @@ from pypto.ir.expr import Call, GlobalVar
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import AssignStmt
 from pypto.ir.types import MemRef, TileType
-from pypto.ir.verifier import defined_vars
+from pypto.ir.visitor import defined_vars
 from pypto.ir.visitor import collect
 from pypto.passes.analysis import as_seq, body_list
 from pypto.passes.context import current_platform
