@@ -10,8 +10,7 @@ import pytest
 import pypto.language as pl
 from pypto import ir
 from pypto.errors import PyptoError
-from pypto.passes.flatten_call_expr import flatten_call_expr
-from pypto.pypto_core import passes
+from pypto.passes import PassManager
 from pypto.runtime import RunConfig, run
 from tests.helpers import op_names
 
@@ -38,10 +37,10 @@ def test_the_flag_prints_and_parses_back():
 
 
 def test_the_outlined_kernel_carries_the_opt_in():
-    prog = passes.outline_incore_scopes()(flatten_call_expr()(passes.convert_to_ssa()(RowBands)))
+    prog = PassManager().run(RowBands, until="OutlineIncoreScopes")
     assert prog["rows"].attrs.get("windowize") is True
     plain = pl.parse(RowBands.as_python().replace(", windowize=True", ""))
-    plain = passes.outline_incore_scopes()(flatten_call_expr()(passes.convert_to_ssa()(plain)))
+    plain = PassManager().run(plain, until="OutlineIncoreScopes")
     assert "windowize" not in plain["rows"].attrs
 
 
