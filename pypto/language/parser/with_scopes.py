@@ -39,6 +39,7 @@ def parse_with(ctx, node: ast.With):
     if item.optional_vars is not None:
         raise UnsupportedFeatureError(f"`with pl.{callee.__name__}(...) as name` (task ids) is not supported yet", span)
     args, kwargs = eval_call_parts(ctx, call)
+    _check_scope_options(kwargs, {k.arg: ctx.span(k) for k in call.keywords if k.arg}, span)
     ctx.push_block()
     parse_body(ctx, node.body)
     body = ctx.pop_block(span)
@@ -56,6 +57,26 @@ def parse_with(ctx, node: ast.With):
         ctx.emit(ClusterScopeStmt(body, kwargs.get("name_hint", ""), span))
     else:
         ctx.emit(spmd_scope(body, args, kwargs, span))
+
+
+def _check_scope_options(kwargs: dict, spans: dict, span) -> None:
+    """Options every scope shares, checked before the body is parsed so the error is at the keyword:
+    name_hint becomes part of generated function names (a Python identifier or empty), optimizations
+    is a list of pl.split(...) / pl.cross_core_slot(...)."""
+    if "name_hint" in kwargs:
+        hint = kwargs["name_hint"]
+        if not isinstance(hint, str):
+            raise ParserTypeError(f"name_hint= must be a string, got {describe_value(hint)}",
+                                  spans.get("name_hint", span), hint='e.g. name_hint="row_sum"')
+        if hint and not hint.isidentifier():
+            raise ParserSyntaxError(f"name_hint={hint!r} is not a valid name (letters, digits and _, not starting "
+                                    "with a digit)", spans.get("name_hint", span))
+    if "optimizations" in kwargs:
+        opts = kwargs["optimizations"]
+        opts = getattr(opts, "elements", opts)
+        if opts is not None and not isinstance(opts, (list, tuple)):
+            raise ParserTypeError(f"optimizations= must be a list such as [pl.split(pl.SplitMode.UP_DOWN)], got "
+                                  f"{describe_value(kwargs['optimizations'])}", spans.get("optimizations", span))
 
 
 def _at_scope(body, args, kwargs, span):
