@@ -10,7 +10,8 @@
     orchestration/<host>.host_orch.py   a distributed program's HOST orchestrator, the code that runs
     report/memory.txt        on-chip memory per kernel;  report/frontend_ir.py  the program as given
     report/codegen.txt       kernels whose `.pto` could not be generated, and why
-    kernel_config.py         the manifest (pypto.codegen.kernel_config)
+    kernel_config.py         the manifest (pypto.codegen.kernel_config); on sim platforms its orchestration
+                             sources are the `.sim.py` files that run
 
     write_build_dir(compiled)               # after compile
     compiled = load_build_dir(path)         # CompiledProgram.from_dir
@@ -32,6 +33,7 @@ def write_build_dir(compiled) -> None:
     from pypto.ir.printer import python_print
     from pypto.runtime.compile import memory_report
     from pypto.runtime.config import DEVICE_PLATFORMS
+    from pypto.runtime.sim.program import sim_source_path
 
     out = Path(compiled.output_dir)
     lowered = compiled.lowered
@@ -59,11 +61,12 @@ def write_build_dir(compiled) -> None:
     (out / "report" / "codegen.txt").write_text(
         "# kernels without a .pto (the simulator still runs them)\n" + "".join(x + "\n" for x in failures))
 
-    orch_sources = {}
+    orch_sources = {}                           # the manifest names the orchestration that runs
+    runs_on_sim = compiled.platform not in DEVICE_PLATFORMS
     for name, text in generate_all(lowered).items():
         rel = f"orchestration/{name}.host.py"
         (out / rel).write_text(text)
-        orch_sources[name] = rel
+        orch_sources[name] = sim_source_path("orchestration", name) if runs_on_sim else rel
     config = kernel_config(lowered, platform=compiled.platform, backend_type=compiled.backend_type,
                            final_ir=final_ir, frontend_ir="report/frontend_ir.py", pto_sources=pto_sources,
                            orchestration_sources=orch_sources)

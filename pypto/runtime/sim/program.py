@@ -29,6 +29,11 @@ from pypto.runtime.sim.ops import SIM_OPS
 _SKIPPED = (FunctionType.Inline,)
 
 
+def sim_source_path(kind: str, name: str) -> str:
+    """Where a build directory keeps the generated source of function `name` ("orchestration" / "kernels")."""
+    return f"orchestration/{name}.sim.py" if kind == "orchestration" else f"kernels/sim/{name}.py"
+
+
 class SimProgram:
     def __init__(self, program: Program, platform, *, ops: Optional[dict] = None,
                  artifact_dir: Optional[Path] = None, fast_paths: bool = True, strict_memory: bool = False):
@@ -56,10 +61,9 @@ class SimProgram:
     def _filename(self, f: Function) -> str:
         if self.artifact_dir is None:
             return f"<pypto-sim {f.name}>"
-        sub = "orchestration" if f.func_type in HOST_TYPES else "kernels/sim"
-        d = self.artifact_dir / sub
-        d.mkdir(parents=True, exist_ok=True)
-        return str(d / (f"{f.name}.sim.py" if sub == "orchestration" else f"{f.name}.py"))
+        path = self.artifact_dir / sim_source_path("orchestration" if f.func_type in HOST_TYPES else "kernels", f.name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return str(path)
 
     def needs_yield(self, name: str) -> bool:
         """Host functions always can block; a kernel can when it holds a blocking op or calls one that does."""
