@@ -160,9 +160,10 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
                 run.start_ready()
             candidates = [(run, a) for run in runs for a in run.agents if a.block is None or a.block.ready()]
             if not candidates:
-                if all(not run.agents and not run.ready and not run.live for run in runs):
-                    return results
-                raise _deadlock(runs)
+                for run in runs:
+                    if run.agents or run.ready or run.live:
+                        raise _deadlock(runs)
+                return results
             if rng is not None:
                 run, agent = rng.choice(candidates)
             else:
