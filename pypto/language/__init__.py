@@ -24,9 +24,10 @@ from pypto.language.scopes import (DslOp, KernelOnlyError, OpNamespace, at, clus
 from pypto.language.typing import (InOut, MemRef, Out, Ptr, Scalar, Tensor, TensorView, Tile, TileView, Tuple,
                                    Unknown, const, dynamic)
 
-from pypto.language.parser.diagnostics import install_excepthook as _install_excepthook
+# Opt-in (`pl.install_excepthook()` in a script): importing the DSL leaves sys.excepthook alone;
+# `pypto` (the CLI) renders pypto errors itself, and every error's str() starts with file:line:col.
+from pypto.language.parser.diagnostics import install_excepthook
 
-_install_excepthook()
 Mem = MemorySpace
 ND, DN, NZ = TensorLayout.ND, TensorLayout.DN, TensorLayout.NZ
 MX_A_ZZ, MX_B_NN = TensorLayout.MX_A_ZZ, TensorLayout.MX_B_NN

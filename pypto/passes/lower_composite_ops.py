@@ -32,7 +32,7 @@ from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, SeqStmts
 from pypto.ir.visitor import SplicingMutator
 from pypto.passes.lower_composite.builder import LoweringBuilder, TempCounter
 from pypto.passes.lower_composite.rules import lookup_rule
-from pypto.passes.manager import Pass, function_pass
+from pypto.passes.base import Pass, function_pass
 from pypto.passes.properties import PassProperties
 
 

@@ -36,10 +36,11 @@ def _as_program(program) -> Program:
 def lower(program: Program, *, platform: str = "a2a3sim", strategy=None, dump_passes=False,
           output_dir: Optional[Path] = None) -> Program:
     """Run the pass pipeline for `platform` and return the final IR."""
+    from pypto.language import parse
     from pypto.passes import OptimizationStrategy, PassContext, PassManager
     strategy = strategy if strategy is not None else OptimizationStrategy.Default
     base = platform[:-3] if platform.endswith("sim") else platform
-    with PassContext(platform=base):
+    with PassContext(platform=base, parse=parse):                 # the parser serves the round-trip check
         manager = PassManager.get_strategy(strategy)
         return manager.run_passes(program, dump_ir=bool(dump_passes),
                                   output_dir=str(output_dir) if output_dir is not None else None)
