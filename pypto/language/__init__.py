@@ -81,9 +81,9 @@ def loads_program(path, *, globals: dict | None = None):
 
 def __getattr__(name: str):
     """`pl.jit` (the runtime engineer's module, loaded lazily) and every DSL op name."""
-    if name == "jit":                 # the runtime's decorator, imported on first use (not by `import pypto.language`)
-        from pypto.runtime.jit import jit
-        return jit
+    if name == "jit":                 # the runtime's decorator, named lazily (a higher layer: pypto.lazy_exports)
+        from pypto.lazy_exports import resolve
+        return resolve("pypto.runtime.jit:jit")
     if name.startswith("__") or name in ("ops", "parser", "distributed"):
         raise AttributeError(name)
     if _is_op(name):
