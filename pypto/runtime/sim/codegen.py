@@ -88,7 +88,9 @@ _SIM_RESERVED = frozenset({"self", "range", "min", "max", "abs", "int", "float",
 _SIM_PREFIXES = ("_sim", "_op", "_kw")
 
 
-class _Generator:
+class SourceGenerator:
+    """One function's simulator source; pypto.runtime.sim.host_level subclasses it for HOST orchestrators."""
+    RESERVED = _SIM_RESERVED               # names a Var may not take in the generated code
     def __init__(self, func: Function, program: Program, ops: dict, needs_yield, filename: str,
                  fast_paths: bool = True):
         self.fast_paths = fast_paths
@@ -101,7 +103,7 @@ class _Generator:
         # Group and Spmd functions are launch wrappers: their calls start member kernels
         self.is_group = func.func_type in (FunctionType.Group, FunctionType.Spmd)
         self.generator = needs_yield(func.name)
-        self.namer = VarNamer(_SIM_RESERVED, _SIM_PREFIXES)
+        self.namer = VarNamer(self.RESERVED, _SIM_PREFIXES)
         self.out: list = []
         self.lines: dict = {}
         self.g: dict = {"_Block": Block, "_sim_F": None}
@@ -411,4 +413,4 @@ class _Generator:
 def generate_function(func: Function, program: Program, ops: dict, needs_yield, filename: str, *,
                       fast_paths: bool = True) -> FunctionCode:
     """Turn one final-IR function into its simulator FunctionCode."""
-    return _Generator(func, program, ops, needs_yield, filename, fast_paths).run()
+    return SourceGenerator(func, program, ops, needs_yield, filename, fast_paths).run()

@@ -28,9 +28,8 @@ from pypto.errors import TypeCheckError, UnsupportedError
 from pypto.ir.enums import FunctionType
 from pypto.ir.expr import Call, Expr, GlobalVar
 from pypto.ir.function import Function, Program
-from pypto.ir.printer import VarNamer
 from pypto.ir.stmt import CommDomainScopeStmt
-from pypto.runtime.sim.codegen import _SIM_PREFIXES, _SIM_RESERVED, FunctionCode, _Generator
+from pypto.runtime.sim.codegen import FunctionCode, SourceGenerator
 
 
 @dataclass(eq=False)
@@ -99,13 +98,13 @@ def host_dispatches(code: FunctionCode, world, sim, args: list) -> list:
     return per_rank
 
 
-class _HostLevelGenerator(_Generator):
+class _HostLevelGenerator(SourceGenerator):
     """The chip orchestration generator, with the HOST-level ops and `device=r` dispatches."""
+    RESERVED = SourceGenerator.RESERVED | {"pld"}
 
     def __init__(self, func: Function, chip: Program, filename: str):
         super().__init__(func, chip, {}, lambda _name: True, filename, fast_paths=False)
-        self.namer = VarNamer(_SIM_RESERVED | {"pld"}, _SIM_PREFIXES)
-        self.emit(1, "pld = _sim_ctx")
+        self.emit(1, "pld = _sim_ctx")          # the HostLevel object, by the name the DSL gives it
 
     def stmt(self, s, ind: int) -> None:
         if isinstance(s, CommDomainScopeStmt):
