@@ -87,7 +87,8 @@ def _return_style(compiled, plans: list, n_args: int) -> bool:
         return False
     names = ", ".join(p.name for p in plans)
     style = f" in place, or its {n_inputs} inputs in return style" if compiled.has_return else ""
-    raise TypeCheckError(f"'{compiled.function.name}' takes {len(plans)} arguments ({names}){style}; got {n_args}")
+    raise TypeCheckError(f"'{compiled.function.name}' takes {len(plans)} arguments ({names}){style}"
+                         f"{';' if style else ','} got {n_args}")
 
 
 def _bind(compiled, args: list, config, worker, torch: bool):
