@@ -13,11 +13,10 @@ import pypto
 ROOT = pathlib.Path(pypto.__file__).parent
 LAYER = {"ir": 0, "language": 1, "passes": 1, "codegen": 1, "runtime": 2}
 # the reference's import paths, which name higher layers lazily (pypto.lazy_exports)
-# (and `pl.jit`: pypto.language names the runtime's decorator, pypto/runtime/jit.py, on first use)
 COMPAT_MODULES = {"pypto.ir", "pypto.ir.pass_manager", "pypto.ir.instruments", "pypto.ir.distributed_compiled_program",
                   "pypto.pypto_core.passes", "pypto.language"}
 # Upward imports waiting for a move in flight; each entry must still be needed (the last test),
-# so the list only shrinks (empty since JITFunction moved to pypto/runtime/jit.py).
+# so the list only shrinks.
 PENDING: set = set()
 
 

@@ -27,6 +27,7 @@ from pypto.language.typing import (InOut, MemRef, Out, Ptr, Scalar, Tensor, Tens
 # Opt-in (`pl.install_excepthook()` in a script): importing the DSL leaves sys.excepthook alone;
 # `pypto` (the CLI) renders pypto errors itself, and every error's str() starts with file:line:col.
 from pypto.language.parser.diagnostics import install_excepthook
+from pypto.lazy_exports import lazy_exports
 
 Mem = MemorySpace
 ND, DN, NZ = TensorLayout.ND, TensorLayout.DN, TensorLayout.NZ
@@ -79,11 +80,15 @@ def loads_program(path, *, globals: dict | None = None):
         return parse_program(f.read(), str(path), globals=globals)
 
 
+# `pl.jit` / `pl.JITFunction` belong to the runtime layer above this one: a compatibility path.
+_RUNTIME_NAMES = {"jit": "pypto.runtime.jit", "JITFunction": "pypto.runtime.jit"}
+_runtime_getattr, _ = lazy_exports(__name__, _RUNTIME_NAMES)
+
+
 def __getattr__(name: str):
     """`pl.jit` (the runtime engineer's module, loaded lazily) and every DSL op name."""
-    if name == "jit":                 # the runtime's decorator, named lazily (a higher layer: pypto.lazy_exports)
-        from pypto.lazy_exports import resolve
-        return resolve("pypto.runtime.jit:jit")
+    if name in _RUNTIME_NAMES:        # the runtime's names, resolved on first use (not by `import pypto.language`)
+        return _runtime_getattr(name)
     if name.startswith("__") or name in ("ops", "parser", "distributed"):
         raise AttributeError(name)
     if _is_op(name):

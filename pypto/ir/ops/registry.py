@@ -98,9 +98,15 @@ def register_op(op: OpDef) -> OpDef:
     return op
 
 
+# The reference spells the comm-context queries under pld.system; they are these ops (lookup only:
+# the printer and parser keep the project's spelling).
+_REFERENCE_SPELLINGS = {"pld.system.get_comm_ctx": "pld.get_comm_ctx", "pld.system.rank": "pld.rank",
+                        "pld.system.nranks": "pld.nranks"}
+
+
 def get_op(name: str) -> OpDef:
     _ensure_loaded()
-    op = _REGISTRY.get(name)
+    op = _REGISTRY.get(name) or _REGISTRY.get(_REFERENCE_SPELLINGS.get(name, ""))
     if op is None:
         raise TypeCheckError(f"unknown op '{name}'", hint=_suggest(name))
     return op

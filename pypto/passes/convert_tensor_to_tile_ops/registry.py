@@ -137,30 +137,34 @@ def _dim(call: Call, ctx):
     return call.replace(args=tuple(ctx.plain(a) for a in call.args))
 
 
-def _cube_operand(ctx, arg, space: MemorySpace, transposed: bool, call: Call):
-    """A matmul operand on its way to the cube: GM → Mat (load), [transpose view], Mat → Left / Right."""
+def _cube_operand(ctx, arg, transposed: bool, call: Call):
+    """A matmul operand as the cube's Mat tile (seed 003, MatmulSlice): a GM tensor (or slice) is a
+    natural Mat load, a Vec result moves to Mat in its own shape, and a_trans / b_trans is a zero-copy
+    tile.transpose_view of that Mat tile. The Mat → Left / Right moves are InferTileMemorySpace's."""
     v = ctx.plain(arg)
     if isinstance(v.type, TensorType):
         shape = list(v.type.shape)
         v = ctx.bind(f"{getattr(v, 'name_hint', 'operand')}_mat",
                      create_op_call("tile.load", [v, zeros(len(shape)), shape, shape],
                                     {"target_memory": MemorySpace.Mat}, call.span))
+    elif v.type.memory_space is MemorySpace.Vec:
+        v = ctx.bind(f"{v.name_hint}_mat", create_op_call("tile.move", [v], {"target_memory": MemorySpace.Mat},
+                                                          call.span))
     elif v.type.memory_space is not MemorySpace.Mat:
         raise UnsupportedError(f"ConvertTensorToTileOps: {call.op.name} operand '{getattr(v, 'name_hint', '?')}' "
                                f"is a {v.type.memory_space.name} tile; the cube reads operands from Mat", call.span,
                                hint="pass the GM tensor (or a slice of it) to the matmul directly")
     if transposed:
         v = ctx.bind(f"{v.name_hint}_t", create_op_call("tile.transpose_view", [v], {}, call.span))
-    return ctx.bind(f"{v.name_hint}_{space.name.lower()}",
-                    create_op_call("tile.move", [v], {"target_memory": space}, call.span))
+    return v
 
 
 @converts("tensor.matmul", "tensor.matmul_acc")
 def _matmul(call: Call, ctx):
-    """lhs / rhs go GM → Mat → Left / Right; the product lands in Acc (matmul_acc accumulates in place)."""
+    """lhs / rhs become Mat tiles; the product lands in Acc (matmul_acc accumulates in place)."""
     acc = [ctx.tile(call.args[0])] if call.op.name == "tensor.matmul_acc" else []
-    left = _cube_operand(ctx, call.args[-2], MemorySpace.Left, call.kwargs.get("a_trans", False), call)
-    right = _cube_operand(ctx, call.args[-1], MemorySpace.Right, call.kwargs.get("b_trans", False), call)
+    left = _cube_operand(ctx, call.args[-2], call.kwargs.get("a_trans", False), call)
+    right = _cube_operand(ctx, call.args[-1], call.kwargs.get("b_trans", False), call)
     result = create_op_call("tile.matmul_acc" if acc else "tile.matmul", acc + [left, right], {}, call.span)
     if result.type.dtype is not call.type.dtype:
         raise UnsupportedError(f"ConvertTensorToTileOps: {call.op.name} producing {call.type.dtype.name} from a "
