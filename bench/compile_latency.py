@@ -83,15 +83,15 @@ out = pl.store(pl.add(acc, pl.load(bias, [0, 0], [128, 128])), [0, 0], out)"""),
 # ---------------------------------------------------------------- child: measure one tree
 def _compile_once(src: str) -> dict:
     import pypto.language as pl
-    from pypto.codegen.orchestration import generate_all
     from pypto.codegen.pto import generate
     from pypto.runtime.compile import lower
+    from pypto.runtime.sim.program import orchestration_code
     t0 = time.process_time()
     program = pl.parse(src)
     t1 = time.process_time()
     lowered = lower(program, platform="a2a3sim")
     t2 = time.process_time()
-    if not generate(lowered) or not generate_all(lowered):
+    if not generate(lowered) or not orchestration_code(lowered):
         raise RuntimeError("codegen produced no kernel or no orchestration")
     t3 = time.process_time()
     return {"frontend": t1 - t0, "passes": t2 - t1, "codegen": t3 - t2, "total": t3 - t0}
