@@ -276,45 +276,88 @@ def node_kind(cls) -> int:
     return kind
 
 
-def _walk(out: list, values) -> None:
-    """Append to `out`, in pre-order, the IR nodes (types excluded) under `values`, a sequence of
-    field values; statements contribute their cached pre-order (`preorder`)."""
-    stack = list(values)
-    stack.reverse()
-    pop, kinds = stack.pop, _KIND
-    while stack:
-        n = pop()
-        cls = n.__class__
+def _holds_statements(n) -> bool:
+    """Whether a statement-kind node has statements among its fields (a body, a sequence)."""
+    for name in n._child_fields:
+        value = getattr(n, name)
+        cls = value.__class__
         if cls is tuple or cls is list:
-            stack.extend(reversed(n))
-            continue
-        if cls is dict:
-            stack.extend(reversed(list(n.values())))
-            continue
-        kind = kinds.get(cls)
-        if kind is None:
-            kind = node_kind(cls)
-        if kind == STMT:
-            out.extend(preorder(n))
-        elif kind != LEAF:
-            out.append(n)
-            fields = cls._child_fields
-            for i in range(len(fields) - 1, -1, -1):
-                stack.append(getattr(n, fields[i]))
+            if value and node_kind(value[0].__class__) == STMT:
+                return True
+        elif cls is dict:
+            return True
+        elif node_kind(cls) == STMT:
+            return True
+    return False
+
+
+def _pre_values(out: list, values) -> None:
+    table = _PRE
+    for x in values:
+        try:
+            h = table[x.__class__]
+        except KeyError:
+            h = _pre_handler(x.__class__)
+        if h is not None:
+            h(out, x)
+
+
+def _pre_dict(out: list, d) -> None:
+    if d:
+        _pre_values(out, d.values())
+
+
+def _pre_node(out: list, n) -> None:
+    out.append(n)
+    table = _PRE
+    for name in n._child_fields:
+        x = getattr(n, name)
+        try:
+            h = table[x.__class__]
+        except KeyError:
+            h = _pre_handler(x.__class__)
+        if h is not None:
+            h(out, x)
+
+
+def _pre_stmt(out: list, n) -> None:
+    memo = getattr(n, "_memo", None)
+    got = memo.get("preorder") if memo is not None else None
+    if got is not None:
+        out.extend(got)
+    elif _holds_statements(n):
+        out.extend(preorder(n))
+    else:                                   # a simple statement: walked in place like an expression
+        _pre_node(out, n)
+
+
+_PRE: dict = {}                  # value class → how `preorder` walks it (None: not an IR node)
+
+
+def _pre_handler(cls):
+    kind = node_kind(cls)
+    if cls is tuple or cls is list:
+        h = _pre_values
+    elif cls is dict:
+        h = _pre_dict
+    else:
+        h = None if kind == LEAF else _pre_stmt if kind == STMT else _pre_node
+    _PRE[cls] = h
+    return h
 
 
 def preorder(node) -> tuple:
-    """Every IR node under `node` (itself included, types excluded) in pre-order. A statement's,
-    function's or program's answer is cached on it, so unchanged statements are not walked again."""
+    """Every IR node under `node` (itself included, types excluded) in pre-order. The answer for a
+    statement holding statements (a sequence, loop, if, scope, function, program) is cached on it,
+    so unchanged parts of a changed function are not walked again."""
+    out: list = []
     if node_kind(node.__class__) != STMT:
-        out: list = []
-        _walk(out, (node,))
+        _pre_values(out, (node,))
         return tuple(out)
     memo = memo_of(node)
     got = memo.get("preorder")
     if got is None:
-        out = [node]
-        _walk(out, [getattr(node, name) for name in node._child_fields])
+        _pre_node(out, node)
         got = memo["preorder"] = tuple(out)
     return got
 
