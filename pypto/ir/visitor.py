@@ -24,7 +24,7 @@ from pypto.ir.node import Node, memo_of
 from pypto.ir.types import Type
 
 _SNAKE_CACHE: dict = {}
-_HOOK_NAMES: dict = {}           # (prefix, node class) → hook name: one string object per name
+_HOOK_NAMES: dict = {}           # (prefix, node class) → its hook names: one string object per name
 _CONTAINERS = (Node, list, tuple, dict)
 
 
@@ -35,21 +35,34 @@ def _snake(cls) -> str:
     return name
 
 
-def _hook_name(prefix: str, cls) -> str:
-    name = _HOOK_NAMES.get((prefix, cls))
-    if name is None:
-        name = _HOOK_NAMES[(prefix, cls)] = prefix + _snake(cls)
-    return name
+def _hook_names(prefix: str, ncls) -> tuple:
+    """The hook names for node class ncls, most specific first (its MRO up to Node)."""
+    names = _HOOK_NAMES.get((prefix, ncls))
+    if names is None:
+        names = []
+        for klass in ncls.__mro__:
+            if klass is Node or klass is object:
+                break
+            names.append(prefix + _snake(klass))
+        names = _HOOK_NAMES[(prefix, ncls)] = tuple(names)
+    return names
 
 
-def _hook_of(vcls, ncls, prefix: str):
+def _class_hooks(vcls, prefix: str) -> dict:
+    """{hook name: attribute as defined} of a visitor class and its bases (the subclass's wins)."""
+    hooks: dict = {}
+    for klass in reversed(vcls.__mro__):
+        for name, raw in vars(klass).items():
+            if name.startswith(prefix):
+                hooks[name] = raw
+    return hooks
+
+
+def _hook_of(vcls, ncls, prefix: str, hooks: dict):
     """The function of vcls's most specific `prefix<snake>` hook for node class ncls, or None."""
-    for klass in ncls.__mro__:
-        if klass is Node or klass is object:
-            return None
-        name = _hook_name(prefix, klass)
-        if getattr(vcls, name, None) is not None:
-            raw = next((k.__dict__[name] for k in vcls.__mro__ if name in k.__dict__), None)
+    for name in _hook_names(prefix, ncls):
+        raw = hooks.get(name)
+        if raw is not None:
             if isinstance(raw, (staticmethod, classmethod)):
                 return lambda self, node, _name=name: getattr(self, _name)(node)
             return getattr(vcls, name)
@@ -90,7 +103,7 @@ def _visit_handler(vcls, cls):
     elif cls is dict:
         h = _visit_dict_plain if plain else _visit_dict
     elif issubclass(cls, Node) and not issubclass(cls, Type):
-        h = _hook_of(vcls, cls, "visit_") or vcls.visit_children
+        h = _hook_of(vcls, cls, "visit_", vcls._visit_hooks) or vcls.visit_children
     else:
         h = None
     vcls._visit_table[cls] = h
@@ -99,11 +112,13 @@ def _visit_handler(vcls, cls):
 
 class IRVisitor:
     _visit_table: dict = {}
+    _visit_hooks: dict = {}
     _plain_walk = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls._visit_table = {}
+        cls._visit_hooks = _class_hooks(cls, "visit_")
         cls._plain_walk = cls.visit is not IRVisitor.visit
 
     def visit(self, node):
@@ -180,7 +195,7 @@ def _mutate_handler(mcls, cls):
     elif cls is dict:
         h = _mutate_dict
     elif issubclass(cls, Node) and not issubclass(cls, Type):
-        h = _hook_of(mcls, cls, "mutate_") or mcls.mutate_children
+        h = _hook_of(mcls, cls, "mutate_", mcls._mutate_hooks) or mcls.mutate_children
     else:
         h = None
     mcls._mutate_table[cls] = h
@@ -189,11 +204,13 @@ def _mutate_handler(mcls, cls):
 
 class IRMutator:
     _mutate_table: dict = {}
+    _mutate_hooks: dict = {}
     _plain_walk = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls._mutate_table = {}
+        cls._mutate_hooks = _class_hooks(cls, "mutate_")
         cls._plain_walk = cls.mutate is not IRMutator.mutate
 
     def mutate(self, node):
@@ -370,37 +387,38 @@ def collect(node, predicate) -> list:
 def defined_vars(node) -> list:
     """Every binding site under `node` in pre-order (params, assignments, loop vars, iter args, return
     vars). Bindings live in statements and functions only (an expression binds nothing), so the walk
-    visits those alone and caches each statement's answer on it."""
-    return list(_defs(node))
+    visits those alone; a statement holding statements caches its answer on it."""
+    out: list = []
+    _defs_values(out, (node,))
+    return out
 
 
-def _defs(node) -> tuple:
-    cls = node.__class__
-    if cls is tuple or cls is list or cls is dict:
-        out: list = []
-        for x in (node.values() if cls is dict else node):
-            xc = x.__class__
-            if xc is tuple or xc is list or xc is dict or node_kind(xc) == STMT:
-                out.extend(_defs(x))
-        return tuple(out)
-    if node_kind(cls) != STMT:
-        return ()
-    try:
-        return node._memo["defs"]
-    except (AttributeError, KeyError):
-        pass
-    out = []
-    for name in cls._def_fields:
+def _defs_values(out: list, values) -> None:
+    kinds = _KIND
+    for x in values:
+        cls = x.__class__
+        if cls is tuple or cls is list:
+            _defs_values(out, x)
+        elif cls is dict:
+            _defs_values(out, x.values())
+        else:
+            kind = kinds.get(cls)
+            if (kind if kind is not None else node_kind(cls)) == STMT:
+                out.extend(_stmt_defs(x))
+
+
+def _stmt_defs(node) -> tuple:
+    memo = getattr(node, "_memo", None)
+    got = memo.get("defs") if memo is not None else None
+    if got is not None:
+        return got
+    out: list = []
+    for name in node._def_fields:
         value = getattr(node, name)
         out.extend(value if isinstance(value, tuple) else (value,))
-    nested = False
-    for name in cls._child_fields:
-        value = getattr(node, name)
-        vcls = value.__class__
-        if vcls is tuple or vcls is list or vcls is dict or node_kind(vcls) == STMT:
-            out.extend(_defs(value))
-            nested = True
+    nested = len(out)
+    _defs_values(out, [getattr(node, name) for name in node._child_fields])
     got = tuple(out)
-    if nested:                   # a leaf statement is quicker to redo than to cache
+    if len(out) > nested or _holds_statements(node):      # a simple statement is quicker to redo than to cache
         memo_of(node)["defs"] = got
     return got
