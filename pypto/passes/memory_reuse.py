@@ -32,7 +32,7 @@ from pypto.ir.visitor import collect
 from pypto.passes.analysis import as_seq, body_list
 from pypto.passes.context import current_platform
 from pypto.passes.init_mem_ref import apply_memrefs
-from pypto.passes.manager import function_pass
+from pypto.passes.base import function_pass
 from pypto.passes.memory_lifetimes import buffer_lifetimes, may_write_over
 from pypto.passes.properties import IRProperty, PassProperties
 
