@@ -148,33 +148,34 @@ class IRVisitor:
 
 
 # ---------------------------------------------------------------------------------------- mutator
-def _mutate_each(self, seq) -> list:
+def _mutate_each(self, seq):
+    """The mutated elements as a list, or None when every element came back unchanged."""
     if self._plain_walk:
-        return [self.mutate(x) for x in seq]
-    table, out = self._mutate_table, []
-    for x in seq:
+        new = [self.mutate(x) for x in seq]
+        return new if any(a is not b for a, b in zip(new, seq)) else None
+    table, out = self._mutate_table, None
+    for i, x in enumerate(seq):
         try:
             h = table[x.__class__]
         except KeyError:
             h = _mutate_handler(type(self), x.__class__)
-        out.append(x if h is None else h(self, x))
+        nx = x if h is None else h(self, x)
+        if out is not None:
+            out.append(nx)
+        elif nx is not x:
+            out = list(seq[:i])
+            out.append(nx)
     return out
 
 
 def _mutate_tuple(self, seq):
     new = _mutate_each(self, seq)
-    for a, b in zip(new, seq):
-        if a is not b:
-            return tuple(new)
-    return seq
+    return seq if new is None else tuple(new)
 
 
 def _mutate_list(self, seq):
     new = _mutate_each(self, seq)
-    for a, b in zip(new, seq):
-        if a is not b:
-            return new
-    return seq
+    return seq if new is None else new
 
 
 def _mutate_dict(self, d):
