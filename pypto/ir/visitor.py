@@ -51,7 +51,7 @@ def _hook_names(prefix: str, ncls) -> tuple:
 def _class_hooks(vcls, prefix: str) -> dict:
     """{hook name: attribute as defined} of a visitor class and its bases (the subclass's wins)."""
     hooks: dict = {}
-    for klass in reversed(vcls.__mro__):
+    for klass in reversed(vcls.__mro__[:-1]):          # object has no hooks
         for name, raw in vars(klass).items():
             if name.startswith(prefix):
                 hooks[name] = raw
