@@ -14,7 +14,8 @@ from pypto.ir.function import Function
 from pypto.ir.node import DEF, Node, memo_of
 from pypto.ir.stmt import SeqStmts, Stmt, flatten_to_stmts
 from pypto.ir.types import ShapedType, TupleType
-from pypto.ir.visitor import EXPR, LEAF, STMT, VAR, IRMutator, IRVisitor, collect, defined_vars, node_kind  # noqa: F401
+from pypto.ir.visitor import IRMutator, IRVisitor  # noqa: F401
+from pypto.ir.walks import EXPR, LEAF, STMT, VAR, collect, defined_vars, node_kind  # noqa: F401  (defined_vars, collect: re-exported)
 
 
 def as_seq(stmts: Iterable[Stmt], span=None) -> SeqStmts:
