@@ -49,8 +49,9 @@ class Node:
         raise AttributeError(f"IR nodes are immutable; use .replace({key}=...) to get a changed copy")
 
     def _set(self, **values: Any) -> None:
+        set_ = object.__setattr__
         for k, v in values.items():
-            object.__setattr__(self, k, v)
+            set_(self, k, v)
 
     def replace(self, **changes: Any) -> "Node":
         """A copy with some fields changed (the same node when nothing changes)."""
