@@ -15,8 +15,8 @@ tree); the parent asks them for one compile at a time, alternately, so every sam
 a baseline sample taken next to it under the same machine load. Times are CPU seconds of the child
 (time.process_time: other processes on a shared machine do not count); printed are the medians and
 the median of the paired baseline / this ratios (> 1: this tree is faster). The default baseline is
-the issue-17 starting commit, checked out by `git worktree add --detach /work/scratch/perf/base
-4cf2943`. PYPTO_VERIFY_LEVEL is removed from the children's environment (both use the default level).
+the issue-17 starting commit 4cf2943, checked out on first use into a temporary folder
+(`git archive`, no worktree left behind in the repository). PYPTO_VERIFY_LEVEL is removed from the children's environment (both use the default level).
 
 The child also reports the old single-kernel figures: `kernel.compile` of a 64x128 @pl.jit add with a
 fresh cache (target <= 25 ms) and a cache-hit call (target <= 200 us).
@@ -33,7 +33,8 @@ import sys
 import time
 from pathlib import Path
 
-DEFAULT_BASELINE = "/work/scratch/perf/base"
+BASELINE_COMMIT = "4cf2943"
+DEFAULT_BASELINE = "commit"
 PHASES = ("frontend", "passes", "codegen", "total")
 CHAINS = (1, 10, 100)
 
@@ -230,7 +231,8 @@ def report(samples: dict, ratios: dict, kernels: list) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15, help="paired compiles per kernel")
-    parser.add_argument("--baseline", default=DEFAULT_BASELINE, help="another checkout, or 'none'")
+    parser.add_argument("--baseline", default=DEFAULT_BASELINE,
+                        help=f"another checkout, 'none', or 'commit' ({BASELINE_COMMIT}, the default)")
     parser.add_argument("--kernels", default=",".join(KERNELS))
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     opts = parser.parse_args()
@@ -239,6 +241,8 @@ def main() -> None:
         return
     kernels = opts.kernels.split(",")
     trees = {"this": Path(__file__).resolve().parents[1]}
+    if opts.baseline == DEFAULT_BASELINE:
+        opts.baseline = str(checkout_baseline(trees["this"]))
     if opts.baseline != "none":
         if not Path(opts.baseline, "pypto").is_dir():
             raise SystemExit(f"no baseline checkout at {opts.baseline} (git worktree add --detach {opts.baseline} "
@@ -246,6 +250,18 @@ def main() -> None:
         trees["base"] = Path(opts.baseline)
     samples, ratios = measure(trees, kernels, opts.repeat)
     report(samples, ratios, kernels)
+
+
+def checkout_baseline(repo: Path) -> Path:
+    """The baseline commit's tree in a temporary folder (reused across runs of the same commit)."""
+    import tempfile
+    target = Path(tempfile.gettempdir()) / f"pypto-bench-{BASELINE_COMMIT}"
+    if not (target / "pypto").is_dir():
+        target.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "-C", str(repo), "archive", BASELINE_COMMIT], check=True,
+                                 capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+    return target
 
 
 if __name__ == "__main__":
