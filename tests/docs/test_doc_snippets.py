@@ -1,0 +1,73 @@
+"""Every Python block of the user guide runs (docs/**/*.md): the docs cannot show code that fails.
+
+Blocks marked `<!-- raises: Error -->` must raise that error; every Python block carries a
+marker (tests/docs/doc_snippets.py), so an unmarked example cannot slip in unchecked.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import io
+import linecache
+
+import pytest
+
+import pypto.errors
+import doc_snippets
+from doc_snippets import blocks_of, user_guide_pages
+
+PAGES = user_guide_pages()
+
+
+def _error_class(name: str) -> type:
+    for namespace in (pypto.errors, builtins):
+        cls = getattr(namespace, name, None)
+        if isinstance(cls, type) and issubclass(cls, BaseException):
+            return cls
+    raise AssertionError(f"raises marker names an unknown error class {name!r}")
+
+
+def _run(block, namespace: dict) -> None:
+    filename = block.where.rsplit(":", 1)[0]
+    # Pad the code so line numbers in tracebacks and pypto error spans are the page's own lines.
+    code = "\n" * (block.line - 1) + block.code
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(code, filename, "exec"), namespace)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(doc_snippets.DOCS).as_posix())
+def test_every_python_block_of_the_page_runs(page, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)                 # dumps and build folders a snippet writes land here
+    namespace = {"__name__": "__doc_snippet__"}
+    for block in blocks_of(page):
+        if block.language not in ("python", "py"):
+            continue
+        assert block.marker is not None, f"{block.where}: python block without a run / raises / skip marker"
+        if block.marker == "skip":
+            assert block.argument, f"{block.where}: a skip marker says why"
+            continue
+        if block.marker == "run":
+            try:
+                _run(block, namespace)
+            except Exception as e:
+                raise AssertionError(f"{block.where}: the block raised {type(e).__name__}: {e}") from e
+            continue
+        name, match = block.expected_error()
+        with pytest.raises(_error_class(name)) as info:
+            _run(block, namespace)
+        if match is not None:
+            assert match in str(info.value), f"{block.where}: {match!r} not in {str(info.value)!r}"
+
+
+def test_collector_sees_markers_and_rejects_unmarked_blocks(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("text\n<!-- run -->\n```python\nx = 1\n```\n"
+                    "<!-- raises: TypeCheckError match=\"bad\" -->\n```python\nraise TypeError\n```\n"
+                    "```python\nunmarked = True\n```\n```bash\necho hi\n```\n")
+    blocks = doc_snippets.blocks_of(page)
+    assert [(b.language, b.marker) for b in blocks] == [("python", "run"), ("python", "raises"),
+                                                       ("python", None), ("bash", None)]
+    assert blocks[0].line == 4 and blocks[0].code == "x = 1\n"
+    assert blocks[1].expected_error() == ("TypeCheckError", "bad")
