@@ -14,6 +14,7 @@ import linecache
 import pytest
 
 import pypto.errors
+import pypto.language.parser.diagnostics
 import doc_snippets
 from doc_snippets import blocks_of, user_guide_pages
 
@@ -21,7 +22,7 @@ PAGES = user_guide_pages()
 
 
 def _error_class(name: str) -> type:
-    for namespace in (pypto.errors, builtins):
+    for namespace in (pypto.errors, pypto.language.parser.diagnostics, builtins):
         cls = getattr(namespace, name, None)
         if isinstance(cls, type) and issubclass(cls, BaseException):
             return cls
