@@ -29,11 +29,17 @@ def _error_class(name: str) -> type:
     raise AssertionError(f"raises marker names an unknown error class {name!r}")
 
 
-def _run(block, namespace: dict) -> None:
+def _run(block, namespace: dict, page_source: list) -> None:
+    """Run one block with the page's line numbers. Every block run so far is kept in one
+    linecache entry for the page, so a function defined in an earlier block still finds its
+    source when a later block makes it compile again (a new jit specialisation)."""
     filename = block.where.rsplit(":", 1)[0]
-    # Pad the code so line numbers in tracebacks and pypto error spans are the page's own lines.
+    lines = block.code.splitlines(True)
+    while len(page_source) < block.line - 1 + len(lines):
+        page_source.append("\n")
+    page_source[block.line - 1:block.line - 1 + len(lines)] = lines
+    linecache.cache[filename] = (sum(map(len, page_source)), None, list(page_source), filename)
     code = "\n" * (block.line - 1) + block.code
-    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     with contextlib.redirect_stdout(io.StringIO()):
         exec(compile(code, filename, "exec"), namespace)
 
@@ -42,6 +48,7 @@ def _run(block, namespace: dict) -> None:
 def test_every_python_block_of_the_page_runs(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)                 # dumps and build folders a snippet writes land here
     namespace = {"__name__": "__doc_snippet__"}
+    page_source: list = []
     for block in blocks_of(page):
         if block.language not in ("python", "py"):
             continue
@@ -51,13 +58,13 @@ def test_every_python_block_of_the_page_runs(page, tmp_path, monkeypatch):
             continue
         if block.marker == "run":
             try:
-                _run(block, namespace)
+                _run(block, namespace, page_source)
             except Exception as e:
                 raise AssertionError(f"{block.where}: the block raised {type(e).__name__}: {e}") from e
             continue
         name, match = block.expected_error()
         with pytest.raises(_error_class(name)) as info:
-            _run(block, namespace)
+            _run(block, namespace, page_source)
         if match is not None:
             assert match in str(info.value), f"{block.where}: {match!r} not in {str(info.value)!r}"
 
