@@ -1,7 +1,8 @@
-"""MkDocs hooks: the op catalog page is generated from the op registry on every build.
+"""MkDocs hooks: the op catalog and the examples page are generated on every build.
 
-The page is not a file in docs/: `on_files` adds it, built by docs/gen_catalog.py, so the
-published catalog always lists exactly the ops the code registers.
+Neither page is a file in docs/: `on_files` adds them, built by docs/gen_catalog.py (from the
+op registry) and docs/gen_examples.py (from the examples' docstrings), so the published pages
+always list exactly the ops the code registers and the examples the repository holds.
 """
 
 from __future__ import annotations
@@ -14,21 +15,23 @@ from mkdocs.structure.files import File
 
 DOCS = pathlib.Path(__file__).resolve().parent
 ROOT = DOCS.parent
-CATALOG = "ops/catalog.md"
+GENERATED = {"ops/catalog.md": ("gen_catalog", "catalog_markdown"),
+             "examples.md": ("gen_examples", "examples_markdown")}
 
 
-def _generator():
+def _load(name: str):
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))           # import pypto from this checkout
-    spec = importlib.util.spec_from_file_location("gen_catalog", DOCS / "gen_catalog.py")
+    spec = importlib.util.spec_from_file_location(name, DOCS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
 def on_files(files, config):
-    existing = files.get_file_from_path(CATALOG)
-    if existing is not None:
-        files.remove(existing)
-    files.append(File.generated(config, CATALOG, content=_generator().catalog_markdown()))
+    for page, (module, function) in GENERATED.items():
+        existing = files.get_file_from_path(page)
+        if existing is not None:
+            files.remove(existing)
+        files.append(File.generated(config, page, content=getattr(_load(module), function)()))
     return files

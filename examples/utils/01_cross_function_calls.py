@@ -1,5 +1,7 @@
-"""Functions calling functions: inline helpers, InCore kernels called from orchestration, and
-one kernel reused with different arguments.
+"""Functions calling functions: inline helpers, and InCore kernels called from orchestration.
+
+One kernel is called twice (the second call reads the first one's result), another returns
+two tensors.
 
 What it shows:
   - `@pl.inline` functions: spliced into the caller at parse time (no call in the IR);
