@@ -1,0 +1,32 @@
+"""The one place pypto reads its environment variables (a leaf module: passes and runtime both import it).
+
+    PYPTO_PROG_BUILD_DIR   base of timestamped build directories (default ./build_output)
+    PYPTO_VERIFY_LEVEL     none / basic / roundtrip: pass verification (interpreted by pypto.passes.context)
+    PYPTO_DUMP_PASSES=1    dump the IR after every pass for every compile, without editing the program
+
+Each reader looks at the environment when called, so a test or `pypto compile` may set a variable
+for one compile.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+BUILD_DIR_ENV = "PYPTO_PROG_BUILD_DIR"
+VERIFY_LEVEL_ENV = "PYPTO_VERIFY_LEVEL"
+DUMP_PASSES_ENV = "PYPTO_DUMP_PASSES"
+
+
+def build_dir_base() -> Path:
+    """Where timestamped build directories go: $PYPTO_PROG_BUILD_DIR, else ./build_output."""
+    return Path(os.environ.get(BUILD_DIR_ENV) or "build_output")
+
+
+def verify_level_name() -> str:
+    """The raw PYPTO_VERIFY_LEVEL setting, stripped ("" when unset); the pass context interprets it."""
+    return os.environ.get(VERIFY_LEVEL_ENV, "").strip()
+
+
+def dump_passes_forced() -> bool:
+    return os.environ.get(DUMP_PASSES_ENV, "").strip().lower() in ("1", "true", "yes", "on")
