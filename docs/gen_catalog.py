@@ -127,6 +127,21 @@ def sim_status(op, sim_ops, lowered_before_sim) -> str:
     return "rewritten by a pass (not executed directly)"
 
 
+def what_it_does(op) -> str:
+    """The op's description, else what its declarative fields say (numpy semantics, tile form)."""
+    parts = [op.description] if op.description else []
+    fn, form = getattr(op, "numpy", None), getattr(op, "numpy_form", None)
+    if fn is not None and not op.description:
+        name = getattr(fn, "__name__", repr(fn))
+        module = getattr(fn, "__module__", "") or ""
+        spelled = f"np.{name}" if module.startswith("numpy") else name
+        parts.append(f"numpy `{spelled}`" + (f" ({form.replace('_', ' ')})" if form else ""))
+    lowers_to = getattr(op, "lowers_to", None)
+    if lowers_to:
+        parts.append(f"tensor form of `{lowers_to}`")
+    return "; ".join(parts)
+
+
 def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -176,7 +191,7 @@ def catalog_markdown() -> str:
             lines.append("| " + " | ".join(_cell(c) for c in (
                 f"`{signature(op)}`", dts, CORES.get(op.affinity, op.affinity),
                 pto_spelling(op, emitters, lowered, refused), sim_status(op, SIM_OPS, LOWERED_BEFORE_SIM),
-                op.description)) + " |")
+                what_it_does(op))) + " |")
         lines.append("")
     return "\n".join(lines)
 
