@@ -1,9 +1,11 @@
 """Build directories: compile once to disk, reload and run later with `CompiledProgram.from_dir`.
 
-`ir.compile(program, output_dir=d)` writes the artifacts: `ptoas/*.pto` (one PTO MLIR module
-per kernel), `orchestration/` (the final IR as DSL text and the host orchestration), the
-simulator code, `report/` and `kernel_config.py`. `CompiledProgram.from_dir(d)` loads them
-back without re-running the compiler.
+`ir.compile(program, save_kernels=True)` writes the artifacts into a new build directory
+(under `$PYPTO_PROG_BUILD_DIR`, default `./build_output/<program>_<timestamp>/`; pass
+`output_dir=` to choose it): `ptoas/*.pto` (one PTO MLIR module per kernel), `orchestration/`
+(the final IR as DSL text and the host orchestration), the simulator code, `report/` and
+`kernel_config.py`. `CompiledProgram.from_dir(d)` loads them back without re-running the
+compiler's passes.
 
 What it shows:
   - the files of a build directory;
@@ -13,7 +15,6 @@ Run:  python examples/runtime/03_build_dir.py
 """
 
 import pathlib
-import tempfile
 
 import numpy as np
 
@@ -37,13 +38,13 @@ class Softplus:
 
 def main():
     x = np.random.default_rng(72).uniform(-3, 3, (16, 64)).astype(np.float32)
-    with tempfile.TemporaryDirectory() as out:
-        compiled = ir.compile(Softplus, output_dir=out)
-        files = {p.relative_to(out).as_posix() for p in pathlib.Path(out).rglob("*") if p.is_file()}
-        assert "ptoas/kernel.pto" in files and "kernel_config.py" in files, sorted(files)
-        reloaded = CompiledProgram.from_dir(out)
-        np.testing.assert_allclose(reloaded(x), compiled(x), rtol=0, atol=0)
-        np.testing.assert_allclose(reloaded(x), np.log1p(np.exp(x)), rtol=1e-5, atol=1e-6)
+    compiled = ir.compile(Softplus, save_kernels=True)
+    out = compiled.output_dir
+    files = {p.relative_to(out).as_posix() for p in pathlib.Path(out).rglob("*") if p.is_file()}
+    assert "ptoas/kernel.pto" in files and "kernel_config.py" in files, sorted(files)
+    reloaded = CompiledProgram.from_dir(out)
+    np.testing.assert_allclose(reloaded(x), compiled(x), rtol=0, atol=0)
+    np.testing.assert_allclose(reloaded(x), np.log1p(np.exp(x)), rtol=1e-5, atol=1e-6)
     print("OK")
 
 

@@ -36,6 +36,9 @@ class Scaled:
         return y
 """
 
+# A module-level program from text (what `pypto compile` of this file compiles).
+SCALED_16 = pl.parse(TEMPLATE.format(rows=16, scale=2.0))
+
 
 def main():
     rng = np.random.default_rng(61)

@@ -1,6 +1,7 @@
 """Looking inside the compiler: the IR after every pass, as DSL text you can read and re-load.
 
-`ir.compile(program, dump_passes=True, output_dir=...)` writes `passes_dump/00_frontend.py`
+`ir.compile(program, dump_passes=True)` writes, into a new build directory (under
+`$PYPTO_PROG_BUILD_DIR`, default `./build_output/`; `output_dir=` chooses it), `passes_dump/00_frontend.py`
 and one `NN_after_<Pass>.py` per pass that ran. Each is DSL text: `pl.loads(path)` reads it
 back into a program, which compiles and runs like the original. `pypto dumps <dir>` lists
 them, `pypto diff <dir> <Pass>` shows what one pass changed.
@@ -15,7 +16,6 @@ Run:  python examples/utils/04_pass_dumps.py
 """
 
 import pathlib
-import tempfile
 
 import numpy as np
 
@@ -37,19 +37,18 @@ class Residual:
 
 
 def main():
-    with tempfile.TemporaryDirectory() as out:
-        compiled = ir.compile(Residual, dump_passes=True, output_dir=out)
-        dumps = sorted(pathlib.Path(out).glob("passes_dump/*.py"))
-        names = [d.name for d in dumps]
-        assert names[0] == "00_frontend.py", names
-        after_convert = next(d for d in dumps if d.name.endswith("_after_ConvertTensorToTileOps.py"))
-        text = after_convert.read_text()
-        assert "pl.tile.load" in text and "pl.tile.exp" in text            # the pass made tile ops
-        assert "pl.tile.load" not in dumps[0].read_text()                 # the frontend had none
-        reloaded = pl.loads(after_convert)
-        assert reloaded.as_python() == text                                # the dump is the IR, exactly
-        x = np.random.default_rng(62).uniform(-1, 1, (32, 64)).astype(np.float32)
-        np.testing.assert_allclose(compiled(x), np.exp(x) + x, rtol=1e-6)
+    compiled = ir.compile(Residual, dump_passes=True)
+    dumps = sorted(pathlib.Path(compiled.output_dir).glob("passes_dump/*.py"))
+    names = [d.name for d in dumps]
+    assert names[0] == "00_frontend.py", names
+    after_convert = next(d for d in dumps if d.name.endswith("_after_ConvertTensorToTileOps.py"))
+    text = after_convert.read_text()
+    assert "pl.tile.load" in text and "pl.tile.exp" in text            # the pass made tile ops
+    assert "pl.tile.load" not in dumps[0].read_text()                 # the frontend had none
+    reloaded = pl.loads(after_convert)
+    assert reloaded.as_python() == text                                # the dump is the IR, exactly
+    x = np.random.default_rng(62).uniform(-1, 1, (32, 64)).astype(np.float32)
+    np.testing.assert_allclose(compiled(x), np.exp(x) + x, rtol=1e-6)
     print("OK")
 
 

@@ -59,16 +59,20 @@ def make_program(pops: int):
     return PushPop
 
 
+Broken = make_program(POPS)
+Fixed = make_program(1)
+
+
 def main():
     x = np.random.default_rng(63).standard_normal((16, 16), dtype=np.float32)
     out = np.zeros_like(x)
     try:
-        run(make_program(POPS), x, out, config=RunConfig())
+        run(Broken, x, out, config=RunConfig())
         raise AssertionError("expected a deadlock")
     except DeadlockError as err:
         text = str(err)
         assert "tile.tpop_from_aic" in text and "05_deadlock.py" in text, text
-    run(make_program(1), x, out, config=RunConfig())
+    run(Fixed, x, out, config=RunConfig())
     np.testing.assert_array_equal(out, x)
     print("OK")
 
