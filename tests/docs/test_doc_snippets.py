@@ -79,3 +79,10 @@ def test_collector_sees_markers_and_rejects_unmarked_blocks(tmp_path):
                                                        ("python", None), ("bash", None)]
     assert blocks[0].line == 4 and blocks[0].code == "x = 1\n"
     assert blocks[1].expected_error() == ("TypeCheckError", "bad")
+
+
+def test_every_page_of_the_guide_has_checked_code():
+    counts = {p.relative_to(doc_snippets.DOCS).as_posix(): sum(b.marker in ("run", "raises") for b in blocks_of(p))
+              for p in PAGES}
+    assert sum(counts.values()) >= 40, counts
+    assert not [page for page, n in counts.items() if n == 0], counts
