@@ -3,6 +3,8 @@
     PYPTO_PROG_BUILD_DIR   base of timestamped build directories (default ./build_output)
     PYPTO_VERIFY_LEVEL     none / basic / roundtrip: pass verification (interpreted by pypto.passes.context)
     PYPTO_DUMP_PASSES=1    dump the IR after every pass for every compile, without editing the program
+    PTO_BACKTRACE=1        the opt-in excepthook prints the Python traceback of user errors too
+    NO_COLOR               (any value) diagnostics are never colored
 
 Each reader looks at the environment when called, so a test or `pypto compile` may set a variable
 for one compile.
@@ -16,6 +18,8 @@ from pathlib import Path
 BUILD_DIR_ENV = "PYPTO_PROG_BUILD_DIR"
 VERIFY_LEVEL_ENV = "PYPTO_VERIFY_LEVEL"
 DUMP_PASSES_ENV = "PYPTO_DUMP_PASSES"
+BACKTRACE_ENV = "PTO_BACKTRACE"
+NO_COLOR_ENV = "NO_COLOR"
 
 
 def build_dir_base() -> Path:
@@ -30,3 +34,11 @@ def verify_level_name() -> str:
 
 def dump_passes_forced() -> bool:
     return os.environ.get(DUMP_PASSES_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def backtrace_requested() -> bool:
+    return os.environ.get(BACKTRACE_ENV, "") == "1"
+
+
+def color_disabled() -> bool:
+    return bool(os.environ.get(NO_COLOR_ENV))
