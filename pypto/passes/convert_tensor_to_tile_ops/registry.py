@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Callable
 
 from pypto.errors import UnsupportedError
-from pypto.ir.enums import MemorySpace
+from pypto.ir.enums import AtomicType, MemorySpace
 from pypto.ir.expr import Call, ConstInt, MakeTuple
 from pypto.ir.ops.registry import all_ops, create_op_call, has_op
 from pypto.ir.types import TensorType, TileType
@@ -108,9 +108,14 @@ def _assemble(call: Call, ctx):
                           create_op_call("tile.load", [source, zeros(len(shape)), shape, shape],
                                          {"target_memory": MemorySpace.Vec}, call.span))
     offsets = ctx.plain(call.args[2])
+    atomic = call.kwargs.get("atomic", AtomicType.None_)
     if isinstance(target.type, TensorType):
         ctx.note_written(target)
-        return create_op_call("tile.store", [source, offsets, target], {}, call.span)
+        return create_op_call("tile.store", [source, offsets, target], {"atomic": atomic}, call.span)
+    if atomic is not AtomicType.None_:
+        raise UnsupportedError("pl.assemble(..., atomic=pl.AtomicType.Add) into an on-chip tile is not supported; "
+                               "atomic accumulation targets a GM tensor", call.span,
+                               hint="assemble into the output tensor, or add the tiles with pl.add")
     return tile_op(ctx, "tile.assemble", [target, source, offsets], call)
 
 
