@@ -144,7 +144,7 @@ def _dim(call: Call, ctx):
 
 def _cube_operand(ctx, arg, transposed: bool, call: Call):
     """A matmul operand as the cube's Mat tile (seed 003, MatmulSlice): a GM tensor (or slice) is a
-    natural Mat load, a Vec result moves to Mat in its own shape, and a_trans / b_trans is a zero-copy
+    natural Mat load, a Vec or Acc result moves to Mat in its own shape, and a_trans / b_trans is a zero-copy
     tile.transpose_view of that Mat tile. The Mat → Left / Right moves are InferTileMemorySpace's."""
     v = ctx.plain(arg)
     if isinstance(v.type, TensorType):
@@ -152,7 +152,8 @@ def _cube_operand(ctx, arg, transposed: bool, call: Call):
         v = ctx.bind(f"{getattr(v, 'name_hint', 'operand')}_mat",
                      create_op_call("tile.load", [v, zeros(len(shape)), shape, shape],
                                     {"target_memory": MemorySpace.Mat}, call.span))
-    elif v.type.memory_space is MemorySpace.Vec:
+    elif v.type.memory_space in (MemorySpace.Vec, MemorySpace.Acc):
+        # a Vec result, or an earlier matmul's Acc result (the FIXPIPE writes it back to L1), moves to Mat
         v = ctx.bind(f"{v.name_hint}_mat", create_op_call("tile.move", [v], {"target_memory": MemorySpace.Mat},
                                                           call.span))
     elif v.type.memory_space is not MemorySpace.Mat:
