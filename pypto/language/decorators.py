@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from typing import Optional
 
+from pypto.call_site import reject_unknown_options
 from pypto.ir.enums import FunctionType, Level, Role
 from pypto.language.parser.inline import InlineFunction
 
@@ -55,8 +56,11 @@ class ProgramMethod:
 
 def function(fn=None, *, type: FunctionType = FunctionType.Opaque, level: Optional[Level] = None,  # noqa: A002
              role: Optional[Role] = None, attrs: Optional[dict] = None, strict_ssa: bool = False,
-             auto_scope: bool = True, external_source=None):
+             auto_scope: bool = True, external_source=None, **unknown):
     """`@pl.function(type=pl.FunctionType.InCore, ...)`: parse a function into an `ir.Function`."""
+    if unknown:
+        reject_unknown_options("@pl.function", unknown, ("type", "level", "role", "attrs", "strict_ssa", "auto_scope",
+                                                  "external_source"))
     options = dict(type=type, level=level, role=role, attrs=attrs, strict_ssa=strict_ssa)
 
     def apply(f, depth):

@@ -30,12 +30,27 @@ from typing import Any, Optional
 
 import numpy as np
 
-from pypto.errors import UnsupportedError
+from pypto.call_site import reject_unknown_options, user_call_span
+from pypto.errors import TypeCheckError, UnsupportedError
 from pypto.interop import as_numpy
 from pypto.ir.enums import FunctionType
 from pypto.ir.expr import ConstInt
 from pypto.ir.types import TensorType
-from pypto.runtime.config import default_config
+from pypto.runtime.config import RunConfig, default_config
+
+_SCALARS = (bool, int, float, np.integer, np.floating, np.bool_)
+
+
+def _checked_config(config) -> RunConfig:
+    """`config=` must be a RunConfig (a platform name alone is a common slip: say how to write it)."""
+    if config is None:
+        return default_config()
+    if not isinstance(config, RunConfig):
+        hint = (f"write config=RunConfig(platform={config!r})" if isinstance(config, str)
+                else "pass config=RunConfig(...) (from pypto.runtime import RunConfig)")
+        raise TypeCheckError(f"config= must be a RunConfig, got {type(config).__name__} {config!r}",
+                             user_call_span(), hint=hint)
+    return config
 
 
 class _Call:
@@ -119,11 +134,36 @@ class JITFunction:
         return self._annotations
 
     # ------------------------------------------------------------------ specialization
-    def _bind(self, args: tuple) -> _Call:
-        if len(args) != len(self.param_names):
-            raise TypeError(f"{self.__name__}() takes {len(self.param_names)} arguments "
-                            f"({', '.join(self.param_names)}), got {len(args)}")
-        return _Call(list(args))
+    def _bind(self, args: tuple, kwargs: Optional[dict] = None) -> _Call:
+        """Match the call's arguments to the parameters (by position or name) and check each is an array or
+        a number; a mistake is a TypeCheckError at the user's call naming the parameter."""
+        kwargs = kwargs or {}
+        signature = f"{self.__name__}({', '.join(self.param_names)})"
+        for name in kwargs:
+            if name not in self.param_names:
+                raise TypeCheckError(f"{signature} got an unexpected keyword argument '{name}'", user_call_span(),
+                                     hint="compile and run options go in config=RunConfig(...)")
+        if len(args) > len(self.param_names):
+            raise TypeCheckError(f"{signature} takes {len(self.param_names)} arguments, got {len(args) + len(kwargs)}",
+                                 user_call_span())
+        values = dict(zip(self.param_names, args))
+        for name, value in kwargs.items():
+            if name in values:
+                raise TypeCheckError(f"{signature} got multiple values for argument '{name}'", user_call_span())
+            values[name] = value
+        missing = [n for n in self.param_names if n not in values]
+        if missing:
+            raise TypeCheckError(f"{signature} is missing argument{'s' if len(missing) > 1 else ''} "
+                                 f"{', '.join(repr(n) for n in missing)} (got {len(values)} of "
+                                 f"{len(self.param_names)})", user_call_span())
+        call = _Call([values[n] for n in self.param_names])
+        for name, x, arr in zip(self.param_names, call.args, call.arrays):
+            if arr is None and not isinstance(x, _SCALARS):
+                hint = ("convert it with np.asarray(..., dtype=np.float32)" if isinstance(x, (list, tuple))
+                        else "pass a numpy array, a torch CPU tensor or a Python number")
+                raise TypeCheckError(f"{self.__name__}(): argument '{name}' must be an array (numpy / torch CPU) or "
+                                     f"a Python scalar, got {type(x).__name__}", user_call_span(), hint=hint)
+        return call
 
     def _key(self, call: _Call, config) -> tuple:
         parts = []
@@ -145,18 +185,16 @@ class JITFunction:
         out: dict = {}
         for name, x, arr in zip(self.param_names, call.args, call.arrays):
             if arr is None:
-                if isinstance(x, (bool, int, float, np.integer, np.floating, np.bool_)):
-                    out[name] = x.item() if isinstance(x, np.generic) else x
-                    continue
-                raise TypeError(f"{self.__name__}(): argument '{name}' must be an array (numpy / torch CPU) or a "
-                                f"Python scalar, got {type(x).__name__}")
+                out[name] = x.item() if isinstance(x, np.generic) else x     # _bind checked it is a number
+                continue
             if isinstance(ann.get(name), TensorType):
                 continue                            # fully annotated: the parser reads it (and checks calls)
             shape, dtype = arr.shape, arr.dtype
             try:
                 dt = DataType.from_numpy(dtype)
-            except Exception as e:
-                raise TypeError(f"{self.__name__}(): argument '{name}' has unsupported dtype {dtype}") from e
+            except Exception:
+                raise TypeCheckError(f"{self.__name__}(): argument '{name}' has unsupported dtype {dtype}",
+                                     user_call_span()) from None
             out[name] = TensorType(list(shape), dt)
         return out
 
@@ -172,9 +210,9 @@ class JITFunction:
         return Program([f for f in made if f.name != entry.name] + [entry], self.__name__)
 
     # ------------------------------------------------------------------ public API
-    def compile(self, *args, config=None):
+    def compile(self, *args, config=None, **kwargs):
         """The CompiledProgram for these argument shapes / dtypes / scalar values (cached)."""
-        return self._compiled(self._bind(args), config or default_config())
+        return self._compiled(self._bind(args, kwargs), _checked_config(config))
 
     def _compiled(self, call: _Call, config):
         if self.is_host:
@@ -209,18 +247,15 @@ class JITFunction:
             self._cache[key] = compiled
         return compiled
 
-    def lower(self, *args, config=None):
+    def lower(self, *args, config=None, **kwargs):
         """The post-pass ir.Program for these arguments (not cached, no artifacts)."""
         from pypto.runtime.compile import lower
-        config = config or default_config()
-        return lower(self._parse(self._bind(args)), platform=config.platform, strategy=config.strategy)
+        config = _checked_config(config)
+        return lower(self._parse(self._bind(args, kwargs)), platform=config.platform, strategy=config.strategy)
 
     def __call__(self, *args, config=None, **kwargs):
-        if kwargs:
-            raise TypeError(f"{self.__name__}() got an unexpected keyword argument '{next(iter(kwargs))}'"
-                            " (compile options go in config=RunConfig(...))")
-        call = self._bind(args)
-        compiled = self._compiled(call, config or default_config())
+        call = self._bind(args, kwargs)
+        compiled = self._compiled(call, _checked_config(config))
         from pypto.runtime.worker import current_worker
         if current_worker() is not None:         # inside `with ChipWorker(...)`: the worker runs it
             return compiled(*[x for x, a in zip(call.args, call.arrays) if a is not None], config=config)
@@ -306,7 +341,9 @@ def _type_key(t) -> tuple:
 class _JitDecorator:
     """`pl.jit` and its variants: `@pl.jit`, `@pl.jit(auto_scope=False)`, `@pl.jit.incore`, ..."""
 
-    def __call__(self, fn=None, *, auto_scope: bool = True):
+    def __call__(self, fn=None, *, auto_scope: bool = True, **unknown):
+        if unknown:
+            reject_unknown_options("@pl.jit", unknown, ("auto_scope",))
         if fn is None:
             return lambda f: JITFunction(f, auto_scope=auto_scope)
         return JITFunction(fn, auto_scope=auto_scope)
@@ -332,9 +369,9 @@ class _JitDecorator:
         dispatches with `device=r` (run with RunConfig(distributed_config=DistributedConfig(device_ids=[...])))."""
         from pypto.ir.enums import Level, Role
         if "level" in options:
-            raise TypeError("@pl.jit.host does not take level= (it is always pl.Level.HOST)")
+            raise TypeCheckError("@pl.jit.host does not take level= (it is always pl.Level.HOST)", user_call_span())
         if options:
-            raise TypeError(f"@pl.jit.host got an unexpected keyword argument '{next(iter(options))}'")
+            reject_unknown_options("@pl.jit.host", options, ("auto_scope",))
         make = functools.partial(JITFunction, func_type=FunctionType.Opaque, level=Level.HOST, role=Role.Orchestrator,
                                  auto_scope=auto_scope)
         return make(fn) if fn is not None else make

@@ -49,6 +49,8 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
                         window=config.sim_task_window)
     if world is not None:
         compiled.last_windows = world.windows
+    if host_function is None and not host.return_style:
+        _returns_into_outputs(compiled, results[0][0], sim_args)
     host.write_back()
     if host_function is not None or not host.return_style:
         return None
@@ -127,6 +129,45 @@ def _device_arg(plan, tensor, worker) -> np.ndarray:
         view.flags.writeable = False
         return view
     return arr
+
+
+# ------------------------------------------------------------------ 4. results into the Out buffers
+def _returns_into_outputs(compiled, value, sim_args: list) -> None:
+    """An in-place call's Out / InOut parameter receives what the entry returns under its name.
+
+    Orchestration code may rebind an Out parameter to a fresh tensor (`out = pl.expand_clone(g, out)`):
+    the returned array is then new memory, not the buffer the caller's array is written back from,
+    so it is copied into that buffer here (before write-back, so a failure still changes nothing).
+    """
+    if not compiled.has_return or value is None:
+        return
+    ret_map = getattr(compiled, "_return_params", False)
+    if ret_map is False:
+        ret_map = compiled._return_params = _returned_params(compiled)
+    if not ret_map:
+        return
+    values = value if isinstance(value, tuple) else (value,)
+    directions = compiled.function.param_directions
+    for j, got in zip(ret_map, values):
+        buf = sim_args[j]
+        if (directions[j] is ParamDirection.In or not isinstance(got, np.ndarray) or not isinstance(buf, np.ndarray)
+                or got is buf or np.shares_memory(got, buf)):
+            continue
+        if got.shape != buf.shape:
+            raise ValueCheckError(f"'{compiled.function.name}' returns a {list(got.shape)} tensor as its output "
+                                  f"'{compiled.param_names[j]}', whose shape is {list(buf.shape)}")
+        np.copyto(buf, got, casting="unsafe")
+
+
+def _returned_params(compiled) -> Optional[tuple]:
+    """Which parameter each returned value is. The lowered IR may have renamed a rebound Out name into a
+    fresh SSA value; the program as written still says which parameter the user bound it to."""
+    from pypto.runtime.sim.returns import return_param_map
+    found = return_param_map(compiled.function, compiled.lowered)
+    written = compiled.program.functions.get(compiled.entry) if compiled.program is not None else None
+    if found is None and written is not None and len(written.params) == len(compiled.function.params):
+        found = return_param_map(written, compiled.program)
+    return found
 
 
 # ------------------------------------------------------------------ 3. the scheduler loop
