@@ -58,7 +58,10 @@ def _jit_functions(namespace: dict) -> list:
 def _describe(out: Path) -> str:
     pto = sorted(p.name for p in (out / "ptoas").glob("*.pto")) if (out / "ptoas").is_dir() else []
     dumps = len(list((out / "passes_dump").glob("*.py"))) if (out / "passes_dump").is_dir() else 0
+    orch = sorted(p.name for p in (out / "orchestration").glob("*.sim.py")) if (out / "orchestration").is_dir() else []
     text = f"{out}  ({len(pto)} kernel(s): {', '.join(pto) or '-'}; {dumps} pass dump(s))"
+    if orch:
+        text += f"\n  orchestration (the host code the simulator runs): {', '.join('orchestration/' + o for o in orch)}"
     report = out / "report" / "codegen.txt"
     missing = [x for x in report.read_text().splitlines()[1:] if x] if report.is_file() else []
     for line in missing:
@@ -210,7 +213,8 @@ def _side_by_side(a: list, b: list, left: str, right: str, context: int, width: 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pypto", description="PyPTO: compile kernels to build directories and inspect what each pass did.",
-        epilog="A build directory holds passes_dump/, ptoas/*.pto, orchestration/, report/ and kernel_config.py; "
+        epilog="A build directory holds passes_dump/, ptoas/*.pto, orchestration/ (the final IR and <fn>.sim.py, "
+               "the host code the simulator runs), kernels/sim/, report/ and kernel_config.py; "
                "reload one in Python with CompiledProgram.from_dir(dir).")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -218,7 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("compile", help="compile a file's kernels into build directories",
                        description="Import FILE (without running it as a script), compile every @pl.program class "
                                    "in it and write one build directory per program (passes_dump/, ptoas/*.pto, "
-                                   "orchestration/, report/, kernel_config.py). A file with only @pl.jit kernels "
+                                   "orchestration/<fn>.sim.py, report/, kernel_config.py). A file with only @pl.jit kernels "
                                    "has its main() run with pass dumps on, so each specialization it compiles is "
                                    "written.")
     c.add_argument("file", help="a Python file defining @pl.program classes or @pl.jit kernels")

@@ -26,6 +26,15 @@ def test_compile_writes_a_build_directory(build, capsys):
     assert (build / "ptoas" / "add_twice.pto").is_file()
     assert (build / "kernel_config.py").is_file()
     assert (build / "passes_dump" / "00_frontend.py").is_file()
+    assert (build / "orchestration" / "main.sim.py").is_file()
+
+
+def test_compile_names_the_orchestration_code_it_wrote(tmp_path, capsys):
+    assert main(["compile", str(PROGRAM_EXAMPLE), "-o", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    (out,) = list(tmp_path.iterdir())
+    [name] = [p.name for p in (out / "orchestration").glob("*.sim.py")]
+    assert f"orchestration (the host code the simulator runs): orchestration/{name}" in printed
 
 
 def test_compile_runs_main_for_jit_kernels(tmp_path, capsys):

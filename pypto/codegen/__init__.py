@@ -1,2 +1,3 @@
-"""Code generation from the final IR: `.pto` kernels (pypto.codegen.pto), the host orchestration
-artifact (pypto.codegen.orchestration) and the kernel_config listing (pypto.codegen.kernel_config)."""
+"""Code generation from the final IR: `.pto` kernels (pypto.codegen.pto) and the kernel_config listing
+(pypto.codegen.kernel_config). Orchestration functions become the simulator's host code
+(pypto.runtime.sim.codegen), which is also the build directory's orchestration artifact."""

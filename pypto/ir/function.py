@@ -52,6 +52,11 @@ class Function(Node):
         level, role = default_level_role(func_type)
         return self.replace(func_type=func_type, level=level, role=role)
 
+    def as_python(self, concise: bool = False) -> str:
+        """The function as DSL text (`@pl.function ...`), which `pl.parse` reads back."""
+        from pypto.ir.printer import python_print
+        return python_print(self)
+
 
 class Program(Node):
     __slots__ = ("functions", "name")

@@ -35,6 +35,11 @@ def program(cls=None, *, strict_ssa: bool = False):
     return apply(cls, 1)
 
 
+def _in_class_body(depth: int) -> bool:
+    frame = sys._getframe(depth + 1)
+    return "__qualname__" in frame.f_locals and "__module__" in frame.f_locals and frame.f_code.co_name != "<module>"
+
+
 class ProgramMethod:
     """A `@pl.function` method waiting for its `@pl.program` class to be parsed."""
 
@@ -62,6 +67,8 @@ def function(fn=None, *, type: FunctionType = FunctionType.Opaque, level: Option
         code = getattr(f, "__code__", None)
         if code is not None and code.co_argcount and code.co_varnames[0] == "self":
             return ProgramMethod(f, options)
+        if _in_class_body(depth + 1):
+            return ProgramMethod(f, options)      # a method without `self`: a static helper of the program
         from pypto.language.parser import parse_function
         namespace, location = _caller(depth + 1)
         return parse_function(f, func_type=type, level=level, role=role, attrs=attrs, strict_ssa=strict_ssa,

@@ -63,8 +63,19 @@ def _must_define(s: Stmt) -> set:
     if isinstance(s, AssignStmt):
         return {s.var}
     if isinstance(s, ScopeStmt) and not isinstance(s, SplitAivScopeStmt):
-        return set().union(*(_must_define(x) for x in body_list(s.body))) if body_list(s.body) else set()
+        return _must_define_all(body_list(s.body))
+    if isinstance(s, IfStmt):
+        # the if's own results, and what both branches bind (a one-armed if binds nothing for sure)
+        both = (_must_define_all(body_list(s.then_body)) & _must_define_all(body_list(s.else_body))
+                if s.else_body is not None else set())
+        return set(s.return_vars) | both
+    if isinstance(s, (ForStmt, WhileStmt)):
+        return set(s.return_vars)
     return set()
+
+
+def _must_define_all(stmts: list) -> set:
+    return set().union(*(_must_define(x) for x in stmts)) if stmts else set()
 
 
 def _ends_flow(stmts: list) -> bool:

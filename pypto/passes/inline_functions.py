@@ -32,7 +32,10 @@ def _inline_call(stmt, call: Call, callee: Function, bind_to) -> list:
             tmp = Var(p.name_hint, p.type, a.span)
             pre.append(AssignStmt(tmp, a, stmt.span))
             mapping[p] = tmp
-    body, _ = alpha_rename(callee.body, mapping)
+    body, renamed = alpha_rename(callee.body, mapping)
+    # a parameter the callee re-binds (`out = pl.assemble(out, ...)`) becomes a local that starts as the argument
+    rebound = [p for p in callee.params if renamed.get(p) is not mapping[p]]
+    pre += [AssignStmt(renamed[p], mapping[p], stmt.span) for p in rebound]
     stmts = body_list(body)
     ret = stmts[-1] if stmts and isinstance(stmts[-1], ReturnStmt) else None
     if ret is not None:

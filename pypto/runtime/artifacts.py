@@ -3,14 +3,15 @@
     passes_dump/             00_frontend.py, NN_after_<Pass>.py   (when dumping passes)
     ptoas/<kernel>.pto       one PTO-dialect module per AIC / AIV kernel
     orchestration/<Prog>.py  the final IR as DSL text (what from_dir re-parses)
-    orchestration/<fn>.sim.py, kernels/sim/<kernel>.py   the simulator's generated code: what runs, from
-                             these files (sim platforms)
-    orchestration/<fn>.host.py   the orchestration as a listing in the reference runtime's vocabulary
-                             (pypto.codegen.orchestration; `rt.submit_aiv_task(...)`)
+    orchestration/<fn>.sim.py   each Orchestration function as the host code the simulator runs: it is
+                             generated, written, and executed from this file (the one orchestration
+                             artifact; its header lists the tasks it submits, core types and directions)
+    kernels/sim/<kernel>.py  the simulator's code of each kernel, likewise run from the file (sim platforms)
     orchestration/<host>.host_orch.py   a distributed program's HOST orchestrator, the code that runs
     report/memory.txt        on-chip memory per kernel;  report/frontend_ir.py  the program as given
     report/codegen.txt       kernels whose `.pto` could not be generated, and why
-    kernel_config.py         the manifest (pypto.codegen.kernel_config)
+    kernel_config.py         the manifest (pypto.codegen.kernel_config); its orchestration sources are
+                             the `.sim.py` files
 
     write_build_dir(compiled)               # after compile
     compiled = load_build_dir(path)         # CompiledProgram.from_dir
@@ -21,17 +22,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from pypto.errors import PyptoError, ValueCheckError
+from pypto.ir.enums import FunctionType
 from pypto.codegen.kernel_config import kernel_config, read_kernel_config, write_kernel_config
 
 KERNEL_CONFIG = "kernel_config.py"
 
 
 def write_build_dir(compiled) -> None:
-    from pypto.codegen.orchestration import generate_all
     from pypto.codegen.pto import arch_of, generate_function, is_kernel
     from pypto.ir.printer import python_print
     from pypto.runtime.compile import memory_report
     from pypto.runtime.config import DEVICE_PLATFORMS
+    from pypto.runtime.sim.program import orchestration_code, sim_source_path
 
     out = Path(compiled.output_dir)
     lowered = compiled.lowered
@@ -59,11 +61,12 @@ def write_build_dir(compiled) -> None:
     (out / "report" / "codegen.txt").write_text(
         "# kernels without a .pto (the simulator still runs them)\n" + "".join(x + "\n" for x in failures))
 
-    orch_sources = {}
-    for name, text in generate_all(lowered).items():
-        rel = f"orchestration/{name}.host.py"
-        (out / rel).write_text(text)
-        orch_sources[name] = rel
+    # the manifest names the orchestration code that runs; on a sim platform compiling `compiled.sim`
+    # (write_artifacts) writes it, a device build writes the orchestration code alone
+    if compiled.platform in DEVICE_PLATFORMS:
+        orchestration_code(lowered, out)
+    orch_sources = {f.name: sim_source_path("orchestration", f.name) for f in lowered.functions.values()
+                    if f.func_type is FunctionType.Orchestration}
     config = kernel_config(lowered, platform=compiled.platform, backend_type=compiled.backend_type,
                            final_ir=final_ir, frontend_ir="report/frontend_ir.py", pto_sources=pto_sources,
                            orchestration_sources=orch_sources)

@@ -5,8 +5,8 @@
 
 Directories are created only when dumping, saving kernels, or given an output_dir (compile
 latency matters for @pl.jit). The output dir holds `passes_dump/` (when dumping), `ptoas/`
-(one `.pto` per AIC / AIV kernel), `orchestration/` (the final IR as DSL text, the simulator's
-host code `<fn>.sim.py` that runs, the reference-style listing `<fn>.host.py`), `kernels/sim/`, `report/` and
+(one `.pto` per AIC / AIV kernel), `orchestration/` (the final IR as DSL text and, per Orchestration
+function, `<fn>.sim.py`: the host code the simulator runs, from that file), `kernels/sim/`, `report/` and
 `kernel_config.py` (pypto.runtime.artifacts); `CompiledProgram.from_dir` reloads it.
 """
 

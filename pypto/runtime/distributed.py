@@ -96,12 +96,9 @@ class DistributedCompiledProgram:
             from pypto.runtime.sim.host_level import generate_host_function
             out = self.output_dir
             filename = f"<pypto-sim {self.host_function.name}>"
-            if out is not None:
-                (out / "orchestration").mkdir(parents=True, exist_ok=True)
+            if out is not None:                 # written there and compiled from the file
                 filename = str(out / "orchestration" / f"{self.host_function.name}.host_orch.py")
             self._host_code = generate_host_function(self.host_function, self.chip.lowered, filename)
-            if out is not None:
-                (out / "orchestration" / f"{self.host_function.name}.host_orch.py").write_text(self._host_code.source)
         return self._host_code
 
     def __call__(self, *args, config=None):

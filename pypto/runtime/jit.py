@@ -60,8 +60,15 @@ class _Call:
 
     def __init__(self, args: list):
         self.args = args
-        self.arrays = [as_numpy(x) for x in args]
-        self.torch = any(a is not None and a is not x for a, x in zip(self.arrays, args))
+        self.arrays = arrays = []
+        self.torch = False
+        for x in args:
+            if isinstance(x, np.ndarray):
+                arrays.append(x)
+                continue
+            arr = as_numpy(x)
+            arrays.append(arr)
+            self.torch = self.torch or arr is not None
 
     def tensors(self) -> list:
         return [a for a in self.arrays if a is not None]

@@ -1,7 +1,5 @@
 """The build directory: reference layout, kernel_config, readable orchestration, and reloading with from_dir."""
 
-import runpy
-
 import numpy as np
 import pytest
 
@@ -34,7 +32,7 @@ def test_build_dir_has_the_reference_layout(mixed_build):
         assert (out / sub).is_dir(), sub
     assert (out / "passes_dump" / "00_frontend.py").is_file()
     assert sorted(p.name for p in (out / "ptoas").iterdir()) == ["mm_aic.pto", "mm_aiv.pto"]
-    assert (out / "orchestration" / "main.host.py").is_file()
+    assert sorted(p.name for p in (out / "orchestration").iterdir()) == ["MixedMatmulRelu.py", "main.sim.py"]
     assert "mm_aic" in (out / "report" / "memory.txt").read_text()
 
 
@@ -53,29 +51,41 @@ def test_kernel_config_lists_kernels_core_types_and_signatures(mixed_build):
     assert cfg["PYPTO"]["platform"] == "a2a3sim" and cfg["PYPTO"]["backend_type"] == "Ascend910B"
 
 
-def test_orchestration_artifact_reads_as_task_submission(mixed_build):
-    _, out = mixed_build
-    text = (out / "orchestration" / "main.host.py").read_text()
-    assert "def main(rt, x, y):" in text
-    assert "rt.submit_mixed_task('mm', inputs=[x, y], outputs=[out_0, gm_pipe_buffer_0])" in text
+def test_orchestration_artifact_is_the_host_code_that_runs_and_reads_as_task_submission(mixed_build):
+    compiled, out = mixed_build
+    path = out / "orchestration" / "main.sim.py"
+    text = path.read_text()
+    assert text.startswith("# Orchestration `main` of program `MixedMatmulRelu`: the host code the simulator runs.")
+    assert "#   _sim_task_mm             mm: Group = mm_aic (AIC) + mm_aiv (AIV); x: In, y: In, out_0: Out, " \
+           "__gm_pipe_buffer: Out\n" in text
+    assert "def main(_sim_ctx, x, y):" in text
+    assert "out_0_1 = _sim_ctx.submit(_sim_task_mm, (x, y, out_0, gm_pipe_buffer_0, ))" in text
+    code = compiled.sim.functions["main"]
+    assert code.source == text and code.fn.__code__.co_filename == str(path)
 
-    class Recorder:                                 # the artifact is runnable against any `rt`
+    class Recorder:                                 # the code that runs, driven by a context that logs
         def __init__(self):
             self.log = []
 
-        def alloc_tensor(self, shape, dtype):
-            self.log.append(("alloc", shape, dtype))
+        def create_tensor(self, shape, dtype):
+            self.log.append(("alloc", shape, np.dtype(dtype).name))
             return f"t{len(self.log)}"
 
-        def submit_mixed_task(self, name, **groups):
-            self.log.append(("mixed", name, groups))
-            return groups["outputs"][0]
+        def window_wait(self):
+            return None
+
+        def submit(self, site, args):
+            self.log.append(("submit", site.callee, args, site.directions))
+            return args[2]
 
     rt = Recorder()
-    result = runpy.run_path(str(out / "orchestration" / "main.host.py"))["main"](rt, "X", "Y")
-    assert rt.log == [("alloc", [16, 128], "FP32"), ("alloc", [4096], "FP32"),
-                      ("mixed", "mm", {"inputs": ["X", "Y"], "outputs": ["t1", "t2"]})]
-    assert result == "t1"
+    run = code.fn(rt, "X", "Y")
+    with pytest.raises(StopIteration) as done:
+        while True:
+            next(run)
+    assert rt.log == [("alloc", (16, 128), "float32"), ("alloc", (4096,), "float32"),
+                      ("submit", "mm", ("X", "Y", "t1", "t2"), ("in", "in", "out", "out"))]
+    assert done.value.value == "t1"
 
 
 def test_from_dir_reloads_a_program_that_runs(mixed_build):
@@ -120,9 +130,12 @@ def test_every_pto_of_a_build_is_well_formed(mixed_build):
 def test_spmd_launch_in_the_orchestration_artifact(tmp_path):
     from tests.codegen.programs import SpmdBlocks
     compiled = ir.compile(SpmdBlocks, output_dir=tmp_path)
-    text = (tmp_path / "orchestration" / "main.host.py").read_text()
-    assert "rt.submit_spmd_task('main_spmd_0', inputs=[x], outputs=[out], core_num=4, sync_start=True)" in text
-    assert "main_spmd_0                      Spmd = main_incore_0" in text
+    text = (tmp_path / "orchestration" / "main.sim.py").read_text()
+    assert "out_1 = _sim_ctx.submit(_sim_task_main_spmd_0, (x, out, ))" in text
+    assert "#   _sim_task_main_spmd_0    main_spmd_0: Spmd = main_incore_0 (AIV) (core_num=4, sync_start=True); " \
+           "x: In, out: Out\n" in text
+    [site] = compiled.sim.functions["main"].sites
+    assert (site.callee, site.directions, site.core_num) == ("main_spmd_0", ("in", "out"), 4)
     pto = (tmp_path / "ptoas" / "main_incore_0.pto").read_text()
     assert "%__pypto_spmd_block_idx: i32, %__pypto_spmd_block_num: i32)" in pto
     assert check_well_formed(pto) == []
@@ -138,7 +151,13 @@ def test_from_dir_indexes_orchestrations_by_name(tmp_path):
     ir.compile(TwoEntries, output_dir=tmp_path)
     cfg = read_kernel_config(tmp_path / "kernel_config.py")
     assert [o["function_name"] for o in cfg["ORCHESTRATIONS"]] == ["double", "triple"]
-    assert {p.name for p in (tmp_path / "orchestration").glob("*.host.py")} == {"double.host.py", "triple.host.py"}
+    assert [o["source"] for o in cfg["ORCHESTRATIONS"]] == ["orchestration/double.sim.py",
+                                                             "orchestration/triple.sim.py"]
+    assert {p.name for p in (tmp_path / "orchestration").glob("*.sim.py")} == {"double.sim.py", "triple.sim.py"}
+    for name, factor in (("double", "2.0"), ("triple", "3.0")):
+        text = (tmp_path / "orchestration" / f"{name}.sim.py").read_text()
+        assert f"out_1 = _sim_ctx.submit(_sim_task_scale, (x, {factor}, out, ))" in text
+        assert "#   _sim_task_scale          scale: AIV; x: In, k: Scalar, out: Out\n" in text
     compiled = CompiledProgram.from_dir(tmp_path)
     assert compiled.entries == ["double", "triple"]
     x = np.random.default_rng(2).standard_normal((32, 32), dtype=np.float32)
@@ -149,3 +168,14 @@ def test_from_dir_indexes_orchestrations_by_name(tmp_path):
     assert CompiledProgram.from_dir(tmp_path, entry="triple").entry == "triple"
     with pytest.raises(KeyError, match="no Orchestration function 'quadruple'"):
         compiled["quadruple"]
+
+
+def test_a_device_build_lists_the_same_orchestration_code(tmp_path):
+    """No simulator runs a device build, but its manifest names the orchestration code, written alone."""
+    ir.compile(MixedMatmulRelu, output_dir=tmp_path, platform="a2a3")
+    cfg = read_kernel_config(tmp_path / "kernel_config.py")
+    assert cfg["ORCHESTRATION"]["source"] == "orchestration/main.sim.py"
+    text = (tmp_path / "orchestration" / "main.sim.py").read_text()
+    assert "gm_pipe_buffer_0 = _sim_ctx.create_tensor((4096,), _sim_fp32)" in text
+    assert "out_0_1 = _sim_ctx.submit(_sim_task_mm, (x, y, out_0, gm_pipe_buffer_0, ))" in text
+    assert not (tmp_path / "kernels").exists()

@@ -8,6 +8,7 @@ from pypto.ir.dtypes import FP32, INDEX, INT32
 from pypto.ir.expr import BinaryExpr, Call, ConstFloat, ConstInt, TupleGetItem, UnaryExpr, Var
 from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt
 from pypto.ir.types import ScalarType, TensorType, TileType
+from pypto.ir.verifier import verify_property
 
 TILE = 16
 SCALE = 0.5
@@ -101,12 +102,14 @@ def test_subscript_sugar_slice_read_and_assemble():
     assert [d.value for d in part.var.type.shape] == [16, 64]
     assert [d.value for d in moving.var.type.shape] == [16, 32]
     assert elem.value.op.name == "tensor.read" and isinstance(elem.var.type, ScalarType)
-    assert asm1.value.op.name == "tensor.assemble" and asm1.var is f.params[1]
+    # the sugar writes into the parameter: a new SSA binding of the same name, assembled from the parameter
+    assert asm1.value.op.name == "tensor.assemble" and asm1.value.args[0] is f.params[1]
+    assert asm1.var is not f.params[1] and asm1.var.name_hint == "o" and asm2.value.args[0] is asm1.var
     assert [e.value for e in asm1.value.args[2].elements] == [16, 0]
     assert [e.value for e in asm2.value.args[2].elements] == [0, 0]
 
 
-def test_plain_rebinding_reuses_one_var_and_a_new_type_makes_a_new_var():
+def test_straight_line_rebinding_shadows_with_a_new_var_so_the_parse_is_ssa():
     @pl.function(type=pl.FunctionType.InCore)
     def f(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:
         y = pl.add(x, x)
@@ -114,8 +117,21 @@ def test_plain_rebinding_reuses_one_var_and_a_new_type_makes_a_new_var():
         y = pl.load(x, [0], [16])
         return x
     a, b, c = assigns(f)
-    assert a.var is b.var
+    assert a.var is not b.var and b.var.name_hint == "y" and b.value.args[0] is a.var
     assert c.var is not a.var and isinstance(c.var.type, TileType)
+    assert verify_property("SSAForm", ir.Program([f], "P")) == []
+
+
+def test_rebinding_inside_a_loop_body_reuses_the_outer_var_for_convert_to_ssa():
+    @pl.function(type=pl.FunctionType.Opaque)
+    def f(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:
+        y = pl.add(x, x)
+        for i in pl.range(4):
+            y = pl.add(y, x)
+        return y
+    first = f.body.stmts[0]
+    loop = f.body.stmts[1]
+    assert loop.body.stmts[0].var is first.var
 
 
 def test_tuple_unpacking_of_a_multi_result_call_uses_tuple_get_item():

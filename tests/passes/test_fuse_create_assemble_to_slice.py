@@ -98,9 +98,9 @@ def test_the_self_assemble_pattern_2_leaves_is_dropped():
 
 def test_a_parent_read_between_the_call_and_the_assemble_keeps_the_staging_buffer():
     text = Rows.as_python().replace(
-        "            c2: pl.Tensor[[16, 128], pl.FP32] = pl.tensor.assemble(c1, res, [i, 0])\n",
+        "            c2: pl.Tensor[[16, 128], pl.FP32] = pl.tensor.assemble(c1, res, [i, 0], atomic=pl.AtomicType.None_)\n",
         "            peek: pl.Scalar[pl.FP32] = pl.tensor.read(c1, [i, 0])\n"
-        "            c2: pl.Tensor[[16, 128], pl.FP32] = pl.tensor.assemble(c1, res, [i, 0])\n")
+        "            c2: pl.Tensor[[16, 128], pl.FP32] = pl.tensor.assemble(c1, res, [i, 0], atomic=pl.AtomicType.None_)\n")
     prog = pl.parse(text)
     assert "peek" in prog.as_python()
     assert _fuse(prog) is prog

@@ -144,3 +144,12 @@ def test_a5sim_runs():
     np.testing.assert_allclose(compiled(_x()), 3 * _x(), rtol=1e-6)
     with pytest.raises(ValueError, match="compiled for a5sim"):
         compiled(_x(), config=RunConfig())
+
+
+def test_the_manifest_names_the_orchestration_code_that_runs(tmp_path):
+    from pypto.codegen.kernel_config import read_kernel_config
+    compiled = ir.compile(AddTwice, output_dir=tmp_path)
+    cfg = read_kernel_config(tmp_path / "kernel_config.py")
+    source = tmp_path / cfg["ORCHESTRATION"]["source"]
+    assert source.name == "main.sim.py"
+    assert compiled.sim.functions["main"].fn.__code__.co_filename == str(source)

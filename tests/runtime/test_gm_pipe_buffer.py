@@ -85,10 +85,12 @@ def test_compiled_mixed_kernel_carries_the_buffer_only_on_a2a3(platform, tmp_pat
     out = compiled(x, y)
     np.testing.assert_allclose(out, np.maximum(x.astype(np.float32) @ y.astype(np.float32), 0), rtol=1e-3, atol=1e-3)
     pto = (tmp_path / "ptoas" / "mm_aic.pto").read_text()
-    host = (tmp_path / "orchestration" / "main.host.py").read_text()
+    host = (tmp_path / "orchestration" / "main.sim.py").read_text()     # the host code that ran
+    assert compiled.sim.functions["main"].source == host
     if platform == "a2a3sim":
         # 8192-byte slots x 2 (C2V only) = 16384 bytes = 4096 FP32; initialize_pipe gets the pointer
-        assert "gm_pipe_buffer_0 = rt.alloc_tensor([4096], 'FP32')" in host
+        assert "gm_pipe_buffer_0 = _sim_ctx.create_tensor((4096,), _sim_fp32)" in host
+        assert "_sim_ctx.submit(_sim_task_mm, (x, y, out_0, gm_pipe_buffer_0, ))" in host
         assert "pto.aic_initialize_pipe {dir_mask = 1, slot_size = 8192, slot_num = 2} (gm_slot_buffer = %arg3 : " \
                "!pto.ptr<f32>, c2v_consumer_buf" in pto
     else:

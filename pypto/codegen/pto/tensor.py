@@ -1,7 +1,7 @@
 """tensor.* ops in PTO codegen (mirrors pypto/ir/ops/tensor.py).
 
 Inside a kernel, ConvertTensorToTileOps has turned every tensor op into tile ops; what is
-left on tensors in an orchestration function is host code (pypto/codegen/orchestration.py).
+left on tensors in an orchestration function is host code (pypto/runtime/sim/codegen.py).
 Only single-element access survives inside kernels and has an instruction:
 
     v = pl.tensor.read(t, [i, j])      →  %v = pto.load_scalar %arg0[%off] : !pto.ptr<f32> -> f32

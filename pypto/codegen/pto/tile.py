@@ -11,7 +11,7 @@ views, in-place ops and ops with attributes have a small function each.
 
 from __future__ import annotations
 
-from pypto.ir.enums import CastMode, CmpType
+from pypto.ir.enums import AtomicType, CastMode, CmpType
 from pypto.ir.expr import ConstBool, ConstInt, MakeTuple
 from pypto.ir.ops.registry import all_ops
 from pypto.ir.types import TensorType
@@ -59,7 +59,8 @@ def _store(ctx):
     tile, offsets, out = ctx.call.args[:3]
     window = ctx.call.args[3].elements if len(ctx.call.args) > 3 else tile.type.valid_shape   # N-D window
     pv, ptype = ctx.partition_view(out, offsets, window)
-    ctx.emit(f"pto.tstore ins({ctx.value(tile)} : {ctx.type_of(tile)}) outs({pv} : {ptype})")
+    atomic = " {atomicType = #pto<atomic_type atomic_add>}" if ctx.call.kwargs.get("atomic") is AtomicType.Add else ""
+    ctx.emit(f"pto.tstore ins({ctx.value(tile)} : {ctx.type_of(tile)}) outs({pv} : {ptype}){atomic}")
     if ctx.result_var is not None and isinstance(ctx.result_var.type, TensorType):
         ctx.alias_tensor(ctx.result_var, out)
 

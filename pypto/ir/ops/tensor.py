@@ -8,7 +8,7 @@ They share the tile family's type rules (pypto/ir/ops/common.py), with Tensor op
 from __future__ import annotations
 
 from pypto.ir.dtypes import INDEX, DataType
-from pypto.ir.enums import CastMode, CmpType, PadValue, TensorLayout
+from pypto.ir.enums import AtomicType, CastMode, CmpType, PadValue, TensorLayout
 from pypto.errors import TypeCheckError
 from pypto.ir.ops.common import (assemble_rule, cast_rule, cmp_rule, cmps_rule, concat_rule, dims_equal, expands_rule,
                                  expect_axis, expect_tensor, expect_tuple, fillpad_rule, fmt_shape, read_rule,
@@ -62,6 +62,7 @@ _compute("tensor.fillpad", ("x",), fillpad_rule("tensor.fillpad"), kwargs={"pad_
 register_op(OpDef("tensor.slice", args=("x", "shape", "offset", "valid_shape"), deduce=slice_rule("tensor.slice"),
                   min_args=3, effects={0: READ}, self_loading=True, description="a window (view) of a tensor"))
 register_op(OpDef("tensor.assemble", args=("target", "source", "offset"), deduce=assemble_rule("tensor.assemble"),
+                  kwargs={"atomic": Kwarg(AtomicType, AtomicType.None_)},   # Add: accumulate (lowers to an atomic store)
                   effects={0: READWRITE, 1: READ}, reuses_input=0, self_loading=True,
                   description="write source into target at offset; the result is the updated target"))
 register_op(OpDef("tensor.read", args=("src", "indices"), deduce=read_rule("tensor.read"), effects={0: READ},

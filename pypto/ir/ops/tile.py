@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pypto.errors import TypeCheckError
 from pypto.ir.dtypes import FP32, INDEX, INT32, DataType
-from pypto.ir.enums import CastMode, CmpType, MemorySpace, PadValue, TileLayout
+from pypto.ir.enums import AtomicType, CastMode, CmpType, MemorySpace, PadValue, TileLayout
 from pypto.ir.expr import ConstInt, as_int
 from pypto.ir.ops.common import (MASK_DTYPE, assemble_rule, cast_rule, cmp_rule, cmps_rule, concat_rule, dims_equal,
                                  expands_rule, expect_scalar, expect_tensor, expect_tile, expect_tuple, fillpad_rule,
@@ -87,6 +87,7 @@ def _check_window(op: str, what: str, tensor, offsets, extents) -> None:
 
 # The optional 4th operand `shapes` gives the N-D window a 2-D tile's valid rows are written to, row-major.
 register_op(OpDef("tile.store", args=("tile", "offsets", "output_tensor", "shapes"), min_args=3, deduce=_store_type,
+                  kwargs={"atomic": Kwarg(AtomicType, AtomicType.None_)},   # Add: accumulate into GM (split-K)
                   effects={0: READ, 2: WRITE}, reuses_input=2,
                   description="valid region of the tile → GM at offsets; the result is the updated tensor"))
 

@@ -16,6 +16,7 @@ from pypto.ir.enums import AtomicType, PadValue
 from pypto.ir.expr import ConstBool, ConstFloat, ConstInt, MakeTuple, UnaryExpr
 from pypto.ir.ops.registry import OpDef
 from pypto.ir.span import Span
+from pypto.ir.types import ScalarType
 
 # reference keyword spelling → our parameter name, per op short name ("*": every op)
 RENAMES = {
@@ -94,6 +95,7 @@ def bind(op: OpDef, display: str, args: list, kwargs: dict, span: Optional[Span]
     values, rest = _place(op, display, positional, list(args), kwargs, span)
     values.update({a: kwargs.pop(a) for a in params if a not in positional and a in kwargs})
     _fill_defaults(op, values)
+    _one_index_as_list(op, values, span)
     _pad_from_number(op, display, kwargs, span)
     ordered = []
     for name in params:
@@ -153,6 +155,14 @@ def _pad_from_number(op: OpDef, display: str, kwargs: dict, span: Optional[Span]
         raise UnsupportedError(f"{display}: pad_value={v!r} is not supported; the hardware pads with zero, +inf or -inf",
                                span, hint="use pl.PadValue.zero / max / min")
     kwargs["pad_value"] = table[v]
+
+
+def _one_index_as_list(op: OpDef, values: dict, span: Optional[Span]) -> None:
+    """`pl.read(t, i)` on a 1-D tensor: a bare scalar index is the one-element index list."""
+    idx = values.get("indices")
+    if op.short_name in ("read", "write") and idx is not None and not isinstance(idx, (MakeTuple, list, tuple)) \
+            and isinstance(getattr(idx, "type", None), ScalarType):
+        values["indices"] = MakeTuple([idx], span)
 
 
 def _fill_defaults(op: OpDef, values: dict) -> None:

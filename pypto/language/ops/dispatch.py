@@ -17,6 +17,7 @@ from typing import Any, Optional
 
 from pypto.errors import TypeCheckError, UnsupportedError
 from pypto.ir.dtypes import DataType
+from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Expr, const
 from pypto.ir.ops.common import describe
 from pypto.ir.ops.registry import all_ops, create_op_call, get_op, has_op, op_count
@@ -38,7 +39,14 @@ ALIASES = {
     "reserve_buffer": "system.reserve_buffer", "import_peer_buffer": "system.import_peer_buffer",
     "tfree_to_aic": "system.tfree_to_aic", "tfree_to_aiv": "system.tfree_to_aiv",
     "aic_initialize_pipe": "system.aic_initialize_pipe", "aiv_initialize_pipe": "system.aiv_initialize_pipe",
+    # cross-core and block-index ops the reference spells unqualified (no operand to dispatch on)
+    "tpush_to_aic": "tile.tpush_to_aic", "tpush_to_aiv": "tile.tpush_to_aiv",
+    "tpop_from_aic": "tile.tpop_from_aic", "tpop_from_aiv": "tile.tpop_from_aiv",
+    "get_block_idx": "tile.get_block_idx", "get_block_num": "tile.get_block_num",
+    "get_subblock_idx": "tile.get_subblock_idx",
 }
+# Where a popped tile lands when tpop names its type with shape= / dtype= (else the annotation types it).
+POP_MEMORY = {"tile.tpop_from_aic": MemorySpace.Vec, "tile.tpop_from_aiv": MemorySpace.Mat}
 
 
 def _mrgsort_form(args: list, kwargs: dict) -> tuple:
@@ -204,13 +212,26 @@ def _rhs_is_shaped(name: str) -> bool:
 def _call(name: str, display: str, args: list, kwargs: dict, span: Optional[Span]) -> Expr:
     op = get_op(name)
     out_dtype = kwargs.pop("out_dtype", None) if name.startswith("tile.matmul") else None
+    popped = (kwargs.pop("shape", None), kwargs.pop("dtype", None)) if name in POP_MEMORY else (None, None)
     ordered, ir_kwargs = bind(op, display, args, kwargs, span)
     call = create_op_call(name, ordered, ir_kwargs, span)
+    if popped != (None, None):
+        call = call.replace(type=_popped_type(display, name, *popped, span))
     if out_dtype is not None and out_dtype is not call.type.dtype:
         # the cube unit's accumulator dtype is fixed; convert afterwards instead
         raise TypeCheckError(f"{display}: out_dtype={out_dtype!r} but a tile matmul of these operands produces "
                              f"{call.type.dtype!r}", span, hint="leave out_dtype unset and pl.cast the result")
     return call
+
+
+def _popped_type(display: str, name: str, shape, dtype, span: Optional[Span]) -> TileType:
+    shape = unwrap_const(shape)
+    if shape is None or dtype is None or not isinstance(dtype, DataType) or not isinstance(shape, list) \
+            or not all(isinstance(d, int) for d in shape):
+        raise TypeCheckError(f"{display}: shape= and dtype= name the popped tile together (a list of integers and "
+                             f"a dtype), got shape={shape!r}, dtype={dtype!r}", span,
+                             hint="or leave both out and annotate the assignment with pl.Tile[...]")
+    return TileType(shape, dtype, memory_space=POP_MEMORY[name])
 
 
 def _build_const(args: list, kwargs: dict, span: Optional[Span]) -> Expr:

@@ -40,7 +40,8 @@ def parse_source(text: str, *, filename: str = "<string>", globals: Optional[dic
         return functions[0]
     if functions:
         return Program(functions, "")
-    raise ParserSyntaxError(f"{filename} defines no @pl.program class and no @pl.function",
+    from pypto.language.parser.diagnostics.exceptions import NothingToParseError
+    raise NothingToParseError(f"{filename} defines no @pl.program class and no @pl.function",
                             hint="DSL text holds a @pl.program class (as printed by ir.python_print)")
 
 

@@ -3,7 +3,7 @@ closure constants and type aliases work); the result is checked to be a type.
 
     pl.Tensor[[64, M], pl.FP32]       → TensorType
     pl.Out[pl.Tensor[...]]            → (TensorType, ParamDirection.Out)
-    tuple[T1, T2] (return only)       → [T1, T2]
+    tuple[T1, T2]                     → [T1, T2] as a return type, TupleType on a variable
     pl.FP32 / int / float             → ScalarType
 """
 
@@ -40,6 +40,8 @@ def eval_annotation(ctx, node: ast.expr, *, allow_bare: bool = False, allow_dire
     if value is pl_typing.Out or value is pl_typing.InOut:
         raise ParserTypeError(f"pl.{value.__name__} needs the parameter type: pl.{value.__name__}[pl.Tensor[[64], pl.FP32]]",
                               ctx.span(node))
+    if isinstance(value, MultiReturn) and not allow_direction:
+        value = _tuple_type(ctx, node, value)     # `pair: tuple[T1, T2] = self.two(x)`
     t = as_type(value)
     if t is not None:
         return intern_unbound_bases(ctx, t), direction
@@ -50,6 +52,15 @@ def eval_annotation(ctx, node: ast.expr, *, allow_bare: bool = False, allow_dire
                               ctx.span(node), hint=f"write pl.{value.__name__}[[64, 64], pl.FP32]")
     raise ParserTypeError(f"invalid type annotation: {describe_value(value)}", ctx.span(node),
                           hint="use pl.Tensor[[...], dtype], pl.Tile[[...], dtype], pl.Scalar[dtype] or pl.Tuple[...]")
+
+
+def _tuple_type(ctx, node, value: MultiReturn):
+    types = [as_type(v) for v in value.types]
+    bad = next((v for v, t in zip(value.types, types) if t is None), None)
+    if bad is not None or not types:
+        raise ParserTypeError(f"invalid tuple element type {describe_value(bad)}", ctx.span(node),
+                              hint="tuple[...] annotations list complete types: tuple[pl.Tensor[[64], pl.FP32], ...]")
+    return TupleType(types)
 
 
 def intern_unbound_bases(ctx, t: Type) -> Type:

@@ -12,6 +12,7 @@ import enum
 
 from pypto.errors import PyptoError
 from pypto.ir.expr import BinaryExpr, Call, Expr, GlobalVar
+from pypto.ir.dtypes import DataType
 from pypto.ir.function import Function
 from pypto.ir.types import ScalarType, TensorType, TupleType, UnknownType
 from pypto.language import scopes, typing as pl_typing
@@ -55,6 +56,11 @@ def eval_call_parts(ctx, node: ast.Call):
     return args, kwargs
 
 
+def _is_dtype_method(callee) -> bool:
+    """`pl.FP32.get_byte()` and the other dtype queries are compile-time facts."""
+    return getattr(callee, "__self__", None).__class__ is DataType and callable(callee)
+
+
 @expression(ast.Call)
 def parse_call(ctx, node: ast.Call):
     callee = eval_expr(ctx, node.func)
@@ -88,7 +94,7 @@ def parse_call(ctx, node: ast.Call):
         return function_call(ctx, node, fn.name, kept_args, {} if device is None else {"device": device}, callee=fn)
     if isinstance(callee, InlineFunction):
         return expand_inline(ctx, node, callee, args, kwargs)
-    if _member(callee, _CONSTEXPR_CALLS) or _member(callee, _PY_BUILTINS) or \
+    if _member(callee, _CONSTEXPR_CALLS) or _member(callee, _PY_BUILTINS) or _is_dtype_method(callee) or \
             (isinstance(callee, type) and issubclass(callee, enum.Enum)):
         return _compile_time_call(callee, args, kwargs, span)
     raise InvalidOperationError(f"cannot call {describe_value(callee)} inside a kernel", span,

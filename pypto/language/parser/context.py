@@ -67,6 +67,7 @@ class FunctionContext:
         self.names: dict = {}
         self.def_spans: dict = {}
         self.var_depth: dict = {}
+        self.var_block: dict = {}          # Var → the statement list its binding was emitted into
         self.control_depth = 0
         self.blocks: list = [[]]
         self.frames: list = []
@@ -112,6 +113,7 @@ class FunctionContext:
         self.def_spans[name] = span
         if isinstance(value, Var):
             self.var_depth[value] = self.control_depth
+            self.var_block[value] = self.blocks[-1]
 
     def assign_var(self, name: str, type_: Type, span: Optional[Span]) -> Var:
         """The Var an assignment `name = <value of type_>` writes (reused on same-type rebinding)."""
@@ -119,7 +121,9 @@ class FunctionContext:
         if isinstance(cur, Var):
             if self.strict_ssa:
                 self._ssa_error(name, span)
-            if not isinstance(cur, IterArg) and not self._is_region_var(cur) and structural_equal(cur.type, type_):
+            if not isinstance(cur, IterArg) and not self._is_region_var(cur) and structural_equal(cur.type, type_) \
+                    and self.var_block.get(cur) is not self.blocks[-1]:
+                # re-assigned inside a loop body or branch: one Var, so ConvertToSSA builds the carry / phi
                 self.def_spans[name] = span
                 return cur
             if self.var_depth.get(cur, 0) < self.control_depth and not isinstance(cur, IterArg) \
@@ -134,7 +138,10 @@ class FunctionContext:
                                   f"constant {cur!r}", span,
                                   hint=f"annotate its first assignment (e.g. {name}: pl.Scalar[pl.INDEX] = {cur!r}) "
                                        "to make it a runtime scalar")
+        # a new binding (also straight-line shadowing in the same block, which keeps the IR in SSA form)
         var = Var(name, type_, span)
+        if cur in self.written_params:
+            self.written_params.add(var)     # still the caller's buffer: `out = expr` keeps writing through
         self.bind(name, var, span)
         return var
 

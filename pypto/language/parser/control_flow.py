@@ -243,6 +243,7 @@ def parse_if(ctx, node: ast.If):
     frame = YieldFrame("if")
     ctx.frames.append(frame)
     ctx.control_depth += 1
+    names_before = dict(ctx.names)
     try:
         ctx.push_block()
         parse_body(ctx, node.body)
@@ -250,8 +251,11 @@ def parse_if(ctx, node: ast.If):
         then_yields = len(frame.values)
         else_body = None
         if node.orelse:
+            then_locals = _hide_branch_locals(ctx, names_before) if then_yields else {}
             ctx.push_block()
             parse_body(ctx, node.orelse)
+            for name, var in then_locals.items():
+                ctx.names.setdefault(name, var)
             if then_yields and len(frame.values) == then_yields and _is_elif(node):
                 _forward_elif_phis(ctx, frame, span)
             else_body = ctx.pop_block(span)
@@ -273,6 +277,16 @@ def parse_if(ctx, node: ast.If):
                 ctx.bind(name, rv, span)
             return_vars.append(rv)
     ctx.emit(IfStmt(cond, then_body, else_body, return_vars, span))
+
+
+def _hide_branch_locals(ctx, names_before: dict) -> dict:
+    """In an if that yields, names first bound in the then branch are that branch's own: the else
+    branch binds its own Vars for them (the parse stays SSA). Returns the hidden ones, which stay
+    visible after the if where the else branch did not bind the name."""
+    hidden = {n: v for n, v in ctx.names.items() if isinstance(v, Var) and n not in names_before}
+    for n in hidden:
+        del ctx.names[n]
+    return hidden
 
 
 def _is_elif(node: ast.If) -> bool:

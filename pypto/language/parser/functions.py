@@ -81,11 +81,8 @@ def _params(node: ast.FunctionDef, method: bool) -> list:
     params = list(a.args)
     if a.defaults:
         raise UnsupportedFeatureError(f"parameter defaults are not supported ('{params[-len(a.defaults)].arg}')", None)
-    if method:
-        if not params or params[0].arg != "self":
-            raise ParserSyntaxError(f"method '{node.name}' of a @pl.program class needs 'self' as first parameter",
-                                    None)
-        params = params[1:]
+    if method and params and params[0].arg == "self":
+        params = params[1:]          # a method without `self` is a static helper: every parameter is its own
     return params
 
 

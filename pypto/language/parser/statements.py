@@ -252,12 +252,22 @@ def parse_yield(ctx, call: ast.Call, target) -> None:
         names = [e.id for e in elts]
         if len(names) != len(values):
             raise ParserTypeError(f"pl.yield_ gives {len(values)} value(s) but {len(names)} name(s) receive them", span)
+    # a yielded op call gets its own binding first: later passes give tiles memory where they are assigned
+    values = [_bind_yielded_call(ctx, v, names[i] if names else f"yield_{i}", span) for i, v in enumerate(values)]
     frame = ctx.frames[-1]
     if names is not None and frame.targets is None:
         frame.targets = names
     frame.values.append(values)
     frame.spans.append(span)
     ctx.emit(YieldStmt(values, span))
+
+
+def _bind_yielded_call(ctx, value: Expr, name: str, span) -> Expr:
+    if not isinstance(value, Call) or not isinstance(value.type, (TensorType, TileType)):
+        return value
+    var = Var(name, value.type, span)
+    ctx.emit(AssignStmt(var, value, span))
+    return var
 
 
 @statement(ast.Return)

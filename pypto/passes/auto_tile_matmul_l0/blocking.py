@@ -84,8 +84,8 @@ def direct_store(store: AssignStmt) -> Placement:
     out = store.value.args[2]
 
     def place(acc, mi, ni, current, span):
-        return create_op_call("tile.store", [acc, [plus(base_r, mi, span), plus(base_c, ni, span)], current], {},
-                              span)
+        return create_op_call("tile.store", [acc, [plus(base_r, mi, span), plus(base_c, ni, span)], current],
+                              dict(store.value.kwargs), span)
 
     return Placement(out.name_hint, out.type, out, store.var, place)
 

@@ -104,7 +104,7 @@ class _Folder:
         src = foldable_cast(casts[c].value)
         span = s.span
         if name == "tile.store":
-            new = create_op_call("tile.store", [src, *value.args[1:]], {}, span)
+            new = create_op_call("tile.store", [src, *value.args[1:]], dict(value.kwargs), span)
             folded.add(c)
             return [s.replace(value=new) if isinstance(s, AssignStmt) else s.replace(expr=new)]
         if value.kwargs.get("target_memory") is not MemorySpace.Mat or not isinstance(s, AssignStmt):

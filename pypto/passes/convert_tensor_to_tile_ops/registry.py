@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Callable
 
 from pypto.errors import UnsupportedError
-from pypto.ir.enums import MemorySpace
+from pypto.ir.enums import AtomicType, MemorySpace
 from pypto.ir.expr import Call, ConstInt, MakeTuple
 from pypto.ir.ops.registry import all_ops, create_op_call, has_op
 from pypto.ir.types import TensorType, TileType
@@ -117,9 +117,14 @@ def _assemble(call: Call, ctx):
                           create_op_call("tile.load", [source, zeros(len(shape)), shape, shape],
                                          {"target_memory": MemorySpace.Vec}, call.span))
     offsets = ctx.plain(call.args[2])
+    atomic = call.kwargs.get("atomic", AtomicType.None_)
     if isinstance(target.type, TensorType):
         ctx.note_written(target)
-        return create_op_call("tile.store", [source, offsets, target], {}, call.span)
+        return create_op_call("tile.store", [source, offsets, target], {"atomic": atomic}, call.span)
+    if atomic is not AtomicType.None_:
+        raise UnsupportedError("pl.assemble(..., atomic=pl.AtomicType.Add) into an on-chip tile is not supported; "
+                               "atomic accumulation targets a GM tensor", call.span,
+                               hint="assemble into the output tensor, or add the tiles with pl.add")
     return tile_op(ctx, "tile.assemble", [target, source, offsets], call)
 
 
@@ -148,7 +153,7 @@ def _dim(call: Call, ctx):
 
 def _cube_operand(ctx, arg, transposed: bool, call: Call):
     """A matmul operand as the cube's Mat tile (seed 003, MatmulSlice): a GM tensor (or slice) is a
-    natural Mat load, a Vec result moves to Mat in its own shape, and a_trans / b_trans is a zero-copy
+    natural Mat load, a Vec or Acc result moves to Mat in its own shape, and a_trans / b_trans is a zero-copy
     tile.transpose_view of that Mat tile. The Mat → Left / Right moves are InferTileMemorySpace's."""
     v = ctx.plain(arg)
     if isinstance(v.type, TensorType):
@@ -156,7 +161,8 @@ def _cube_operand(ctx, arg, transposed: bool, call: Call):
         v = ctx.bind(f"{getattr(v, 'name_hint', 'operand')}_mat",
                      create_op_call("tile.load", [v, zeros(len(shape)), shape, shape],
                                     {"target_memory": MemorySpace.Mat}, call.span))
-    elif v.type.memory_space is MemorySpace.Vec:
+    elif v.type.memory_space in (MemorySpace.Vec, MemorySpace.Acc):
+        # a Vec result, or an earlier matmul's Acc result (the FIXPIPE writes it back to L1), moves to Mat
         v = ctx.bind(f"{v.name_hint}_mat", create_op_call("tile.move", [v], {"target_memory": MemorySpace.Mat},
                                                           call.span))
     elif v.type.memory_space is not MemorySpace.Mat:

@@ -4,8 +4,8 @@ Each IR statement becomes one or a few lines of plain Python: op calls go throug
 whole tiles, loops are Python loops carrying their iter_args in locals, ifs are ifs. A kernel
 with no op that can block is an ordinary function (it runs straight through); the host
 orchestrator and kernels with blocking ops are generators that `yield` a Block to the
-scheduler. The source is kept (and written under the output dir when there is one) so users
-can read it and set breakpoints; tracebacks point into it and `lines` maps each generated
+scheduler. The source is kept; with an output dir it is written there and compiled from that
+file (`load_source`), so users read the code that runs and can set breakpoints in it; tracebacks point into it and `lines` maps each generated
 line back to the op and the user's source span.
 
     def add_kernel(_sim_ctx, a, b, out):
@@ -20,6 +20,7 @@ import linecache
 import math
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Optional
 
 import numpy as np
@@ -34,6 +35,7 @@ from pypto.ir.printer import VarNamer
 from pypto.ir.stmt import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, ScopeStmt,
                            SeqStmts, Stmt, WhileStmt, YieldStmt)
 from pypto.ir.types import TensorType, TileType, static_dims
+from pypto.ir.visitor import collect
 from pypto.runtime.sim import fastpath
 from pypto.runtime.sim.blocking import Block, is_blocking_op
 from pypto.runtime.sim.layout import TileSlot, find_allocs, static_placement, tile_valid
@@ -88,7 +90,9 @@ _SIM_RESERVED = frozenset({"self", "range", "min", "max", "abs", "int", "float",
 _SIM_PREFIXES = ("_sim", "_op", "_kw")
 
 
-class _Generator:
+class SourceGenerator:
+    """One function's simulator source; pypto.runtime.sim.host_level subclasses it for HOST orchestrators."""
+    RESERVED = _SIM_RESERVED               # names a Var may not take in the generated code
     def __init__(self, func: Function, program: Program, ops: dict, needs_yield, filename: str,
                  fast_paths: bool = True):
         self.fast_paths = fast_paths
@@ -101,7 +105,7 @@ class _Generator:
         # Group and Spmd functions are launch wrappers: their calls start member kernels
         self.is_group = func.func_type in (FunctionType.Group, FunctionType.Spmd)
         self.generator = needs_yield(func.name)
-        self.namer = VarNamer(_SIM_RESERVED, _SIM_PREFIXES)
+        self.namer = VarNamer(self.RESERVED, _SIM_PREFIXES)
         self.out: list = []
         self.lines: dict = {}
         self.g: dict = {"_Block": Block, "_sim_F": None}
@@ -124,6 +128,19 @@ class _Generator:
         name = f"_{prefix}{self._k}"
         self.g[name] = value
         return name
+
+    def named_const(self, value, name: str) -> str:
+        """A global the reader can understand by its name (`_sim_fp32`, `_sim_task_mm`); unique per function."""
+        base, k = "_sim_" + re.sub(r"\W", "_", name), 1
+        name = base
+        while name in self.g and self.g[name] is not value:
+            k += 1
+            name = f"{base}_{k}"
+        self.g[name] = value
+        return name
+
+    def dtype_const(self, dtype) -> str:
+        return self.named_const(dtype.to_numpy(), dtype.name.lower())
 
     # ------------------------------------------------------------------ expressions
     def expr(self, e: Expr) -> str:
@@ -298,8 +315,8 @@ class _Generator:
             return
         if name == "tensor.create" and self.is_host:
             t = value.type
-            shape = "(" + "".join(self.expr(d) + ", " for d in t.shape) + ")"
-            self.emit(ind, f"{lhs}_sim_ctx.create_tensor({shape}, {self.const(t.dtype.to_numpy(), 'sim_dt')})",
+            shape = self.tuple_text([self.expr(d) for d in t.shape]) if t.shape else "()"
+            self.emit(ind, f"{lhs}_sim_ctx.create_tensor({shape}, {self.dtype_const(t.dtype)})",
                       name, value.span or span)
             return
         where = value.span if value.span is not None and value.span.is_known() else span
@@ -346,7 +363,7 @@ class _Generator:
         if (self.is_host or self.is_group) and callee.func_type not in HOST_TYPES:
             site = make_call_site(call, callee, self.program, where)
             self.sites.append(site)
-            sname = self.const(site, "sim_site")
+            sname = self.named_const(site, "task_" + callee.name)
             if self.is_host:
                 self.wait_loop(ind, "_sim_ctx.window_wait()", "task submission (task window full)", where)
                 self.emit(ind, f"{lhs}_sim_ctx.submit({sname}, {args})", what, where)
@@ -362,14 +379,28 @@ class _Generator:
             self.emit(ind, f"{lhs}{inner}", what, where)
 
     # ------------------------------------------------------------------ whole function
+    def header(self) -> list:
+        """The comment block above the function: what this file is and, for host code, the tasks it submits."""
+        f = self.func
+        if not self.is_host:
+            return [f"# Simulator code for {f.func_type.name} function `{f.name}` (generated from final IR by "
+                    "pypto.runtime.sim; do not edit).", "# Each line ends with the user's source line it runs."]
+        lines = [f"# Orchestration `{f.name}` of program `{self.program.name}`: the host code the simulator runs.",
+                 "# Generated from the final IR by pypto.runtime.sim (do not edit); the simulator executes this",
+                 "# file, so tracebacks and breakpoints land here. Each line ends with the user's source line.",
+                 "# `_sim_ctx.create_tensor(shape, dtype)` allocates a GM tensor; `_sim_ctx.submit(task, args)`",
+                 "# queues one kernel launch (its results are the arguments it writes); `window_wait` yields",
+                 "# while the task window is full."]
+        rows = task_table(self.program, [name for name, value in self.g.items() if isinstance(value, CallSite)],
+                          self.g)
+        if rows:
+            lines += ["#", "# Tasks (kernel: core type; per parameter its direction):"] + [f"#   {r}" for r in rows]
+        return lines
+
     def run(self) -> FunctionCode:
         f = self.func
         params = [self.namer.name(p) for p in f.params]
         fname = re.sub(r"\W", "_", f.name)
-        head = [f"# Simulator code for {f.func_type.name} function `{f.name}` (generated from final IR by "
-                "pypto.runtime.sim; do not edit).",
-                "# Each line ends with the user's source line it runs.",
-                f"def {fname}(_sim_ctx{''.join(', ' + p for p in params)}):"]
         bound: set = set()
         for p, pname in zip(f.params, params):           # symbolic dims take their values from the arguments
             if isinstance(p.type, TensorType):
@@ -383,7 +414,8 @@ class _Generator:
             self.emit(2, "yield None")
         if not self.out:
             self.emit(1, "pass")
-        prologue = []
+        head = self.header() + [f"def {fname}(_sim_ctx{''.join(', ' + p for p in params)}):"]   # after the body:
+        prologue = []                                                                         # it lists the tasks
         if self.slots:
             names = ", ".join(f"_sim_s{i}" for i in range(len(self.slots)))
             prologue.append(f"    {names}{',' if len(self.slots) == 1 else ''} = _sim_ctx.views(_sim_F)")
@@ -398,9 +430,8 @@ class _Generator:
             if info and info[1] is not None and info[1].is_known():
                 line = f"{line}    # {info[1]}"
             text_lines.append(line)
-        source = "\n".join(head + text_lines) + "\n"
+        source = load_source("\n".join(head + text_lines) + "\n", self.filename)
         code = compile(source, self.filename, "exec")
-        linecache.cache[self.filename] = (len(source), None, source.splitlines(True), self.filename)
         exec(code, self.g)
         fc = FunctionCode(f.name, f, source, self.filename, self.g[fname], self.generator, lines, self.slots,
                           self.sites)
@@ -408,7 +439,44 @@ class _Generator:
         return fc
 
 
+def load_source(source: str, filename: str) -> str:
+    """The text to compile as `filename`. A real path (not `<pypto-sim ...>`) is written first and the
+    code is compiled from what the file then holds: the file a user reads is the code that runs."""
+    if not filename.startswith("<"):
+        path = Path(filename)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source)
+        source = path.read_text()
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    return source
+
+
+def task_table(program: Program, names: list, g: dict) -> list:
+    """One line per submitted task: `_sim_task_mm  mm: Group = mm_aic (AIC) + mm_aiv (AIV); x: In, ...`."""
+    rows = []
+    for name in names:
+        callee = program.get_function(g[name].callee)
+        kind = callee.func_type.name
+        members = [c.op.name for c in _calls(callee)] if callee.func_type in (FunctionType.Group,
+                                                                                FunctionType.Spmd) else []
+        if members:
+            kind += " = " + " + ".join(f"{m} ({program.get_function(m).func_type.name})" for m in members)
+        extras = [f"{k}={callee.attrs[k]!r}" for k in ("core_num", "sync_start") if callee.attrs.get(k)]
+        params = ", ".join(f"{p.name_hint}: {'Scalar' if d is None else d.name}"
+                           for p, d in zip(callee.params, _param_directions(callee)))
+        rows.append(f"{name:<24} {callee.name}: {kind}{' (' + ', '.join(extras) + ')' if extras else ''}; {params}")
+    return rows
+
+
+def _calls(func: Function) -> list:
+    return collect(func.body, lambda n: isinstance(n, Call) and isinstance(n.op, GlobalVar))
+
+
+def _param_directions(func: Function) -> list:
+    return [None if not isinstance(p.type, TensorType) else d for p, d in zip(func.params, func.param_directions)]
+
+
 def generate_function(func: Function, program: Program, ops: dict, needs_yield, filename: str, *,
                       fast_paths: bool = True) -> FunctionCode:
     """Turn one final-IR function into its simulator FunctionCode."""
-    return _Generator(func, program, ops, needs_yield, filename, fast_paths).run()
+    return SourceGenerator(func, program, ops, needs_yield, filename, fast_paths).run()

@@ -5,9 +5,9 @@ The host code talks to a `pld` object (HostLevel) that owns the World's windows:
 
     def host(_sim_ctx, x, y):
         pld = _sim_ctx
-        data_buf = pld.alloc_window_buffer((1, 64), _sim_dt1)
+        data_buf = pld.alloc_window_buffer((1, 64), _sim_int32)
         for r in range(0, pld.world_size(), 1):
-            data = pld.window(data_buf, (1, 64), _sim_dt2)
+            data = pld.window(data_buf, (1, 64), _sim_int32)
             yield pld.dispatch(r, 'per_rank', (pld.stacked_index(x, r, _sim_span3), data), _sim_span4)
 
 `host_dispatches` runs it to the end before any rank starts (the host only describes windows
@@ -28,9 +28,8 @@ from pypto.errors import TypeCheckError, UnsupportedError
 from pypto.ir.enums import FunctionType
 from pypto.ir.expr import Call, Expr, GlobalVar
 from pypto.ir.function import Function, Program
-from pypto.ir.printer import VarNamer
 from pypto.ir.stmt import CommDomainScopeStmt
-from pypto.runtime.sim.codegen import _SIM_PREFIXES, _SIM_RESERVED, FunctionCode, _Generator
+from pypto.runtime.sim.codegen import FunctionCode, SourceGenerator
 
 
 @dataclass(eq=False)
@@ -99,13 +98,19 @@ def host_dispatches(code: FunctionCode, world, sim, args: list) -> list:
     return per_rank
 
 
-class _HostLevelGenerator(_Generator):
+class _HostLevelGenerator(SourceGenerator):
     """The chip orchestration generator, with the HOST-level ops and `device=r` dispatches."""
+    RESERVED = SourceGenerator.RESERVED | {"pld"}
 
     def __init__(self, func: Function, chip: Program, filename: str):
         super().__init__(func, chip, {}, lambda _name: True, filename, fast_paths=False)
-        self.namer = VarNamer(_SIM_RESERVED | {"pld"}, _SIM_PREFIXES)
-        self.emit(1, "pld = _sim_ctx")
+        self.emit(1, "pld = _sim_ctx")          # the HostLevel object, by the name the DSL gives it
+
+    def header(self) -> list:
+        return [f"# HOST orchestrator `{self.func.name}`: the host code the simulator runs (generated from the final",
+                "# IR by pypto.runtime.sim; do not edit). It runs once per call before any rank starts; each",
+                "# `yield pld.dispatch(rank, chip_function, args, span)` hands one chip program to one rank.",
+                "# Each line ends with the user's source line it runs."]
 
     def stmt(self, s, ind: int) -> None:
         if isinstance(s, CommDomainScopeStmt):
@@ -137,12 +142,12 @@ class _HostLevelGenerator(_Generator):
             return "pld.world_size()"
         if name == "pld.alloc_window_buffer":
             dtype = c.kwargs.get("dtype")
-            dt = self.const(dtype.to_numpy(), "sim_dt") if dtype is not None else "None"
+            dt = self.dtype_const(dtype) if dtype is not None else "None"
             return f"pld.alloc_window_buffer({self.expr(c.args[0])}, {dt}, {sp})"
         if name == "pld.window":
             t = c.type
             shape = self.tuple_text([self.expr(d) for d in t.shape]) if t.shape else "()"
-            return f"pld.window({self.expr(c.args[0])}, {shape}, {self.const(t.dtype.to_numpy(), 'sim_dt')})"
+            return f"pld.window({self.expr(c.args[0])}, {shape}, {self.dtype_const(t.dtype)})"
         if name == "pld.stacked_index":
             return f"pld.stacked_index({self.expr(c.args[0])}, {self.expr(c.args[1])}, {sp})"
         if name.startswith("pld.tensor."):

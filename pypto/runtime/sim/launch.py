@@ -89,7 +89,8 @@ def _return_style(compiled, plans: list, n_args: int) -> bool:
         return False
     names = ", ".join(p.name for p in plans)
     style = f" in place, or its {n_inputs} inputs in return style" if compiled.has_return else ""
-    raise TypeCheckError(f"'{compiled.function.name}' takes {len(plans)} arguments ({names}){style}; got {n_args}")
+    raise TypeCheckError(f"'{compiled.function.name}' takes {len(plans)} arguments ({names}){style}"
+                         f"{';' if style else ','} got {n_args}")
 
 
 def _bind(compiled, args: list, config, worker, torch: bool):
@@ -201,9 +202,10 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
                 run.start_ready()
             candidates = [(run, a) for run in runs for a in run.agents if a.block is None or a.block.ready()]
             if not candidates:
-                if all(not run.agents and not run.ready and not run.live for run in runs):
-                    return results
-                raise _deadlock(runs)
+                for run in runs:
+                    if run.agents or run.ready or run.live:
+                        raise _deadlock(runs)
+                return results
             if rng is not None:
                 run, agent = rng.choice(candidates)
             else:

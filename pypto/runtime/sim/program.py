@@ -5,8 +5,8 @@
 
 `functions` maps function names to FunctionCode (source, callable, line map). With an
 artifact dir the generated sources are written there (`kernels/sim/<name>.py`,
-`orchestration/<name>.sim.py`) and executed from those paths, so debuggers and tracebacks
-show the real files.
+`orchestration/<name>.sim.py`) and compiled from those files (codegen.load_source), so the
+file a user reads is the code that runs and debuggers and tracebacks show it.
 """
 
 from __future__ import annotations
@@ -27,6 +27,25 @@ from pypto.runtime.sim.data_paths import check_data_paths
 from pypto.runtime.sim.ops import SIM_OPS
 
 _SKIPPED = (FunctionType.Inline,)
+
+
+def sim_source_path(kind: str, name: str) -> str:
+    """Where a build directory keeps the generated source of function `name` ("orchestration" / "kernels")."""
+    return f"orchestration/{name}.sim.py" if kind == "orchestration" else f"kernels/sim/{name}.py"
+
+
+def orchestration_code(program: Program, artifact_dir: Optional[Path] = None) -> dict:
+    """{name: FunctionCode} of each Orchestration function alone (no kernel is generated), written to
+    `orchestration/<name>.sim.py` under artifact_dir: a device build's orchestration artifact."""
+    codes = {}
+    for f in program.functions.values():
+        if f.func_type is not FunctionType.Orchestration:
+            continue
+        filename = f"<pypto-sim {f.name}>"
+        if artifact_dir is not None:
+            filename = str(Path(artifact_dir) / sim_source_path("orchestration", f.name))
+        codes[f.name] = generate_function(f, program, SIM_OPS, lambda _name: True, filename)   # writes it
+    return codes
 
 
 class SimProgram:
@@ -50,16 +69,12 @@ class SimProgram:
             code = generate_function(f, program, self.ops, self.needs_yield, self._filename(f), fast_paths=fast_paths)
             self.functions[f.name] = code
             self.by_filename[code.filename] = code
-            if self.artifact_dir is not None:
-                Path(code.filename).write_text(code.source)
 
     def _filename(self, f: Function) -> str:
         if self.artifact_dir is None:
             return f"<pypto-sim {f.name}>"
-        sub = "orchestration" if f.func_type in HOST_TYPES else "kernels/sim"
-        d = self.artifact_dir / sub
-        d.mkdir(parents=True, exist_ok=True)
-        return str(d / (f"{f.name}.sim.py" if sub == "orchestration" else f"{f.name}.py"))
+        return str(self.artifact_dir / sim_source_path("orchestration" if f.func_type in HOST_TYPES else "kernels",
+                                                       f.name))
 
     def needs_yield(self, name: str) -> bool:
         """Host functions always can block; a kernel can when it holds a blocking op or calls one that does."""

@@ -132,9 +132,11 @@ def test_a_sliced_input_reads_the_right_columns_on_the_simulator():
 
 def test_a_parent_read_between_the_call_and_its_assemble_keeps_the_staging_buffer():
     text = Blocks.as_python().replace(
-        "                c3: pl.Tensor[[128, 128], pl.FP32] = pl.tensor.assemble(c2, res, [mb, nb])\n",
+        "                c3: pl.Tensor[[128, 128], pl.FP32] = pl.tensor.assemble(c2, res, [mb, nb], "
+        "atomic=pl.AtomicType.None_)\n",
         "                peek: pl.Scalar[pl.FP32] = pl.tensor.read(c2, [mb, nb])\n"
-        "                c3: pl.Tensor[[128, 128], pl.FP32] = pl.tensor.assemble(c2, res, [mb, nb])\n")
+        "                c3: pl.Tensor[[128, 128], pl.FP32] = pl.tensor.assemble(c2, res, [mb, nb], "
+        "atomic=pl.AtomicType.None_)\n")
     prog = pl.parse(text)
     assert "peek" in prog.as_python()
     after = optimize_orch_tensors()(prog)

@@ -62,8 +62,8 @@ def test_the_pieces_of_a_store_loop_form_one_window_sliced_at_the_call_site():
 
 
 @pytest.mark.parametrize("change", [
-    ("j * 32], acc)", "j * 16], acc)"),                          # pieces overlap
-    ("j * 32], acc)", "j * 64], acc)"),                          # pieces leave gaps
+    ("j * 32], acc,", "j * 16], acc,"),                          # pieces overlap
+    ("j * 32], acc,", "j * 64], acc,"),                          # pieces leave gaps
     ("pl.range(4, init_values=(out,))", "pl.range(r, init_values=(out,))"),   # a trip count known only at run time
 ])
 def test_pieces_that_do_not_tile_one_narrower_window_stay_full_tensor(change):

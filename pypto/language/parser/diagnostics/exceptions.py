@@ -42,6 +42,10 @@ class ParserSyntaxError(ParserError, SyntaxError):
     """A construct is written in a form the DSL does not accept."""
 
 
+class NothingToParseError(ParserSyntaxError, ValueError):
+    """DSL text that defines no program and no function (a ValueError too, as the reference raises)."""
+
+
 class ParserTypeError(ParserError, TypeError):
     """An annotation or value has the wrong type, shape or dtype."""
 

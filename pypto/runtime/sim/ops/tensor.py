@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from pypto.errors import SimulationError
+from pypto.ir.enums import AtomicType
 from pypto.ir.ops.registry import all_ops
 from pypto.runtime.sim.ops.numeric import scalar_as
 from pypto.runtime.sim.poison import poisoned
@@ -39,12 +40,15 @@ def slice_(ctx, out, x, shape, offset, valid_shape=None, **kwargs):
     return x[tuple(slice(int(o), int(o) + int(n)) for o, n in zip(offset, shape))]
 
 
-def assemble(ctx, out, target, source, offset, **kwargs):
+def assemble(ctx, out, target, source, offset, atomic=AtomicType.None_, **kwargs):
     region = tuple(slice(int(o), int(o) + int(n)) for o, n in zip(offset, source.shape))
     for d, (o, n, ext) in enumerate(zip(offset, source.shape, target.shape)):
         if o < 0 or o + n > ext:
             raise SimulationError(f"tensor.assemble: dim {d} window [{o}, {o + n}) is outside the extent {ext}")
-    target[region] = source.astype(target.dtype, copy=False)
+    if atomic is AtomicType.Add:      # the host-side form of split-K accumulation
+        target[region] = (target[region] + source).astype(target.dtype)
+    else:
+        target[region] = source.astype(target.dtype, copy=False)
     return target
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from pypto.errors import SimulationError
-from pypto.ir.enums import CastMode, CmpType, PadValue
+from pypto.ir.enums import AtomicType, CastMode, CmpType, PadValue
 from pypto.runtime.sim.ops.cast import cast_array
 from pypto.runtime.sim.ops.numeric import fill_outside, is_float, pad_scalar, scalar_as, widen, write_valid
 
@@ -44,7 +44,7 @@ def load(ctx, out, tensor, offsets, shapes, valid_shapes, tile_shape=None, **kwa
     return out
 
 
-def store(ctx, out, tile, offsets, output_tensor, shapes=None, **kwargs):
+def store(ctx, out, tile, offsets, output_tensor, shapes=None, atomic=AtomicType.None_, **kwargs):
     value = tile.view()
     if shapes is not None:            # flattened: the tile's valid rows fill the N-D window row-major
         shapes = tuple(int(s) for s in shapes)
@@ -52,8 +52,13 @@ def store(ctx, out, tile, offsets, output_tensor, shapes=None, **kwargs):
             raise SimulationError(f"tile.store: the tile's valid region {tile.valid} is not the N-D window {shapes} "
                                   "flattened row-major", hint="the valid rows must be the window's rows")
         value = value.reshape(shapes)
-    output_tensor[_window(output_tensor.shape, offsets, value.shape, "tile.store")] = \
-        value.astype(output_tensor.dtype, copy=False)
+    window = _window(output_tensor.shape, offsets, value.shape, "tile.store")
+    if atomic is AtomicType.Add:
+        # one op is one indivisible step of the scheduler, so concurrent cores' adds never interleave
+        output_tensor[window] = (output_tensor[window].astype(np.float64 if is_float(output_tensor.dtype) else np.int64)
+                                 + value).astype(output_tensor.dtype)
+    else:
+        output_tensor[window] = value.astype(output_tensor.dtype, copy=False)
     return output_tensor
 
 
