@@ -160,14 +160,32 @@ def _returns_into_outputs(compiled, value, sim_args: list) -> None:
 
 
 def _returned_params(compiled) -> Optional[tuple]:
-    """Which parameter each returned value is. The lowered IR may have renamed a rebound Out name into a
-    fresh SSA value; the program as written still says which parameter the user bound it to."""
+    """Which parameter each returned value is: traced through the IR, else, for a value the user bound
+    to an Out parameter's name (the parser renames a rebinding `out` to `out_1`), that parameter."""
+    import re
+
+    from pypto.ir.expr import Var
+    from pypto.ir.stmt import ReturnStmt, flatten_to_stmts
     from pypto.runtime.sim.returns import return_param_map
     found = return_param_map(compiled.function, compiled.lowered)
     written = compiled.program.functions.get(compiled.entry) if compiled.program is not None else None
-    if found is None and written is not None and len(written.params) == len(compiled.function.params):
-        found = return_param_map(written, compiled.program)
-    return found
+    if found is not None or written is None or len(written.params) != len(compiled.function.params):
+        return found
+    found = return_param_map(written, compiled.program)
+    if found is not None:
+        return found
+    stmts = flatten_to_stmts(written.body)
+    if not stmts or not isinstance(stmts[-1], ReturnStmt):
+        return None
+    by_name = {p.name_hint: i for i, p in enumerate(written.params)
+               if written.param_directions[i] is not ParamDirection.In}
+    out = []
+    for v in stmts[-1].values:
+        name = re.sub(r"_\d+$", "", v.name_hint) if isinstance(v, Var) else None
+        if name not in by_name:
+            return None
+        out.append(by_name[name])
+    return tuple(out)
 
 
 # ------------------------------------------------------------------ 3. the scheduler loop
