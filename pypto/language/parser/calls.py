@@ -132,7 +132,7 @@ def static_check(ctx, node, callee):
     return None
 
 
-_SPLIT_BOUNDARY = ("aiv_shard", "aic_gather", "tensor.aiv_shard", "tensor.aic_gather")
+_SPLIT_BOUNDARY = ("aiv_shard", "aic_gather", "tensor.aiv_shard", "tensor.aic_gather", "tile.aiv_shard", "tile.aic_gather")
 
 
 def _split_boundary(ctx, path: str, args: list, kwargs: dict, span) -> None:
