@@ -143,6 +143,8 @@ def _split_boundary(ctx, path: str, args: list, kwargs: dict, span) -> None:
     if ctx.split_modes and not isinstance(getattr(first, "type", None), TensorType):
         kwargs.setdefault("split", ctx.split_modes[-1].value)    # a tile inside the region: same default
         return
+    if path.startswith("tile."):              # the tile form's own type rule reports a Tensor operand
+        return
     if not isinstance(getattr(first, "type", None), TensorType):
         return
     if not ctx.split_modes:

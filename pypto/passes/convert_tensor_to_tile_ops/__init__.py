@@ -149,7 +149,7 @@ class _KernelConverter:
         self.params = set(func.params)
         self.renamed: dict = {}
         self.param_tiles: dict = {}
-        self.entry: list = []            # entry tile.load statements, in creation order
+        self.entry: list = []            # entry tile.load statements (emitted in parameter order)
         self.written: set = set()
         self.gm_views: dict = {}         # Var of a tensor.view of GM → the tensor it views (its root)
         self.tile_carries: set = set()   # original IterArgs that carry a tile
@@ -341,7 +341,8 @@ class _KernelConverter:
         """(converted function, types of the Out params added for its returned tiles)."""
         f = self.func
         stmts = list(self._drop_unused_creates(self.body(f.body)).stmts)
-        entry = self.entry
+        order = {p: i for i, p in enumerate(f.params)}
+        entry = sorted(self.entry, key=lambda st: order.get(st.value.args[0], len(order)))   # parameter order
         params = list(f.params)
         directions = list(f.param_directions)
         added: list = []
