@@ -37,7 +37,7 @@ from pypto.passes.convert_tensor_to_tile_ops.registry import CONVERTERS, SELF_LO
 from pypto.passes.convert_tensor_to_tile_ops.special import LOWERED_TILE_OPS
 from pypto.passes.convert_tensor_to_tile_ops.param_access import param_access, promote_callers, promoted
 from pypto.passes.convert_tensor_to_tile_ops.store_paths import check_store_paths
-from pypto.passes.manager import Pass
+from pypto.passes.base import Pass
 from pypto.passes.properties import IRProperty, PassProperties
 
 _KERNEL = (FunctionType.InCore,)

@@ -35,7 +35,7 @@ from pypto.passes.expand_mixed_kernel.group_abi import normalize_group_abis
 from pypto.passes.expand_mixed_kernel.dce import eliminate, free_vars
 from pypto.passes.expand_mixed_kernel.pipe_setup import insert_tfrees, pipe_prologue, transfers
 from pypto.passes.expand_mixed_kernel.verifier import check_expanded
-from pypto.passes.manager import Pass
+from pypto.passes.base import Pass
 from pypto.passes.properties import IRProperty, PassProperties
 
 _DROPPED_ATTRS = ("split",)

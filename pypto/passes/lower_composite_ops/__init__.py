@@ -40,7 +40,7 @@ from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, SeqStmts
 from pypto.ir.visitor import SplicingMutator
 from pypto.passes.lower_composite_ops.builder import LoweringBuilder, TempCounter
 from pypto.passes.lower_composite_ops.rules import lookup_rule
-from pypto.passes.manager import Pass, function_pass
+from pypto.passes.base import Pass, function_pass
 from pypto.passes.properties import PassProperties
 
 
