@@ -24,15 +24,15 @@ from __future__ import annotations
 
 from pypto.errors import UnsupportedError
 from pypto.ir.enums import FunctionType
-from pypto.ir.expr import ConstInt, GlobalVar
+from pypto.ir.expr import GlobalVar
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import CUBE, VECTOR, create_op_call
 from pypto.ir.stmt import AssignStmt, SeqStmts, SplitAivScopeStmt
-from pypto.ir.types import TileType
 from pypto.ir.visitor import IRMutator, collect
 from pypto.passes.analysis import as_seq, calls_in
 from pypto.passes.expand_mixed_kernel.affinity import boundary_direction, call_affinity
 from pypto.passes.expand_mixed_kernel.split_code import AXIS, split_mode
+from pypto.passes.expand_mixed_kernel.transpose_hazard import transpose_split_hazard
 from pypto.passes.base import function_pass
 from pypto.passes.properties import IRProperty, PassProperties
 
@@ -74,27 +74,8 @@ class _Erase(IRMutator):
         return s.replace(stmts=tuple(out))
 
 
-def _axis_arg(e, rank: int):
-    v = e.value if isinstance(e, ConstInt) else e if isinstance(e, int) else None
-    return None if v is None else v % rank
-
-
-def _transpose_hazard(body, axis: int):
-    """The first `tile.transpose` that moves a non-singleton split axis (a dynamic extent counts as
-    non-singleton): each lane's half would land in the other dimension while the split still halves
-    the original one. A singleton source carries no split data (broadcast no-op) and is fine."""
-    for c in calls_in(body):
-        if isinstance(c.op, GlobalVar) or c.op.name != "tile.transpose" or not isinstance(c.args[0].type, TileType):
-            continue
-        shape = c.args[0].type.shape
-        swapped = {_axis_arg(c.args[1], len(shape)), _axis_arg(c.args[2], len(shape))}
-        if axis not in swapped and None not in swapped:
-            continue
-        extent = shape[axis] if axis < len(shape) else None
-        if isinstance(extent, ConstInt) and extent.value == 1:
-            continue
-        return c
-    return None
+# the detector is shared with ExpandMixedKernel's fallback check (seed 004)
+_transpose_hazard = transpose_split_hazard
 
 
 def _check_transposes(func: Function, mode, region_form: bool, span) -> None:

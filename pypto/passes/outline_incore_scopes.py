@@ -58,6 +58,11 @@ def call_type(return_types) -> object:
     return rts[0] if len(rts) == 1 else TupleType(rts)
 
 
+def _defers_completion(body) -> bool:
+    from pypto.passes.analysis import calls_in
+    return any(not isinstance(c.op, GlobalVar) and c.op.name == "pld.system.defer_wait" for c in calls_in(body))
+
+
 class _UsesOutside(IRVisitor):
     def __init__(self, skip):
         self.skip = skip
@@ -145,6 +150,8 @@ class Outliner(IRMutator):
                 attrs[key] = getattr(scope, key)
         if getattr(scope, "windowize", False):             # pl.at(..., windowize=True): pattern 5 opt-in
             attrs["windowize"] = True
+        if _defers_completion(scope.body):                 # a task-level waiter (checked by ExpandMixedKernel)
+            attrs["deferred_completion_waiter"] = True
         return attrs
 
     def _name(self, scope) -> str:

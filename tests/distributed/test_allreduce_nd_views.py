@@ -291,3 +291,8 @@ def test_ring_without_its_push_done_barrier_races_under_random_schedules(monkeyp
         c(x, y, config=RunConfig(sim_schedule="random", sim_seed=seed))
         wrong += not np.allclose(y, _expected(x, pld.ReduceOp.Sum, None), rtol=1e-5, atol=1e-5)
     assert wrong > 0, "the missing barrier must show"
+
+
+def test_a_dn_target_with_its_explicit_stride_is_rejected_for_its_layout():
+    with pytest.raises(UnsupportedError, match="DN target cannot be walked as a row-major"):
+        lower_composite_ops()(step([2, 3, 4], stride=[12, 1, 3], layout=pl.TensorLayout.DN))

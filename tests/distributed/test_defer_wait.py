@@ -36,6 +36,7 @@ def ring_handoff(*, defer: bool = True, threshold: int = 1):
         @pl.function(type=pl.FunctionType.InCore)
         def arm(self, data: pl.InOut[pld.DistributedTensor[[R, C], pl.FP32]],
                 signal: pl.InOut[pld.DistributedTensor[[N, 1], pl.INT32]]) -> pld.DistributedTensor[[R, C], pl.FP32]:
+            pl.func_attr({"deferred_completion_waiter": True})       # a task-level waiter (the contract)
             ctx = pld.get_comm_ctx(data)
             me = pld.rank(ctx)
             left = (me + pld.nranks(ctx) - 1) % pld.nranks(ctx)

@@ -169,3 +169,10 @@ def _fill_defaults(op: OpDef, values: dict) -> None:
     """DSL defaults that are not IR defaults (the IR form always spells them out)."""
     if op.name == "tile.load" and values.get("valid_shapes") is None and values.get("shapes") is not None:
         values["valid_shapes"] = values["shapes"]
+    if op.name in ("system.aic_initialize_pipe", "system.aiv_initialize_pipe") and any(
+            values.get(n) is not None for n in ("c2v_consumer_buf", "v2c_consumer_buf")):
+        from pypto.ir.dtypes import INT32
+        from pypto.ir.expr import const
+        for n in ("c2v_consumer_buf", "v2c_consumer_buf"):      # a one-direction pipe names only its buffer
+            if values.get(n) is None:
+                values[n] = const(0, INT32)

@@ -137,7 +137,7 @@ def static_check(ctx, node, callee):
     return None
 
 
-_SPLIT_BOUNDARY = ("aiv_shard", "aic_gather", "tensor.aiv_shard", "tensor.aic_gather")
+_SPLIT_BOUNDARY = ("aiv_shard", "aic_gather", "tensor.aiv_shard", "tensor.aic_gather", "tile.aiv_shard", "tile.aic_gather")
 
 
 def _split_boundary(ctx, path: str, args: list, kwargs: dict, span) -> None:
@@ -147,6 +147,8 @@ def _split_boundary(ctx, path: str, args: list, kwargs: dict, span) -> None:
         return
     if ctx.split_modes and not isinstance(getattr(first, "type", None), TensorType):
         kwargs.setdefault("split", ctx.split_modes[-1].value)    # a tile inside the region: same default
+        return
+    if path.startswith("tile."):              # the tile form's own type rule reports a Tensor operand
         return
     if not isinstance(getattr(first, "type", None), TensorType):
         return

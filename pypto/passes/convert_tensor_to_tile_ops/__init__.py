@@ -20,7 +20,7 @@ Phase 2b: Orchestration / Opaque call sites create one `tensor.create` per new O
 
 from __future__ import annotations
 
-from pypto.errors import UnsupportedError
+from pypto.errors import UnsupportedError, ValueCheckError
 from pypto.ir.enums import FunctionType, MemorySpace, ParamDirection
 from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, Var
 from pypto.ir.function import Function, Program
@@ -35,6 +35,7 @@ from pypto.passes.convert_tensor_to_tile_ops.assemble_loop import store_loop
 from pypto.passes.convert_tensor_to_tile_ops.call_sites import CallSiteUpdate, WrapperForward
 from pypto.passes.convert_tensor_to_tile_ops.registry import CONVERTERS, SELF_LOADING, zeros
 from pypto.passes.convert_tensor_to_tile_ops.special import LOWERED_TILE_OPS
+from pypto.passes.convert_tensor_to_tile_ops.param_access import param_access, promote_callers, promoted
 from pypto.passes.convert_tensor_to_tile_ops.store_paths import check_store_paths
 from pypto.passes.base import Pass
 from pypto.passes.properties import IRProperty, PassProperties
@@ -47,6 +48,21 @@ def _is_tensor_op(e) -> bool:
     """A call this pass rewrites: a tensor op, or a tile op that is lowered like its tensor form."""
     return isinstance(e, Call) and not isinstance(e.op, GlobalVar) and (
         e.op.name.startswith("tensor.") or e.op.name in LOWERED_TILE_OPS)
+
+
+_GM_SOURCE_OPS = {"pld.tensor.put": 2}    # op → index of the source that must stay a GM tensor
+
+
+def _check_gm_source(e) -> None:
+    """pld.tensor.put pushes GM → remote GM (TPUT reads a tensor): a value the kernel computed is a
+    tile by now, which TPUT cannot read. Say so at the put the author wrote."""
+    if isinstance(e, Call) and not isinstance(e.op, GlobalVar) and e.op.name in _GM_SOURCE_OPS:
+        i = _GM_SOURCE_OPS[e.op.name]
+        if i < len(e.args) and isinstance(e.args[i].type, TileType):
+            raise ValueCheckError(f"{e.op.name} src must be a GM tensor; '{getattr(e.args[i], 'name_hint', '?')}' is "
+                                  "a value this kernel computes (an on-chip tile)", e.span,
+                                  hint="push a computed tile to a peer with pld.tile.remote_store, or store it "
+                                       "to a GM tensor first and put that")
 
 
 def _self_loading(call: Call) -> bool:
@@ -133,7 +149,7 @@ class _KernelConverter:
         self.params = set(func.params)
         self.renamed: dict = {}
         self.param_tiles: dict = {}
-        self.entry: list = []            # entry tile.load statements, in creation order
+        self.entry: list = []            # entry tile.load statements (emitted in parameter order)
         self.written: set = set()
         self.gm_views: dict = {}         # Var of a tensor.view of GM → the tensor it views (its root)
         self.tile_carries: set = set()   # original IterArgs that carry a tile
@@ -195,6 +211,7 @@ class _KernelConverter:
                     self.created[var] = value
                 return ctx.pre + [AssignStmt(var, value, s.span)]
             value = substitute(s.value, self.renamed)
+            _check_gm_source(value)
             return [AssignStmt(self.retyped(s.var, value.type), value, s.span)]
         if isinstance(s, EvalStmt) and _is_tensor_op(s.expr):
             ctx = ConversionContext(self, None)
@@ -206,7 +223,10 @@ class _KernelConverter:
             return self.if_stmt(s)
         if isinstance(s, ScopeStmt):
             return [s.replace(body=self.body(s.body))]
-        return [substitute(s, self.renamed)]
+        out = substitute(s, self.renamed)
+        if isinstance(out, EvalStmt):
+            _check_gm_source(out.expr)
+        return [out]
 
     def loop(self, s) -> list:
         """Convert a loop; a carry that the body turns into a tile is retried as a tile carry."""
@@ -321,7 +341,8 @@ class _KernelConverter:
         """(converted function, types of the Out params added for its returned tiles)."""
         f = self.func
         stmts = list(self._drop_unused_creates(self.body(f.body)).stmts)
-        entry = self.entry
+        order = {p: i for i, p in enumerate(f.params)}
+        entry = sorted(self.entry, key=lambda st: order.get(st.value.args[0], len(order)))   # parameter order
         params = list(f.params)
         directions = list(f.param_directions)
         added: list = []
@@ -346,25 +367,35 @@ class _KernelConverter:
                 else:
                     values.append(v)
             stmts.append(ReturnStmt(values, ret.span))
+        body = as_seq(entry + stmts, f.body.span)
+        access = param_access(body, f.params)
         for i, p in enumerate(f.params):
             # a tensor the kernel now writes cannot stay In: Out, or InOut when it is also read
             if p in self.written and directions[i] is ParamDirection.In:
                 directions[i] = ParamDirection.InOut if p in self.param_tiles else ParamDirection.Out
+            elif p in access:
+                directions[i] = promoted(directions[i], *access[p])
+        self.promoted = {i: d for i, d in enumerate(directions[:len(f.params)]) if d is not f.param_directions[i]}
         new = f.replace(params=tuple(params), param_directions=tuple(directions),
-                        body=as_seq(entry + stmts, f.body.span))
+                        body=body)
         return new, added
 
 
 def _run(program: Program) -> Program:
     funcs = dict(program.functions)
     added: dict = {}
+    promoted_params: dict = {}
     for name, f in program.functions.items():
         if f.func_type in _KERNEL:
             check_store_paths(f)
-            new, outs = _KernelConverter(f).run()
+            conv = _KernelConverter(f)
+            new, outs = conv.run()
             funcs[name] = new
             if outs:
                 added[name] = outs
+            if conv.promoted:
+                promoted_params[name] = conv.promoted
+    promote_callers(funcs, promoted_params)
     if not added:
         return program.with_functions(funcs.values())
     # Phase 2a: Spmd / Group wrappers mirror the new Out params of the kernel they forward to.

@@ -24,6 +24,8 @@ from pypto.ir.types import TupleType, UnknownType
 from pypto.ir.visitor import IRMutator, substitute
 from pypto.passes.context import current_platform
 from pypto.passes.expand_mixed_kernel.affinity import call_affinity, stmt_affinity  # noqa: F401 (re-export)
+from pypto.passes.expand_mixed_kernel.transpose_hazard import check_no_split_transpose
+from pypto.passes.expand_mixed_kernel.waiter_contract import check_waiters
 from pypto.passes.expand_mixed_kernel.construct import SideBuilder, fill_defs, is_mixed, store_writebacks
 from pypto.passes.expand_mixed_kernel.adapt_push import adapt_manual_pushes
 from pypto.passes.expand_mixed_kernel.mx_manual import adapt_mx_pushes
@@ -159,12 +161,14 @@ class _GroupCallerRewrite(IRMutator):
 
 def _run(program: Program) -> Program:
     platform_name = current_platform().name
+    check_waiters(program)
     funcs = list(program.functions.values())
     split: dict = {}
     retyped: dict = {}
     for f in funcs:
         if f.func_type is not FunctionType.InCore:
             continue
+        check_no_split_transpose(f)
         if is_mixed(f.body):
             split[f.name] = _expand(f, platform_name)
         else:

@@ -59,13 +59,14 @@ def window_dims(op: str, target, allow_dynamic: bool = False) -> tuple:
         raise UnsupportedError(f"{op}: the target must be a window-bound pld.DistributedTensor")
     view = t.tensor_view
     partial = view is not None and bool(view.valid_shape)
-    if view is not None and view.stride and not is_packed_stride(view.stride, t.shape):
-        raise UnsupportedError(f"{op}: a strided target (stride={[str(s) for s in view.stride]}) is not a packed "
-                               "window", hint="allreduce a packed window, then copy out the strided part")
+    # the layout first: a DN window's explicit stride is its column-major packing, the DN is the reason
     if view is not None and view.layout is not TensorLayout.ND:
         kind = "partial view" if partial else "target"
         raise UnsupportedError(f"{op}: a {view.layout.name} {kind} cannot be walked as a row-major 2-D view",
                                hint="use an ND window")
+    if view is not None and view.stride and not is_packed_stride(view.stride, t.shape):
+        raise UnsupportedError(f"{op}: a strided target (stride={[str(s) for s in view.stride]}) is not a packed "
+                               "window", hint="allreduce a packed window, then copy out the strided part")
     if allow_dynamic and not partial and any(not isinstance(d, ConstInt) for d in t.shape):
         return tuple(d.value if isinstance(d, ConstInt) else d for d in t.shape), None
     shape = _static(op, "target shape", t.shape)

@@ -316,3 +316,18 @@ def test_types_propagate_through_if_return_vars():
             return ret0_store
 
     ir.assert_structural_equal(_convert(Before), Expected)
+
+
+def test_entry_loads_follow_the_parameter_order():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16], pl.FP32], b: pl.Tensor[[16], pl.FP32], c: pl.Tensor[[16], pl.FP32]
+              ) -> pl.Tensor[[16], pl.FP32]:
+            t: pl.Tensor[[16], pl.FP32] = pl.add(c, b)      # first use order: c, b, a
+            u: pl.Tensor[[16], pl.FP32] = pl.add(t, a)
+            return u
+
+    body = _convert(Before).get_function("k").body.stmts
+    loaded = [s.value.args[0].name_hint for s in body[:3]]
+    assert all(s.value.op.name == "tile.load" for s in body[:3]) and loaded == ["a", "b", "c"]

@@ -280,3 +280,25 @@ def test_aiv_shard_on_a_tile_inside_a_region_takes_the_region_split():
     shard = collect(P["k"].body, lambda n: isinstance(n, ir.Call) and not n.is_function_call()
                     and n.op.name == "tile.aiv_shard")[0]
     assert shard.kwargs["split"] == 2
+
+
+def test_tile_aic_gather_without_split_takes_the_region_mode():
+    """Inside a pl.split_aiv region the region provides the split mode (seed 003), also to the tile form."""
+    @pl.program
+    class Tiles:
+        @pl.function(type=pl.FunctionType.InCore, attrs={"split_aiv": True, "split": pl.SplitMode.LEFT_RIGHT})
+        def k(self, x: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 128], pl.FP32]]
+              ) -> pl.Tensor[[64, 128], pl.FP32]:
+            xt: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [64, 64], [64, 64])
+            for lane in pl.split_aiv(2, mode=pl.SplitMode.LEFT_RIGHT):
+                h: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.tile.exp(xt)
+                full: pl.Tile[[64, 128], pl.FP32, pl.Mem.Mat] = pl.tile.aic_gather(h)
+            out = pl.tile.store(full, [0, 0], out)
+            return out
+
+    from pypto.ir.expr import Call
+    from pypto.ir.visitor import collect
+    gathers = collect(Tiles.get_function("k").body,
+                      lambda n: isinstance(n, Call) and not n.is_function_call() and n.op.name == "tile.aic_gather")
+    assert len(gathers) == 1 and gathers[0].kwargs["split"] == 2
+    assert [d.value for d in gathers[0].type.shape] == [64, 128]

@@ -62,3 +62,17 @@ def test_a_mat_to_mat_move_stays_on_the_cube(platform):
     moves = collect(after.get_function("k_aic").body,
                     lambda n: isinstance(n, Call) and not n.is_function_call() and n.op.name == "tile.move")
     assert any(m.args[0].type.memory_space is m.kwargs["target_memory"] for m in moves)
+
+
+def test_initialize_pipe_takes_only_the_buffer_of_its_direction():
+    """A one-direction hand-written pipe names just its buffer (the reference's spelling); the other is 0."""
+    @pl.program
+    class OneWay:
+        @pl.function(type=pl.FunctionType.AIC)
+        def k(self):
+            buf = pl.system.reserve_buffer(name="k_v2c", size=1024)
+            pl.system.aic_initialize_pipe(dir_mask=2, slot_size=512, v2c_consumer_buf=buf)
+
+    init = collect(OneWay.get_function("k").body,
+                   lambda n: isinstance(n, Call) and not n.is_function_call() and "initialize_pipe" in n.op.name)[0]
+    assert init.args[0].value == 0 and init.args[1].name_hint == "buf" and init.kwargs["dir_mask"] == 2

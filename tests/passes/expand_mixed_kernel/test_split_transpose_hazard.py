@@ -64,3 +64,31 @@ def test_transpose_inside_a_split_aiv_region_names_the_region_mode():
                                                r"(.|\n)*pl\.SplitMode\.NONE(.|\n)*column slice"):
         region_transpose.lower(np.ones((16, 32), np.float16), np.ones((32, 16), np.float16),
                                np.zeros((16, 16), np.float32), config=RunConfig(platform="a5sim"))
+
+
+@pl.program
+class SkippedSplitLowering:
+    @pl.function(type=pl.FunctionType.InCore, attrs={"split": pl.SplitMode.UP_DOWN})
+    def k(self, x: pl.Tensor[[16, 128], pl.BF16], y: pl.Tensor[[128, 8], pl.BF16],
+          out_0: pl.Out[pl.Tensor[[8, 16], pl.FP32]]) -> pl.Tensor[[8, 16], pl.FP32]:
+        xm = pl.load(x, [0, 0], [16, 128], target_memory=pl.Mem.Mat)
+        xl = pl.move(xm, target_memory=pl.Mem.Left)
+        ym = pl.load(y, [0, 0], [128, 8], target_memory=pl.Mem.Mat)
+        yr = pl.move(ym, target_memory=pl.Mem.Right)
+        z = pl.matmul(xl, yr)
+        zv = pl.move(z, target_memory=pl.Mem.Vec)
+        zt = pl.transpose(zv, axis1=0, axis2=1)
+        out_0 = pl.store(zt, [0, 0], out_0)
+        return out_0
+
+
+def test_expand_mixed_kernel_alone_refuses_an_unsplittable_transpose():
+    """Seed 004: run on its own (LowerAutoVectorSplit skipped), the pass keeps a whole-function internal
+    check instead of expanding the kernel silently; the message names the skipped step."""
+    from pypto.errors import InternalError
+    from pypto.pypto_core import passes
+    p = passes.convert_to_ssa()(SkippedSplitLowering)
+    p = passes.infer_tile_memory_space()(passes.flatten_tile_nd_to_2d()(p))
+    with pytest.raises(InternalError, match="LowerAutoVectorSplit") as err:
+        passes.expand_mixed_kernel()(p)
+    assert "swaps its split axis" in str(err.value) and err.value.span is not None
