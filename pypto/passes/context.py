@@ -1,7 +1,8 @@
 """PassContext: the configuration every pass call runs under (instruments, verification, platform).
 
 Contexts nest; the innermost one is `PassContext.current()`, and outside any `with` block a
-default context (verification level from the environment, platform a2a3) applies:
+default context (verification level from the environment, platform from `pypto.backend`, else a2a3)
+applies:
 
     with PassContext([TimingInstrument()], verification_level=VerificationLevel.ROUNDTRIP):
         program = passes.convert_to_ssa()(program)
@@ -54,11 +55,12 @@ class PassContext:
     """Instruments and options for the passes run inside it (a nestable context manager)."""
 
     def __init__(self, instruments: Sequence = (), verification_level: Optional[VerificationLevel] = None,
-                 platform: str = "a2a3"):
+                 platform: Optional[str] = None):
         self.instruments = tuple(instruments)
         self._verification_level = verification_level
-        self.platform = platform
-        get_platform(platform)  # reject unknown names where the context is built
+        self._platform = platform
+        if platform is not None:
+            get_platform(platform)  # reject unknown names where the context is built
         self._implied: dict = {}  # verification level → the instruments it implies (kept: they hold state)
 
     @property
@@ -69,6 +71,14 @@ class PassContext:
 
     def get_verification_level(self) -> VerificationLevel:
         return self.verification_level
+
+    @property
+    def platform(self) -> str:
+        """The context's platform; without one, the backend chosen with pypto.backend, else a2a3."""
+        if self._platform is not None:
+            return self._platform
+        from pypto.backend import configured_platform
+        return configured_platform() or "a2a3"
 
     def get_platform(self) -> Platform:
         return get_platform(self.platform)

@@ -81,9 +81,15 @@ def register_op(op: OpDef) -> OpDef:
     return op
 
 
+# The reference's qualified spellings of ops pypto names more briefly (looked up by get_op only;
+# the op's own name, printed and parsed, stays pypto's).
+_ALIASES = {"pld.system.get_comm_ctx": "pld.get_comm_ctx", "pld.system.nranks": "pld.nranks",
+            "pld.system.rank": "pld.rank"}
+
+
 def get_op(name: str) -> OpDef:
     _ensure_loaded()
-    op = _REGISTRY.get(name)
+    op = _REGISTRY.get(name) or _REGISTRY.get(_ALIASES.get(name, ""))
     if op is None:
         raise TypeCheckError(f"unknown op '{name}'", hint=_suggest(name))
     return op
