@@ -1,0 +1,36 @@
+"""The builder behind each `pypto.ir.op.<family>` module: `family.<op>(*args, **kwargs)` → a Call."""
+
+from __future__ import annotations
+
+import sys
+
+from pypto.ir.span import Span
+
+
+def _caller_span() -> Span:
+    frame = sys._getframe(2)
+    return Span(frame.f_code.co_filename, frame.f_lineno, 1)
+
+
+class OpFamily:
+    """Attribute access gives the builder of `<prefix>.<name>` (a trailing `_` is dropped: `or_`, `not_`)."""
+
+    def __init__(self, prefix: str):
+        self._prefix = prefix
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        path = f"{self._prefix}.{name[:-1] if name.endswith('_') else name}"
+
+        def build(*args, span: Span = None, **kwargs):
+            from pypto.language.ops import build_call
+            return build_call(path, list(args), kwargs, span if span is not None else _caller_span())
+
+        build.__name__ = name
+        build.__qualname__ = path
+        build.__doc__ = f"Build a call of {path} (arguments as for pl.{path})."
+        return build
+
+    def __repr__(self) -> str:
+        return f"<op family {self._prefix}>"
