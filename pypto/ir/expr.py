@@ -179,7 +179,8 @@ class MakeTuple(Expr):
     FIELDS = (("elements", USUAL),)
 
     def __init__(self, elements: Sequence[Expr], span: Optional[Span] = None):
-        elements = tuple(elements)
+        from pypto.ir.types import ExprTuple
+        elements = ExprTuple(elements)
         self._set(elements=elements, type=TupleType([e.type for e in elements]), span=span)
 
 
