@@ -29,7 +29,8 @@ from pypto.ir.expr import Expr, GlobalVar, IterArg, Var, const
 from pypto.ir.function import Function, Program
 from pypto.ir.span import Span
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ReturnStmt, SeqStmts, Stmt, WhileStmt
-from pypto.ir.types import MemRef, PtrType, TensorType, TensorView, TileType, TileView, Type, UnknownType
+from pypto.ir.types import MemRef, PtrType, TensorType, TensorView, TileType, TileView, TupleType, Type, UnknownType
+from pypto.ir.visitor import IRMutator
 
 
 def _caller_span(depth: int = 2) -> Span:
@@ -93,7 +94,40 @@ class ProgramBuilder(_Context):
         self.functions.append(func)
 
     def _finish(self) -> None:
-        self._result = Program(self.functions, self.name, self.span)
+        self._result = Program(_type_function_calls(self.functions), self.name, self.span)
+
+
+def _type_function_calls(functions: list) -> list:
+    """Give calls of program functions built without a type (`ir.Call(gvar, args, span)`) the callee's
+    return type, and the Vars bound to them likewise, as the parser types `self.kernel(...)`."""
+    returns = {f.name: f.return_types for f in functions}
+
+    class _Retype(IRMutator):
+        def __init__(self):
+            self.vars: dict = {}
+
+        def mutate_call(self, call):
+            call = self.mutate_children(call)
+            types = returns.get(call.op.name) if isinstance(call.op, GlobalVar) else None
+            if types and isinstance(call.type, UnknownType):
+                call = call.replace(type=types[0] if len(types) == 1 else TupleType(types))
+            return call
+
+        def mutate_assign_stmt(self, stmt):
+            value = self.mutate(stmt.value)
+            var = stmt.var
+            if isinstance(var.type, UnknownType) and not isinstance(value.type, UnknownType):
+                var = self.vars[stmt.var] = Var(var.name_hint, value.type, var.span)
+            return stmt.replace(var=var, value=value)
+
+        def mutate_var(self, var):
+            return self.vars.get(var, var)
+
+    out = []
+    for f in functions:
+        r = _Retype()
+        out.append(f.replace(body=r.mutate(f.body)))
+    return out
 
 
 class FunctionBuilder(_Context):

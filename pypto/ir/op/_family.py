@@ -13,7 +13,7 @@ def _caller_span() -> Span:
 
 
 class OpFamily:
-    """Attribute access gives the builder of `<prefix>.<name>` (a trailing `_` is dropped: `or_`, `not_`)."""
+    """Attribute access gives the builder of `<prefix>.<name>` (`or_` → `or` unless the op itself ends in `_`)."""
 
     def __init__(self, prefix: str):
         self._prefix = prefix
@@ -21,7 +21,10 @@ class OpFamily:
     def __getattr__(self, name: str):
         if name.startswith("__"):
             raise AttributeError(name)
-        path = f"{self._prefix}.{name[:-1] if name.endswith('_') else name}"
+        from pypto.ir.ops.registry import has_op
+        path = f"{self._prefix}.{name}"
+        if name.endswith("_") and not has_op(path):
+            path = path[:-1]
 
         def build(*args, span: Span = None, **kwargs):
             from pypto.language.ops import build_call
