@@ -152,6 +152,14 @@ class BinaryExpr(Expr):
     def dtype(self) -> DataType:
         return self.type.dtype
 
+    @property
+    def left(self) -> Expr:  # the reference's name for lhs
+        return self.lhs
+
+    @property
+    def right(self) -> Expr:
+        return self.rhs
+
 
 class UnaryExpr(Expr):
     """neg / not / bitnot / abs, and cast (the result dtype differs from the operand's)."""

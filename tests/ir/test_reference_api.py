@@ -157,3 +157,12 @@ def test_unrolled_program_computes_the_same_numbers():
         out = np.zeros(16, dtype=np.float32)
         run(unrolled, x, out, config=RunConfig(platform=platform))
         np.testing.assert_array_equal(out, x + 0 + 1 + 2)
+
+
+def test_codegen_and_operand_spellings():
+    from pypto import codegen
+    from pypto.codegen.pto import PTOCodegen
+    assert codegen.PTOCodegen is PTOCodegen
+    a, b = ir.Var("a", ir.ScalarType(INDEX)), ir.Var("b", ir.ScalarType(INDEX))
+    m = ir.Max(a, b, INDEX, ir.Span.unknown())
+    assert m.left is a and m.right is b
