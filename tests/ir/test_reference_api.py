@@ -166,3 +166,10 @@ def test_codegen_and_operand_spellings():
     a, b = ir.Var("a", ir.ScalarType(INDEX)), ir.Var("b", ir.ScalarType(INDEX))
     m = ir.Max(a, b, INDEX, ir.Span.unknown())
     assert m.left is a and m.right is b
+
+
+def test_op_builders_take_the_span_last_positionally():
+    span = ir.Span("b.py", 4, 2)
+    x = ir.Var("x", ir.TensorType([4], FP32))
+    call = tensor_ops.add(x, x, span)
+    assert call.span is span and len(call.args) == 2

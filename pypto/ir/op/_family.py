@@ -28,6 +28,8 @@ class OpFamily:
 
         def build(*args, span: Span = None, **kwargs):
             from pypto.language.ops import build_call
+            if args and isinstance(args[-1], Span):  # the reference passes the span last, positionally
+                args, span = args[:-1], args[-1]
             return build_call(path, list(args), kwargs, span if span is not None else _caller_span())
 
         build.__name__ = name
