@@ -1,63 +1,224 @@
-"""Compile latency of a small @pl.jit kernel, and the cost of a cache-hit call.
+"""Compile latency per phase (frontend / passes / codegen), side by side with a baseline tree.
 
-    python bench/compile_latency.py [--repeat N]
+    python bench/compile_latency.py                      # this tree vs the baseline tree, alternating runs
+    python bench/compile_latency.py --baseline none      # this tree only
+    python bench/compile_latency.py --baseline /path/to/other/checkout --rounds 5 --repeat 5
 
-Prints the median milliseconds of `kernel.compile(...)` with a fresh cache each time (parse,
-the whole pass pipeline, CompiledProgram) and the median microseconds of `kernel(a, b, c)`
-on a cache hit (key lookup, argument checks, simulating the 64x128 tile add, write-back).
-Targets: compile <= 25 ms, cache hit <= 200 us.
+Kernels: (a) 128x128 tile add, (b) row softmax 64x128, (c) 128^3 matmul + add (a mixed kernel:
+AIC + AIV after ExpandMixedKernel), (d) chains of 1 / 10 / 100 elementwise ops (chain100 is (d)).
+Each is DSL text: frontend = `pl.parse`, passes = the Default pipeline (`lower`), codegen = PTO
+for every kernel + the host orchestration artifact. The 1 -> 10 -> 100 chain gives the per-op
+slope; a constant slope means compile time is linear in program size.
+
+Both trees run this same file in child processes (`--child`, PYTHONPATH = the tree), alternating
+rounds so machine load hits both alike; medians over all rounds are printed with baseline / this
+ratios (> 1: this tree is faster). The default baseline is the issue-17 starting commit checked out
+by `git worktree add --detach /work/scratch/perf/base 4cf2943`. PYPTO_VERIFY_LEVEL is removed from
+the children's environment so both use the default verification level.
+
+The child also reports the old single-kernel figures: `kernel.compile` of a 64x128 @pl.jit add with a
+fresh cache (target <= 25 ms) and a cache-hit call (target <= 200 us).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
+import subprocess
+import sys
 import time
+from pathlib import Path
 
-import numpy as np
-
-import pypto.language as pl
-from pypto.runtime import RunConfig
-
-ROWS, COLS = 64, 128
+DEFAULT_BASELINE = "/work/scratch/perf/base"
+PHASES = ("frontend", "passes", "codegen", "total")
+CHAINS = (1, 10, 100)
 
 
-@pl.jit
-def tile_add(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [ROWS, COLS])
-        tb = pl.load(b, [0, 0], [ROWS, COLS])
-        pl.store(pl.add(ta, tb), [0, 0], c)
-    return c
+def _program(params: str, body: str) -> str:
+    lines = "\n".join("            " + line for line in body.strip().splitlines())
+    return ("import pypto.language as pl\n\n\n@pl.program\nclass K:\n"
+            "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+            f"    def main(self, {params}):\n"
+            "        with pl.at(level=pl.Level.CORE_GROUP):\n"
+            f"{lines}\n"
+            "        return out\n")
+
+
+def _t(r: int, c: int, dtype: str = "FP32") -> str:
+    return f"pl.Tensor[[{r}, {c}], pl.{dtype}]"
+
+
+def _chain(n: int) -> str:
+    ops = ("add", "mul", "sub", "maximum")
+    body = ["t = pl.load(a, [0, 0], [64, 128])", "u = pl.load(b, [0, 0], [64, 128])"]
+    body += [f"t = pl.{ops[i % len(ops)]}(t, u)" for i in range(n)]
+    body.append("out = pl.store(t, [0, 0], out)")
+    return _program(f"a: {_t(64, 128)}, b: {_t(64, 128)}, out: pl.Out[{_t(64, 128)}]", "\n".join(body))
+
+
+KERNELS = {
+    "a_add128": _program(f"a: {_t(128, 128)}, b: {_t(128, 128)}, out: pl.Out[{_t(128, 128)}]", """
+ta = pl.load(a, [0, 0], [128, 128])
+tb = pl.load(b, [0, 0], [128, 128])
+out = pl.store(pl.add(ta, tb), [0, 0], out)"""),
+    "b_softmax": _program(f"x: {_t(64, 128)}, out: pl.Out[{_t(64, 128)}]", """
+tx = pl.load(x, [0, 0], [64, 128])
+scratch = pl.create_tile([64, 128], dtype=pl.FP32, target_memory=pl.MemorySpace.Vec)
+mx: pl.Tile[[64, 1], pl.FP32] = pl.row_max(tx, scratch)
+e = pl.exp(pl.row_expand_sub(tx, mx))
+sm: pl.Tile[[64, 1], pl.FP32] = pl.row_sum(e, scratch)
+out = pl.store(pl.row_expand_div(e, sm), [0, 0], out)"""),
+    "c_matmul_add": _program(f"a: {_t(128, 128, 'FP16')}, b: {_t(128, 128, 'FP16')}, bias: {_t(128, 128)}, "
+                             f"out: pl.Out[{_t(128, 128)}]", """
+left = pl.move(pl.load(a, [0, 0], [128, 128], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Left)
+right = pl.move(pl.load(b, [0, 0], [128, 128], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Right)
+acc = pl.move(pl.matmul(left, right), target_memory=pl.Mem.Vec)
+out = pl.store(pl.add(acc, pl.load(bias, [0, 0], [128, 128])), [0, 0], out)"""),
+    **{f"chain{n}": _chain(n) for n in CHAINS},
+}
+
+
+# ---------------------------------------------------------------- child: measure one tree
+def _compile_once(src: str) -> dict:
+    import pypto.language as pl
+    from pypto.codegen.orchestration import generate_all
+    from pypto.codegen.pto import generate
+    from pypto.runtime.compile import lower
+    t0 = time.process_time()
+    program = pl.parse(src)
+    t1 = time.process_time()
+    lowered = lower(program, platform="a2a3sim")
+    t2 = time.process_time()
+    if not generate(lowered) or not generate_all(lowered):
+        raise RuntimeError("codegen produced no kernel or no orchestration")
+    t3 = time.process_time()
+    return {"frontend": t1 - t0, "passes": t2 - t1, "codegen": t3 - t2, "total": t3 - t0}
+
+
+def _jit_figures(repeat: int) -> dict:
+    import numpy as np
+    import pypto.language as pl
+    from pypto.runtime import RunConfig
+
+    @pl.jit
+    def tile_add(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            ta = pl.load(a, [0, 0], [64, 128])
+            tb = pl.load(b, [0, 0], [64, 128])
+            pl.store(pl.add(ta, tb), [0, 0], c)
+        return c
+
+    config = RunConfig()
+    a = np.random.default_rng(0).standard_normal((64, 128), dtype=np.float32)
+    b, c = np.ones((64, 128), np.float32), np.zeros((64, 128), np.float32)
+    tile_add.compile(a, b, c, config=config)
+    compile_s = []
+    for _ in range(repeat):
+        tile_add.clear_cache()
+        t0 = time.process_time()
+        tile_add.compile(a, b, c, config=config)
+        compile_s.append(time.process_time() - t0)
+    tile_add(a, b, c, config=config)
+    np.testing.assert_allclose(c, a + b)
+    hit_s = []
+    for _ in range(repeat * 20):
+        t0 = time.process_time()
+        tile_add(a, b, c, config=config)
+        hit_s.append(time.process_time() - t0)
+    return {"jit_compile": compile_s, "jit_hit": hit_s}
+
+
+def child(repeat: int, kernels: list) -> None:
+    out: dict = {}
+    for name in kernels:
+        _compile_once(KERNELS[name])                  # warm imports and first-use caches
+        samples = [_compile_once(KERNELS[name]) for _ in range(repeat)]
+        out[name] = {p: [s[p] for s in samples] for p in PHASES}
+    out["_jit"] = _jit_figures(repeat)
+    json.dump(out, sys.stdout)
+
+
+# ---------------------------------------------------------------- parent: alternate trees, report
+def _run_child(tree: Path, repeat: int, kernels: list) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "PYPTO_VERIFY_LEVEL"}
+    env["PYTHONPATH"] = str(tree)
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "--repeat", str(repeat),
+           "--kernels", ",".join(kernels)]
+    done = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"child run in {tree} failed:\n{done.stderr}")
+    return json.loads(done.stdout)
+
+
+def _merge(into: dict, got: dict) -> None:
+    for kernel, phases in got.items():
+        for phase, values in phases.items():
+            into.setdefault(kernel, {}).setdefault(phase, []).extend(values)
+
+
+def _med_ms(samples: dict, kernel: str, phase: str) -> float:
+    return statistics.median(samples[kernel][phase]) * 1e3
+
+
+def _slopes(samples: dict) -> list:
+    totals = [_med_ms(samples, f"chain{n}", "total") for n in CHAINS]
+    passes = [_med_ms(samples, f"chain{n}", "passes") for n in CHAINS]
+    return [((passes[i + 1] - passes[i]) / (CHAINS[i + 1] - CHAINS[i]),
+             (totals[i + 1] - totals[i]) / (CHAINS[i + 1] - CHAINS[i])) for i in range(len(CHAINS) - 1)]
+
+
+def report(trees: dict, kernels: list) -> None:
+    cur, base = trees["this"], trees.get("base")
+    head = f"{'kernel':14}" + "".join(f"{p:>10}" for p in PHASES)
+    if base:
+        head += "".join(f"{'x ' + p:>11}" for p in ("passes", "total"))
+    print("median ms (this tree)" + ("; 'x' columns: baseline / this" if base else ""))
+    print(head)
+    for k in kernels:
+        row = f"{k:14}" + "".join(f"{_med_ms(cur, k, p):10.2f}" for p in PHASES)
+        if base:
+            row += "".join(f"{_med_ms(base, k, p) / _med_ms(cur, k, p):10.2f}x" for p in ("passes", "total"))
+        print(row)
+    if all(f"chain{n}" in kernels for n in CHAINS):
+        for label, samples in (("this", cur), ("baseline", base)):
+            if samples:
+                s = _slopes(samples)
+                print(f"per-op slope ({label}): passes {s[0][0]:.3f} -> {s[1][0]:.3f} ms/op, "
+                      f"total {s[0][1]:.3f} -> {s[1][1]:.3f} ms/op  (chain 1->10, 10->100)")
+    for label, samples in (("this", cur), ("baseline", base)):
+        if samples:
+            j = samples["_jit"]
+            print(f"jit 64x128 add ({label}): compile {statistics.median(j['jit_compile']) * 1e3:.2f} ms "
+                  f"(target <= 25), cache hit {statistics.median(j['jit_hit']) * 1e6:.1f} us (target <= 200)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--repeat", type=int, default=5, help="compiles per kernel per child run")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating child runs per tree")
+    parser.add_argument("--baseline", default=DEFAULT_BASELINE, help="another checkout, or 'none'")
+    parser.add_argument("--kernels", default=",".join(KERNELS))
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     opts = parser.parse_args()
-    config = RunConfig()
-    a = np.random.default_rng(0).standard_normal((ROWS, COLS), dtype=np.float32)
-    b = np.ones((ROWS, COLS), np.float32)
-    c = np.zeros((ROWS, COLS), np.float32)
-
-    tile_add.compile(a, b, c, config=config)          # warm imports and first-use caches
-    compile_ms = []
-    for _ in range(opts.repeat):
-        tile_add.clear_cache()
-        t0 = time.perf_counter()
-        tile_add.compile(a, b, c, config=config)
-        compile_ms.append((time.perf_counter() - t0) * 1e3)
-
-    tile_add(a, b, c, config=config)
-    np.testing.assert_allclose(c, a + b)
-    hit_us = []
-    for _ in range(opts.repeat * 20):
-        t0 = time.perf_counter()
-        tile_add(a, b, c, config=config)
-        hit_us.append((time.perf_counter() - t0) * 1e6)
-
-    print(f"compile (fresh cache): median {statistics.median(compile_ms):.2f} ms  (target <= 25 ms)")
-    print(f"cache-hit call:        median {statistics.median(hit_us):.1f} us  (target <= 200 us)")
+    kernels = opts.kernels.split(",")
+    if opts.child:
+        child(opts.repeat, kernels)
+        return
+    here = Path(__file__).resolve().parents[1]
+    trees = {"this": here}
+    if opts.baseline != "none":
+        if not Path(opts.baseline, "pypto").is_dir():
+            raise SystemExit(f"no baseline checkout at {opts.baseline} (git worktree add --detach {opts.baseline} "
+                             "4cf2943, or --baseline none)")
+        trees["base"] = Path(opts.baseline)
+    samples: dict = {label: {} for label in trees}
+    for r in range(opts.rounds):
+        order = list(trees) if r % 2 == 0 else list(reversed(trees))
+        for label in order:
+            _merge(samples[label], _run_child(trees[label], opts.repeat, kernels))
+    report(samples, kernels)
 
 
 if __name__ == "__main__":

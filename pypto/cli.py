@@ -51,7 +51,7 @@ def _programs(namespace: dict, wanted: Optional[str]) -> list:
 
 
 def _jit_functions(namespace: dict) -> list:
-    from pypto.language.jit import JITFunction
+    from pypto.runtime.jit import JITFunction
     return [k for k, v in namespace.items() if isinstance(v, JITFunction)]
 
 

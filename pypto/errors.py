@@ -3,6 +3,9 @@
 `str(err)` is a one-line "file:line:col: message" form (what tests and logs read);
 `err.render()` is the compiler-style form with the source line, a caret and the hint.
 Internal invariant failures raise `InternalError`, never dressed as user errors.
+Each class also subclasses the builtin the reference project raises for the same failure, so callers
+catch them the same way: TypeCheckError is a TypeError, ValueCheckError a ValueError,
+UnsupportedError a NotImplementedError and a ValueError, InternalError a RuntimeError.
 """
 
 from __future__ import annotations
@@ -62,8 +65,8 @@ class PyptoError(Exception):
         return "\n".join(lines)
 
 
-class InternalError(PyptoError):
-    """A compiler invariant failed: a pypto bug, not a user mistake."""
+class InternalError(PyptoError, RuntimeError):
+    """A compiler invariant failed: a pypto bug, not a user mistake (a RuntimeError, like the reference's)."""
 
 
 class TypeCheckError(PyptoError, TypeError):
@@ -74,8 +77,9 @@ class ValueCheckError(PyptoError, ValueError):
     """An op received a value it cannot accept (bad kwarg, out-of-range constant, ...)."""
 
 
-class UnsupportedError(PyptoError, NotImplementedError):
-    """A feature that is not built (yet) or that the target cannot do."""
+class UnsupportedError(PyptoError, NotImplementedError, ValueError):
+    """A feature that is not built (yet) or that the target cannot do. Also a ValueError: the reference
+    rejects the same inputs (a strided collective target, a DN layout, ...) with ValueError."""
 
 
 class CapacityError(PyptoError):

@@ -39,6 +39,8 @@ def python_print(node, prefix: str = "pl", concise: bool = False) -> str:
 
 
 def compile(program, output_dir=None, **options):
-    """Run the Default pipeline on `program` and return a CompiledProgram (see pypto.runtime)."""
-    from pypto.runtime.compile import compile_program
-    return compile_program(program, output_dir=output_dir, **options)
+    """Run the Default pipeline on `program` and return a CompiledProgram (see pypto.runtime).
+
+    The reference's entry point; the driver lives two layers up, reached through pypto.lazy_exports."""
+    from pypto.lazy_exports import resolve
+    return resolve("pypto.runtime.compile:compile_program")(program, output_dir=output_dir, **options)

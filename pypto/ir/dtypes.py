@@ -3,18 +3,22 @@
 Each DataType is a singleton (`DataType.FP32 is DataType.FP32`), printed as `pl.FP32`.
 `to_numpy()` gives the numpy dtype the simulator stores it in; a type the simulator cannot
 represent (HF4 / HF8 have no numpy format) raises an UnsupportedError that names it.
+
+ml_dtypes (BF16, FP8, FP4, INT4 / UINT4) is imported on the first `to_numpy()` of such a type, not
+with this module: its extension takes about a second to load, and most programs never need it.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Optional
 
 import numpy as np
 
-try:  # ml_dtypes is a declared dependency; keep import errors readable anyway
+
+def _ml_dtypes():
     import ml_dtypes
-except ImportError:  # pragma: no cover
-    ml_dtypes = None
+    return ml_dtypes
 
 
 class DataType:
@@ -53,7 +57,7 @@ class DataType:
             raise UnsupportedError(f"dtype {self.name} has no numpy representation, so the simulator cannot hold it",
                                    hint="use FP16/BF16/FP32 or an FP8 format for simulated kernels")
         if self._np_name.startswith("ml:"):
-            return np.dtype(getattr(ml_dtypes, self._np_name[3:]))
+            return np.dtype(getattr(_ml_dtypes(), self._np_name[3:]))
         return np.dtype(self._np_name)
 
     @staticmethod
@@ -63,8 +67,11 @@ class DataType:
     @staticmethod
     def from_numpy(dt) -> "DataType":
         dt = np.dtype(dt)
+        ml_loaded = "ml_dtypes" in sys.modules      # no array has an ml_dtypes dtype before it loads
         for d in _NUMPY_PREFERENCE:
-            if d._np_name is not None and d.to_numpy() == dt:
+            if d._np_name is None or (d._np_name.startswith("ml:") and not ml_loaded):
+                continue
+            if d.to_numpy() == dt:
                 return d
         from pypto.errors import TypeCheckError
         raise TypeCheckError(f"numpy dtype {dt} has no pypto DataType")

@@ -6,6 +6,12 @@ Each subclass lists FIELDS as (name, kind) pairs:
   - "ignore": cosmetic (names, spans); skipped by equality and hashing.
 Visitors, mutators, structural equality and hashing all walk FIELDS, so adding a node means
 declaring its fields once.
+
+For speed each class also gets, when it is defined, `_field_names` (every field) and
+`_child_fields` (the fields that may hold IR nodes the traversal engine descends into: fields
+named in PLAIN_FIELD_NAMES hold only names, numbers, enums, dtypes or Types, which no visitor
+enters). Analyses cache their results on a node in its `_memo` dict (`memo_of(node)`): nodes are
+immutable, so a cached answer stays right for the node's life, and `replace` starts a fresh one.
 """
 
 from __future__ import annotations
@@ -16,10 +22,26 @@ from pypto.ir.span import NO_SPAN, Span
 
 DEF, USUAL, IGNORE = "def", "usual", "ignore"
 
+# Field names that, on every node class, hold no IR node other than a Type (visitors never enter
+# Types). A node class may name more of its own in PLAIN_FIELDS.
+PLAIN_FIELD_NAMES = frozenset({"type", "return_types", "name_hint", "name", "dtype", "param_directions",
+                               "func_type", "level", "role", "kind"})
+
 
 class Node:
-    __slots__ = ("span",)
+    __slots__ = ("span", "_memo")
     FIELDS: ClassVar[tuple[tuple[str, str], ...]] = ()
+    PLAIN_FIELDS: ClassVar[frozenset] = frozenset()
+    _field_names: ClassVar[tuple[str, ...]] = ()
+    _child_fields: ClassVar[tuple[str, ...]] = ()
+    _def_fields: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        plain = PLAIN_FIELD_NAMES | cls.PLAIN_FIELDS
+        cls._field_names = tuple(name for name, _kind in cls.FIELDS)
+        cls._child_fields = tuple(name for name in cls._field_names if name not in plain)
+        cls._def_fields = tuple(name for name, kind in cls.FIELDS if kind == DEF)
 
     def __setattr__(self, key: str, value: Any) -> None:
         raise AttributeError(f"IR nodes are immutable; use .replace({key}=...) to get a changed copy")
@@ -30,11 +52,16 @@ class Node:
 
     def replace(self, **changes: Any) -> "Node":
         """A copy with some fields changed (the same node when nothing changes)."""
-        if all(getattr(self, k) is v for k, v in changes.items()):
+        for k, v in changes.items():
+            if getattr(self, k) is not v:
+                break
+        else:
             return self
-        new = object.__new__(type(self))
-        for name in _all_slots(type(self)):
-            object.__setattr__(new, name, changes[name] if name in changes else getattr(self, name))
+        cls = type(self)
+        new = object.__new__(cls)
+        set_ = object.__setattr__
+        for name in _all_slots(cls):
+            set_(new, name, changes[name] if name in changes else getattr(self, name))
         return new
 
     def field_values(self):
@@ -58,10 +85,20 @@ def _all_slots(cls) -> tuple[str, ...]:
         names: list[str] = []
         for klass in reversed(cls.__mro__):
             for s in getattr(klass, "__slots__", ()):
-                if s not in names:
+                if s not in names and s != "_memo":
                     names.append(s)
         slots = _SLOTS_CACHE[cls] = tuple(names)
     return slots
+
+
+def memo_of(node: Node) -> dict:
+    """The node's analysis cache (created on first use; a replaced copy gets its own)."""
+    try:
+        return node._memo
+    except AttributeError:
+        memo: dict = {}
+        object.__setattr__(node, "_memo", memo)
+        return memo
 
 
 def span_of(span: Span | None) -> Span:

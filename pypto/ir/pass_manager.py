@@ -1,12 +1,8 @@
 """Compatibility path `pypto.ir.pass_manager` (the reference's import location).
 
-The pass manager lives in `pypto.passes`; `pypto.ir` must not import upward at import time,
-so the names are resolved lazily on first use.
+The pass manager lives in `pypto.passes`, a layer above `pypto.ir`: the names resolve on first use.
 """
 
+from pypto.lazy_exports import lazy_exports
 
-def __getattr__(name):
-    if name in ("PassManager", "OptimizationStrategy"):
-        import pypto.passes as _passes
-        return getattr(_passes, name)
-    raise AttributeError(f"module 'pypto.ir.pass_manager' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, {"PassManager": "pypto.passes", "OptimizationStrategy": "pypto.passes"})

@@ -5,6 +5,12 @@ produced properties after; a property without a verifier here is trusted. Keys a
 property names of `pypto.passes.properties.IRProperty`.
 
     diags = verify_property("SSAForm", program)     # [] when the property holds
+
+Every built-in property is a fact about one function at a time, checked over the function's
+cached pre-order node list (`pypto.ir.visitor.preorder`: one walk serves every rule), and a
+function that satisfied a property remembers it (functions are immutable): after a pass, only
+the functions it changed are checked again. VERIFIERS maps a name to a Program → Diagnostics
+callable; a package may register its own (e.g. expand_mixed_kernel), which is called as is.
 """
 
 from __future__ import annotations
@@ -15,11 +21,12 @@ from typing import Callable, Optional
 from pypto.ir.enums import FunctionType
 from pypto.ir.expr import BinaryExpr, Call, GlobalVar, MakeTuple, UnaryExpr
 from pypto.ir.function import Function, Program
-from pypto.ir.node import DEF, Node
+from pypto.ir.node import memo_of
 from pypto.ir.span import Span
-from pypto.ir.stmt import ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt
-from pypto.ir.types import TileType, Type
-from pypto.ir.visitor import IRVisitor
+from pypto.ir.stmt import (AssignStmt, ClusterScopeStmt, CommDomainScopeStmt, ForStmt, IfStmt, InCoreScopeStmt,
+                           ScopeStmt, SeqStmts, SpmdScopeStmt, Stmt, WhileStmt)
+from pypto.ir.types import TileType
+from pypto.ir.visitor import defined_vars, preorder
 
 KERNEL_TYPES = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
 # Tensor ops a kernel may keep: scalar reads / writes of GM (they load and store by themselves).
@@ -39,43 +46,16 @@ class Diagnostic:
         return f"{where}[{self.rule}] {self.message}"
 
 
-def defined_vars(node: Node) -> list:
-    """Every binding site under `node` in pre-order (params, assignments, loop vars, iter args, return vars)."""
-    found: list = []
-
-    class _Defs(IRVisitor):
-        def visit(self, n):
-            if isinstance(n, Node) and not isinstance(n, Type):
-                for _name, kind, value in n.field_values():
-                    if kind == DEF:
-                        found.extend(value if isinstance(value, tuple) else [value])
-            super().visit(n)
-
-    _Defs().visit(node)
-    return found
+def _in(f: Function, rule: str, message: str, span=None) -> Diagnostic:
+    return Diagnostic(rule, f"function {f.name}: {message}", span)
 
 
-class _Walker(IRVisitor):
-    """Collects diagnostics while walking one function."""
-
-    def __init__(self, func: Function, rule: str):
-        self.func = func
-        self.rule = rule
-        self.diags: list[Diagnostic] = []
-
-    def report(self, message: str, span=None) -> None:
-        self.diags.append(Diagnostic(self.rule, f"function {self.func.name}: {message}", span))
-
-
-def _verify_ssa(program: Program) -> list:
-    diags = []
-    for f in program.functions.values():
-        seen: set = set()
-        for v in [*f.params, *defined_vars(f.body)]:
-            if v in seen:
-                diags.append(Diagnostic("SSAForm", f"function {f.name}: variable '{v.name_hint}' is assigned more "
-                                                   "than once", v.span))
-            seen.add(v)
+def _check_ssa(f: Function) -> list:
+    diags, seen = [], set()
+    for v in [*f.params, *defined_vars(f.body)]:
+        if v in seen:
+            diags.append(_in(f, "SSAForm", f"variable '{v.name_hint}' is assigned more than once", v.span))
+        seen.add(v)
     return diags
 
 
@@ -87,28 +67,16 @@ def _body_fields(s: Stmt) -> list:
     return []
 
 
-def _verify_normalized(program: Program) -> list:
-    diags = []
-    for f in program.functions.values():
-        w = _Walker(f, "NormalizedStmtStructure")
-
-        class _V(IRVisitor):
-            def visit_seq_stmts(self, s):
-                for x in s.stmts:
-                    if isinstance(x, SeqStmts):
-                        w.report("a SeqStmts is nested directly inside another", x.span)
-                self.visit_children(s)
-
-            def visit_stmt(self, s):
-                for b in _body_fields(s):
-                    if not isinstance(b, SeqStmts):
-                        w.report(f"the body of a {type(s).__name__} is not a SeqStmts", s.span)
-                self.visit_children(s)
-
-        if not isinstance(f.body, SeqStmts):
-            w.report("the function body is not a SeqStmts", f.span)
-        _V().visit(f.body)
-        diags += w.diags
+def _check_normalized(f: Function) -> list:
+    rule = "NormalizedStmtStructure"
+    diags = [] if isinstance(f.body, SeqStmts) else [_in(f, rule, "the function body is not a SeqStmts", f.span)]
+    for s in preorder(f.body):
+        if isinstance(s, SeqStmts):
+            diags += [_in(f, rule, "a SeqStmts is nested directly inside another", x.span)
+                      for x in s.stmts if isinstance(x, SeqStmts)]
+        elif isinstance(s, Stmt):
+            diags += [_in(f, rule, f"the body of a {type(s).__name__} is not a SeqStmts", s.span)
+                      for b in _body_fields(s) if not isinstance(b, SeqStmts)]
     return diags
 
 
@@ -124,188 +92,159 @@ def _has_call(e) -> bool:
     return False
 
 
-def _verify_no_nested_calls(program: Program) -> list:
-    diags = []
-    for f in program.functions.values():
-        w = _Walker(f, "NoNestedCalls")
-
-        class _V(IRVisitor):
-            def visit_call(self, c):
-                if any(_has_call(a) for a in c.args):
-                    w.report(f"a call is nested inside the arguments of {c.op.name}", c.span)
-                self.visit_children(c)
-
-            def visit_binary_expr(self, e):
-                if _has_call(e.lhs) or _has_call(e.rhs):
-                    w.report(f"a call is an operand of the scalar '{e.op}'", e.span)
-                self.visit_children(e)
-
-            def visit_unary_expr(self, e):
-                if _has_call(e.operand):
-                    w.report(f"a call is an operand of the scalar '{e.op}'", e.span)
-                self.visit_children(e)
-
-            def visit_if_stmt(self, s):
-                if _has_call(s.condition):
-                    w.report("an if condition contains a call", s.span)
-                self.visit_children(s)
-
-            def visit_while_stmt(self, s):
-                if _has_call(s.condition):
-                    w.report("a while condition contains a call", s.span)
-                self.visit_children(s)
-
-            def visit_for_stmt(self, s):
-                if any(_has_call(x) for x in (s.start, s.stop, s.step)):
-                    w.report("a loop bound contains a call", s.span)
-                self.visit_children(s)
-
-        _V().visit(f.body)
-        diags += w.diags
-    return diags
+def _nested_call(n) -> Optional[str]:
+    """Why node n breaks NoNestedCalls, or None."""
+    if isinstance(n, Call):
+        return f"a call is nested inside the arguments of {n.op.name}" if any(_has_call(a) for a in n.args) else None
+    if isinstance(n, BinaryExpr):
+        return f"a call is an operand of the scalar '{n.op}'" if _has_call(n.lhs) or _has_call(n.rhs) else None
+    if isinstance(n, UnaryExpr):
+        return f"a call is an operand of the scalar '{n.op}'" if _has_call(n.operand) else None
+    if isinstance(n, IfStmt):
+        return "an if condition contains a call" if _has_call(n.condition) else None
+    if isinstance(n, WhileStmt):
+        return "a while condition contains a call" if _has_call(n.condition) else None
+    if isinstance(n, ForStmt):
+        return "a loop bound contains a call" if any(_has_call(x) for x in (n.start, n.stop, n.step)) else None
+    return None
 
 
-def _verify_split_incore_orch(program: Program) -> list:
-    diags = []
-    for f in program.functions.values():
-        w = _Walker(f, "SplitIncoreOrch")
-
-        class _V(IRVisitor):
-            def visit_in_core_scope_stmt(self, s):
-                w.report("an InCore scope (pl.at CORE_GROUP) was not outlined", s.span)
-
-        _V().visit(f.body)
-        diags += w.diags
-    return diags
+def _check_no_nested_calls(f: Function) -> list:
+    return [_in(f, "NoNestedCalls", why, n.span) for n in preorder(f.body)
+            for why in (_nested_call(n),) if why is not None]
 
 
-def _verify_cluster_outlined(program: Program) -> list:
-    diags = []
-    for f in program.functions.values():
-        w = _Walker(f, "ClusterOutlined")
-
-        class _V(IRVisitor):
-            def visit_cluster_scope_stmt(self, s):
-                w.report("a pl.cluster scope was not outlined into a Group function", s.span)
-
-            def visit_spmd_scope_stmt(self, s):
-                w.report("a pl.spmd scope was not outlined into an Spmd function", s.span)
-
-        _V().visit(f.body)
-        diags += w.diags
-    return diags
+def _outermost(node, classes) -> list:
+    """The statements of the given classes under `node` that no other such statement encloses."""
+    if isinstance(node, classes):
+        return [node]
+    out: list = []
+    for name in node._child_fields:
+        value = getattr(node, name)
+        for x in (value if isinstance(value, tuple) else (value,)):
+            if isinstance(x, Stmt):
+                out += _outermost(x, classes)
+    return out
 
 
-def _verify_incore_tile_ops(program: Program) -> list:
-    diags = []
-    for f in program.functions.values():
-        if f.func_type not in KERNEL_TYPES:
-            continue
-        w = _Walker(f, "IncoreTileOps")
+def _check_split_incore_orch(f: Function) -> list:
+    return [_in(f, "SplitIncoreOrch", "an InCore scope (pl.at CORE_GROUP) was not outlined", s.span)
+            for s in _outermost(f.body, InCoreScopeStmt)]
 
-        class _V(IRVisitor):
-            def visit_call(self, c):
-                if not isinstance(c.op, GlobalVar) and c.op.name.startswith("tensor.") \
-                        and c.op.name not in GM_SCALAR_OPS and c.op.name not in GM_VIEW_OPS:
-                    w.report(f"tensor op {c.op.name} remains in a kernel", c.span)
-                self.visit_children(c)
 
-        _V().visit(f.body)
-        diags += w.diags
-    return diags
+def _check_cluster_outlined(f: Function) -> list:
+    return [_in(f, "ClusterOutlined", "a pl.cluster scope was not outlined into a Group function", s.span)
+            if isinstance(s, ClusterScopeStmt) else
+            _in(f, "ClusterOutlined", "a pl.spmd scope was not outlined into an Spmd function", s.span)
+            for s in _outermost(f.body, (ClusterScopeStmt, SpmdScopeStmt))]
+
+
+def _op_calls(f: Function) -> list:
+    return [n for n in preorder(f.body) if isinstance(n, Call) and not isinstance(n.op, GlobalVar)]
+
+
+def _check_incore_tile_ops(f: Function) -> list:
+    if f.func_type not in KERNEL_TYPES:
+        return []
+    return [_in(f, "IncoreTileOps", f"tensor op {c.op.name} remains in a kernel", c.span) for c in _op_calls(f)
+            if c.op.name.startswith("tensor.") and c.op.name not in GM_SCALAR_OPS and c.op.name not in GM_VIEW_OPS]
 
 
 def _tile_vars(f: Function) -> list:
     return [v for v in [*f.params, *defined_vars(f.body)] if isinstance(v.type, TileType)]
 
 
-def _verify_tile_memory(program: Program) -> list:
-    return [Diagnostic("TileMemoryInferred", f"function {f.name}: tile '{v.name_hint}' has no memory space", v.span)
-            for f in program.functions.values() for v in _tile_vars(f) if v.type.memory_space is None]
+def _check_tile_memory(f: Function) -> list:
+    return [_in(f, "TileMemoryInferred", f"tile '{v.name_hint}' has no memory space", v.span)
+            for v in _tile_vars(f) if v.type.memory_space is None]
 
 
-def _verify_mixed_expanded(program: Program) -> list:
-    return [Diagnostic("MixedKernelExpanded", f"function {f.name} is still InCore (neither AIC nor AIV)", f.span)
-            for f in program.functions.values() if f.func_type is FunctionType.InCore]
+def _check_mixed_expanded(f: Function) -> list:
+    return ([Diagnostic("MixedKernelExpanded", f"function {f.name} is still InCore (neither AIC nor AIV)", f.span)]
+            if f.func_type is FunctionType.InCore else [])
 
 
-def _verify_memrefs(program: Program) -> list:
-    return [Diagnostic("HasMemRefs", f"function {f.name}: tile '{v.name_hint}' has no MemRef", v.span)
-            for f in program.functions.values() for v in _tile_vars(f) if v.type.memref is None]
+def _check_memrefs(f: Function) -> list:
+    return [_in(f, "HasMemRefs", f"tile '{v.name_hint}' has no MemRef", v.span)
+            for v in _tile_vars(f) if v.type.memref is None]
 
 
-def _verify_addresses(program: Program) -> list:
-    diags = []
-    for f in program.functions.values():
-        w = _Walker(f, "AllocatedMemoryAddr")
-
-        class _V(IRVisitor):
-            def visit_call(self, c):
-                if not isinstance(c.op, GlobalVar) and c.op.name == "tile.alloc":
-                    addr = c.kwargs.get("addr", -1)
-                    if not isinstance(addr, int) or addr < 0:
-                        w.report("a tile.alloc has no address", c.span)
-                self.visit_children(c)
-
-        _V().visit(f.body)
-        diags += w.diags
-    return diags
+def _check_addresses(f: Function) -> list:
+    def unplaced(c) -> bool:
+        addr = c.kwargs.get("addr", -1)
+        return not isinstance(addr, int) or addr < 0
+    return [_in(f, "AllocatedMemoryAddr", "a tile.alloc has no address", c.span) for c in _op_calls(f)
+            if c.op.name == "tile.alloc" and unplaced(c)]
 
 
-def _verify_inlined(program: Program) -> list:
-    inline = {n for n, f in program.functions.items() if f.func_type is FunctionType.Inline}
-    return [Diagnostic("InlineFunctionsEliminated", f"function {n} is Inline and was not spliced into its callers",
-                       program.functions[n].span) for n in inline]
+def _check_inlined(f: Function) -> list:
+    return ([Diagnostic("InlineFunctionsEliminated", f"function {f.name} is Inline and was not spliced into its "
+                        "callers", f.span)] if f.func_type is FunctionType.Inline else [])
 
 
-def _verify_comm_domains(program: Program) -> list:
+def _check_comm_domains(f: Function) -> list:
     """Every window buffer of a HOST function is a slot of exactly one CommDomainScopeStmt."""
+    if getattr(f.level, "name", None) != "HOST":
+        return []
+    nodes = preorder(f.body)
+    slots = [b for st in nodes if isinstance(st, CommDomainScopeStmt) for b in st.buffers]
+    allocs = [st for st in nodes if isinstance(st, AssignStmt) and isinstance(st.value, Call)
+              and not isinstance(st.value.op, GlobalVar) and st.value.op.name == "pld.alloc_window_buffer"]
     diags = []
-    for f in program.functions.values():
-        if getattr(f.level, "name", None) != "HOST":
-            continue
-        allocs, slots = [], []
-
-        class _V(IRVisitor):
-            def visit_assign_stmt(self, st):
-                if isinstance(st.value, Call) and not isinstance(st.value.op, GlobalVar) \
-                        and st.value.op.name == "pld.alloc_window_buffer":
-                    allocs.append(st)
-                self.visit_children(st)
-
-            def visit_comm_domain_scope_stmt(self, st):
-                slots.extend(st.buffers)
-                self.visit_children(st)
-
-        _V().visit(f.body)
-        for st in allocs:
-            n = sum(1 for b in slots if b is st.var)
-            if n != 1:
-                diags.append(Diagnostic("CommDomainScopesMaterialized", f"{f.name}: window buffer "
-                                        f"'{st.var.name_hint}' is a slot of {n} comm-domain scopes, not 1", st.span))
+    for st in allocs:
+        n = sum(1 for b in slots if b is st.var)
+        if n != 1:
+            diags.append(Diagnostic("CommDomainScopesMaterialized", f"{f.name}: window buffer "
+                                    f"'{st.var.name_hint}' is a slot of {n} comm-domain scopes, not 1", st.span))
     return diags
 
 
-VERIFIERS: dict[str, Callable[[Program], list]] = {
-    "SSAForm": _verify_ssa,
-    "NormalizedStmtStructure": _verify_normalized,
-    "NoNestedCalls": _verify_no_nested_calls,
-    "SplitIncoreOrch": _verify_split_incore_orch,
-    "ClusterOutlined": _verify_cluster_outlined,
-    "IncoreTileOps": _verify_incore_tile_ops,
-    "TileMemoryInferred": _verify_tile_memory,
-    "MixedKernelExpanded": _verify_mixed_expanded,
-    "HasMemRefs": _verify_memrefs,
-    "AllocatedMemoryAddr": _verify_addresses,
-    "InlineFunctionsEliminated": _verify_inlined,
-    "CommDomainScopesMaterialized": _verify_comm_domains,
+def per_function(name: str, check: Callable[[Function], list]) -> Callable[[Program], list]:
+    """A Program verifier from a one-function check; a function that passed is not checked again."""
+
+    def verify(program: Program) -> list:
+        diags = []
+        for f in program.functions.values():
+            passed = memo_of(f).setdefault("verified", set())
+            if name in passed:
+                continue
+            found = check(f)
+            if found:
+                diags += found
+            else:
+                passed.add(name)
+        return diags
+
+    verify.__name__ = f"verify_{name}"
+    return verify
+
+
+_CHECKS = {
+    "SSAForm": _check_ssa,
+    "NormalizedStmtStructure": _check_normalized,
+    "NoNestedCalls": _check_no_nested_calls,
+    "SplitIncoreOrch": _check_split_incore_orch,
+    "ClusterOutlined": _check_cluster_outlined,
+    "IncoreTileOps": _check_incore_tile_ops,
+    "TileMemoryInferred": _check_tile_memory,
+    "MixedKernelExpanded": _check_mixed_expanded,
+    "HasMemRefs": _check_memrefs,
+    "AllocatedMemoryAddr": _check_addresses,
+    "InlineFunctionsEliminated": _check_inlined,
+    "CommDomainScopesMaterialized": _check_comm_domains,
 }
+VERIFIERS: dict[str, Callable[[Program], list]] = {name: per_function(name, c) for name, c in _CHECKS.items()}
 
 
 def verify_property(name: str, program: Program) -> list:
     """Diagnostics for one property ([] when it holds or has no verifier)."""
     fn = VERIFIERS.get(name)
     return fn(program) if fn is not None else []
+
+
+def verify_properties(names, program: Program) -> dict:
+    """{name: diagnostics} for several properties (each function's nodes are walked once for all)."""
+    return {name: verify_property(name, program) for name in names}
 
 
 def has_verifier(name: str) -> bool:

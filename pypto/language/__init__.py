@@ -24,9 +24,11 @@ from pypto.language.scopes import (DslOp, KernelOnlyError, OpNamespace, at, clus
 from pypto.language.typing import (InOut, MemRef, Out, Ptr, Scalar, Tensor, TensorView, Tile, TileView, Tuple,
                                    Unknown, const, dynamic)
 
-from pypto.language.parser.diagnostics import install_excepthook as _install_excepthook
+# Opt-in (`pl.install_excepthook()` in a script): importing the DSL leaves sys.excepthook alone;
+# `pypto` (the CLI) renders pypto errors itself, and every error's str() starts with file:line:col.
+from pypto.language.parser.diagnostics import install_excepthook
+from pypto.lazy_exports import lazy_exports
 
-_install_excepthook()
 Mem = MemorySpace
 ND, DN, NZ = TensorLayout.ND, TensorLayout.DN, TensorLayout.NZ
 MX_A_ZZ, MX_B_NN = TensorLayout.MX_A_ZZ, TensorLayout.MX_B_NN
@@ -78,11 +80,15 @@ def loads_program(path, *, globals: dict | None = None):
         return parse_program(f.read(), str(path), globals=globals)
 
 
+# `pl.jit` / `pl.JITFunction` belong to the runtime layer above this one: a compatibility path.
+_RUNTIME_NAMES = {"jit": "pypto.runtime.jit", "JITFunction": "pypto.runtime.jit"}
+_runtime_getattr, _ = lazy_exports(__name__, _RUNTIME_NAMES)
+
+
 def __getattr__(name: str):
     """`pl.jit` (the runtime engineer's module, loaded lazily) and every DSL op name."""
-    if name == "jit":
-        from pypto.language.jit import jit
-        return jit
+    if name in _RUNTIME_NAMES:        # the runtime's names, resolved on first use (not by `import pypto.language`)
+        return _runtime_getattr(name)
     if name.startswith("__") or name in ("ops", "parser", "distributed"):
         raise AttributeError(name)
     if _is_op(name):
@@ -90,10 +96,3 @@ def __getattr__(name: str):
     from pypto.language.parser.diagnostics import did_you_mean
     hint = did_you_mean(name, [n for n in globals() if not n.startswith("_")] + _op_names())
     raise AttributeError(f"module 'pypto.language' has no attribute '{name}'" + (f" ({hint})" if hint else ""))
-
-
-try:  # `pl.jit` is the runtime engineer's module; bind the decorator (not the submodule) when present
-    from pypto.language.jit import jit  # noqa: E402
-except ModuleNotFoundError as _e:
-    if _e.name != "pypto.language.jit":
-        raise

@@ -13,6 +13,7 @@ import sys
 from typing import Optional
 
 from pypto.ir.enums import FunctionType, Level, Role
+from pypto.language.parser.inline import InlineFunction
 
 
 def _caller(depth: int):
@@ -64,37 +65,6 @@ def function(fn=None, *, type: FunctionType = FunctionType.Opaque, level: Option
     if fn is None:
         return lambda f: apply(f, 1)
     return apply(fn, 1)
-
-
-class InlineFunction:
-    """`@pl.inline`: a helper whose body is expanded at every call site inside a kernel."""
-
-    def __init__(self, pyfunc=None, namespace: Optional[dict] = None, *, _node=None, _source=None):
-        self.pyfunc = pyfunc
-        self.namespace = namespace or {}
-        self._node, self._source = _node, _source
-        self.__name__ = pyfunc.__name__ if pyfunc is not None else _node.name
-
-    @classmethod
-    def from_ast(cls, node, source, namespace: dict) -> "InlineFunction":
-        return cls(None, namespace, _node=node, _source=source)
-
-    def resolve(self):
-        """(FunctionDef node, SourceFile, namespace) of the helper."""
-        if self._node is None:
-            import ast
-            from pypto.language.parser import closure_values
-            from pypto.language.parser.source import locate_definition
-            self._node, self._source = locate_definition(self.pyfunc, ast.FunctionDef)
-            ns = dict(self.pyfunc.__globals__)
-            ns.update(self.namespace)
-            ns.update(closure_values(self.pyfunc))
-            self.namespace = ns
-        return self._node, self._source, self.namespace
-
-    def __call__(self, *args, **kwargs):
-        from pypto.language.scopes import KernelOnlyError
-        raise KernelOnlyError(f"'{self.__name__}' is a @pl.inline helper: call it from inside a kernel body")
 
 
 def inline(fn):

@@ -26,7 +26,7 @@ from pypto.ir.types import TileType
 from pypto.ir.verifier import defined_vars
 from pypto.ir.visitor import IRMutator, collect
 from pypto.passes.context import current_platform
-from pypto.passes.manager import function_pass
+from pypto.passes.base import function_pass
 from pypto.passes.properties import IRProperty, PassProperties
 
 HARDWARE_NAME = {MemorySpace.Vec: "UB", MemorySpace.Mat: "L1", MemorySpace.Left: "L0A", MemorySpace.Right: "L0B",

@@ -11,10 +11,10 @@ from typing import Iterable, Optional
 from pypto.ir.dtypes import INDEX
 from pypto.ir.expr import BinaryExpr, Call, ConstInt, IterArg, Var
 from pypto.ir.function import Function
-from pypto.ir.node import DEF, Node
+from pypto.ir.node import DEF, Node, memo_of
 from pypto.ir.stmt import SeqStmts, Stmt, flatten_to_stmts
-from pypto.ir.types import ShapedType, TupleType, Type
-from pypto.ir.visitor import IRMutator, IRVisitor
+from pypto.ir.types import ShapedType, TupleType
+from pypto.ir.visitor import EXPR, STMT, VAR, IRMutator, IRVisitor, collect, defined_vars, node_kind  # noqa: F401
 
 
 def as_seq(stmts: Iterable[Stmt], span=None) -> SeqStmts:
@@ -29,45 +29,79 @@ def body_list(stmt: Optional[Stmt]) -> list:
     return flatten_to_stmts(stmt)
 
 
-class _Uses(IRVisitor):
-    """Records Vars in use positions (not binding sites), in first-use order."""
-
-    def __init__(self, include_types: bool):
-        self.order: dict = {}
-        self.include_types = include_types
-
-    def visit(self, n):
-        if isinstance(n, Var):
-            # a use of an IterArg reads the carried value, not its init (read at the loop header)
-            self.order.setdefault(n, None)
-            if self.include_types:
-                for d in vars_in_type(n.type):
-                    self.order.setdefault(d, None)
-            return
-        if isinstance(n, Node) and not isinstance(n, Type):
-            for _name, kind, value in n.field_values():
-                if kind == DEF:
-                    for v in (value if isinstance(value, tuple) else (value,)):
-                        if isinstance(v, IterArg):
-                            self.visit(v.init_value)
-                        if self.include_types and isinstance(v, Var):
-                            for d in vars_in_type(v.type):
-                                self.order.setdefault(d, None)
-                elif isinstance(value, (Node, tuple, list, dict)):
-                    self.visit(value)
-            return
-        super().visit(n)
-
-
 def used_vars(node, include_types: bool = False) -> list:
-    """Vars read under `node` (each once, first-use order); binding sites are not uses."""
-    u = _Uses(include_types)
-    u.visit(node)
-    return list(u.order)
+    """Vars read under `node` (each once, first-use order); binding sites are not uses, but an
+    IterArg's init value is (read at the loop header). include_types adds the symbolic dims in the
+    types of the Vars met. A statement's answer is cached on it (nodes are immutable)."""
+    order: dict = {}
+    _uses_into(order, node, include_types)
+    return list(order)
+
+
+def _uses_into(order: dict, root, include_types: bool) -> None:
+    stack = [root]
+    pop, push = stack.pop, stack.append
+    while stack:
+        n = pop()
+        cls = n.__class__
+        if cls is tuple or cls is list:
+            stack.extend(reversed(n))
+            continue
+        if cls is dict:
+            stack.extend(reversed(list(n.values())))
+            continue
+        kind = node_kind(cls)
+        if kind == EXPR:                 # expressions bind nothing: every Var under them is a use
+            fields = cls._child_fields
+            for i in range(len(fields) - 1, -1, -1):
+                push(getattr(n, fields[i]))
+        elif kind == VAR:
+            # a use of an IterArg reads the carried value, not its init (read at the loop header)
+            order.setdefault(n, None)
+            if include_types:
+                for d in vars_in_type(n.type):
+                    order.setdefault(d, None)
+        elif kind == STMT:
+            for v in _stmt_uses(n, include_types):
+                order.setdefault(v, None)
+
+
+def _stmt_uses(n: Node, include_types: bool) -> tuple:
+    """The uses of a statement (function, ...), cached on it."""
+    key = "uses+types" if include_types else "uses"
+    try:
+        return n._memo[key]
+    except (AttributeError, KeyError):
+        pass
+    order: dict = {}
+    children = n._child_fields
+    for name, kind in n.FIELDS:
+        value = getattr(n, name)
+        if kind == DEF:
+            for v in (value if isinstance(value, tuple) else (value,)):
+                if isinstance(v, IterArg):
+                    _uses_into(order, v.init_value, include_types)
+                if include_types and isinstance(v, Var):
+                    for d in vars_in_type(v.type):
+                        order.setdefault(d, None)
+        elif name in children:
+            _uses_into(order, value, include_types)
+    got = memo_of(n)[key] = tuple(order)
+    return got
 
 
 def vars_in_type(t) -> list:
-    """Symbolic dims (Vars) inside a type's shape / view."""
+    """Symbolic dims (Vars) inside a type's shape / view (cached on the type)."""
+    if not isinstance(t, (ShapedType, TupleType)):
+        return []
+    memo = memo_of(t)
+    got = memo.get("dims")
+    if got is None:
+        got = memo["dims"] = tuple(_vars_in_type(t))
+    return list(got)
+
+
+def _vars_in_type(t) -> list:
     out: list = []
     if isinstance(t, ShapedType):
         dims = list(t.shape)
@@ -82,21 +116,9 @@ def vars_in_type(t) -> list:
     return out
 
 
-def defined_vars(node) -> list:
-    from pypto.ir.verifier import defined_vars as _dv
-    return _dv(node)
-
-
 def calls_in(node) -> list:
-    found: list = []
-
-    class _C(IRVisitor):
-        def visit_call(self, c):
-            found.append(c)
-            self.visit_children(c)
-
-    _C().visit(node)
-    return found
+    """Every Call under `node`, in pre-order."""
+    return collect(node, lambda n: isinstance(n, Call))
 
 
 def alpha_rename(stmt: Stmt, mapping: Optional[dict] = None) -> tuple:

@@ -7,20 +7,21 @@ applies:
     with PassContext([TimingInstrument()], verification_level=VerificationLevel.ROUNDTRIP):
         program = passes.convert_to_ssa()(program)
 
-The one place the `PYPTO_VERIFY_LEVEL` environment variable is read is `verify_level_from_env`.
+`verify_level_from_env` interprets `PYPTO_VERIFY_LEVEL` (read, like every PYPTO_* variable, by pypto.env).
+The round-trip check needs the DSL parser, which sits in a sibling layer: whoever opens the
+context hands it in (`PassContext(parse=pl.parse)`; the compile driver and the test suite do),
+and nested contexts inherit it.
 """
 
 from __future__ import annotations
 
 import enum
-import os
 import threading
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
+from pypto.env import VERIFY_LEVEL_ENV, verify_level_name
 from pypto.errors import ValueCheckError
 from pypto.ir.platform import Platform, get_platform
-
-VERIFY_LEVEL_ENV = "PYPTO_VERIFY_LEVEL"
 
 
 class VerificationLevel(enum.Enum):
@@ -31,7 +32,7 @@ class VerificationLevel(enum.Enum):
 
 def verify_level_from_env() -> VerificationLevel:
     """`PYPTO_VERIFY_LEVEL` = none / basic / roundtrip (case-insensitive); BASIC when unset."""
-    raw = os.environ.get(VERIFY_LEVEL_ENV, "").strip()
+    raw = verify_level_name()
     if not raw:
         return VerificationLevel.BASIC
     try:
@@ -55,13 +56,14 @@ class PassContext:
     """Instruments and options for the passes run inside it (a nestable context manager)."""
 
     def __init__(self, instruments: Sequence = (), verification_level: Optional[VerificationLevel] = None,
-                 platform: Optional[str] = None):
+                 platform: Optional[str] = None, *, parse: Optional[Callable[[str], object]] = None):
         self.instruments = tuple(instruments)
         self._verification_level = verification_level
         self._platform = platform
+        self._parse = parse
         if platform is not None:
             get_platform(platform)  # reject unknown names where the context is built
-        self._implied: dict = {}  # verification level → the instruments it implies (kept: they hold state)
+        self._implied: dict = {}  # verification level → the instruments it implies (instruments.effective_instruments)
 
     @property
     def verification_level(self) -> VerificationLevel:
@@ -83,20 +85,20 @@ class PassContext:
     def get_platform(self) -> Platform:
         return get_platform(self.platform)
 
-    def effective_instruments(self) -> tuple:
-        """The user's instruments plus those the verification level implies (unless given already)."""
-        from pypto.passes.instruments import RoundtripInstrument, VerificationInstrument, VerificationMode
-        level = self.verification_level
-        cached = self._implied.get(level)
-        if cached is not None:
-            return cached
-        out = list(self.instruments)
-        if level is not VerificationLevel.NONE and not any(isinstance(i, VerificationInstrument) for i in out):
-            out.append(VerificationInstrument(VerificationMode.BEFORE_AND_AFTER))
-        if level is VerificationLevel.ROUNDTRIP and not any(isinstance(i, RoundtripInstrument) for i in out):
-            out.append(RoundtripInstrument())
-        self._implied[level] = tuple(out)
-        return self._implied[level]
+    def parser(self) -> Optional[Callable[[str], object]]:
+        """The DSL parser handed to this context or, failing that, to the nearest enclosing one."""
+        if self._parse is not None:
+            return self._parse
+        for ctx in reversed(_stack()):
+            if ctx._parse is not None:
+                return ctx._parse
+        return None
+
+    def derive(self, extra_instruments: Sequence = (), *, keep_instruments: bool = True) -> "PassContext":
+        """A context with this one's level, platform and parser, plus `extra_instruments`."""
+        base = self.instruments if keep_instruments else ()
+        return PassContext((*base, *extra_instruments), verification_level=self._verification_level,
+                           platform=self._platform, parse=self.parser())
 
     @staticmethod
     def current() -> "PassContext":

@@ -24,7 +24,7 @@ from pypto.ir.stmt import (AssignStmt, BreakStmt, ContinueStmt, ForStmt, IfStmt,
                            SplitAivScopeStmt, Stmt, WhileStmt, YieldStmt)
 from pypto.ir.visitor import substitute
 from pypto.passes.analysis import as_seq, body_list, defined_vars, used_vars
-from pypto.passes.manager import function_pass
+from pypto.passes.base import function_pass
 from pypto.passes.properties import IRProperty, PassProperties
 
 

@@ -4,7 +4,7 @@ Each pass lives in a submodule named after its factory (`pypto.passes.convert_to
 `convert_to_ssa()`), so `passes.convert_to_ssa` is that submodule. `PassesPackage` (the class of
 the `pypto.passes` module object) makes such a submodule callable on access: calling it calls
 its factory, and `import pypto.passes.convert_to_ssa as m` keeps giving the module. Names that are
-not submodules (`run_verifier`, `unroll_loops`, `verify_properties`) are defined here and reached
+not submodules (`run_verifier`, `unroll_loops`) are defined here and reached
 through the package's `__getattr__`.
 
     from pypto import passes
@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import types
 
-from pypto.passes.manager import Pass
+from pypto.passes.base import Pass
+from pypto.passes.instruments import verify_properties
 from pypto.passes.properties import IRProperty, PassProperties
 
 
@@ -34,12 +35,6 @@ class PassesPackage(types.ModuleType):
         if type(value) is types.ModuleType and callable(value.__dict__.get(name)):
             value.__class__ = PassModule
         return value
-
-
-def verify_properties(properties, program, where: str = "verify_properties") -> None:
-    """Raise InternalError if one of `properties` does not hold for `program`."""
-    from pypto.passes.instruments import _check
-    _check(properties, program, where)
 
 
 def run_verifier(properties=None) -> Pass:

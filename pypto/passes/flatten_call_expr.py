@@ -23,7 +23,7 @@ from pypto.ir.stmt import (AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, Sc
 from pypto.ir.types import TupleType
 from pypto.ir.verifier import _has_call
 from pypto.passes.analysis import as_seq, body_list
-from pypto.passes.manager import function_pass
+from pypto.passes.base import function_pass
 from pypto.passes.properties import IRProperty, PassProperties
 
 

@@ -39,7 +39,7 @@ from pypto.ir.types import MemRef, TensorType
 from pypto.ir.visitor import IRMutator, collect, substitute
 from pypto.passes.analysis import add_index, body_list, used_vars
 from pypto.passes.ddr_memrefs import slice_byte_offset
-from pypto.passes.manager import Pass
+from pypto.passes.base import Pass
 from pypto.passes.orch_tensor_strides import trailing_strides
 from pypto.passes.properties import IRProperty, PassProperties
 

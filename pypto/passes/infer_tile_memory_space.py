@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from pypto.ir.enums import FunctionType
 from pypto.ir.function import Function, Program
-from pypto.passes.manager import function_pass
+from pypto.passes.base import function_pass
 from pypto.passes.mat_load_hoisting import hoist_invariant_mat_loads
 from pypto.passes.operand_moves import insert_operand_moves
 from pypto.passes.properties import IRProperty, PassProperties

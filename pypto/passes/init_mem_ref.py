@@ -31,7 +31,7 @@ from pypto.ir.verifier import defined_vars
 from pypto.passes.analysis import VarMemRefs, as_seq, body_list
 from pypto.passes.ddr_memrefs import attach_ddr_memrefs
 from pypto.passes.loop_carry_buffers import BufferGroups, plan_carry_buffers
-from pypto.passes.manager import function_pass
+from pypto.passes.base import function_pass
 from pypto.passes.properties import IRProperty, PassProperties
 
 

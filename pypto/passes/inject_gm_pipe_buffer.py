@@ -43,7 +43,7 @@ from pypto.ir.stmt import AssignStmt, SeqStmts
 from pypto.ir.types import TensorType
 from pypto.ir.visitor import SplicingMutator
 from pypto.passes.analysis import calls_in
-from pypto.passes.manager import Pass
+from pypto.passes.base import Pass
 from pypto.passes.properties import IRProperty, PassProperties
 
 GM_PIPE_BUFFER = "__gm_pipe_buffer"

@@ -17,7 +17,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, SeqStmts, Stmt
 from pypto.ir.visitor import IRMutator, IRVisitor
 from pypto.passes.analysis import alpha_rename, as_seq, body_list
-from pypto.passes.manager import Pass
+from pypto.passes.base import Pass
 from pypto.passes.properties import IRProperty, PassProperties
 
 

@@ -4,8 +4,9 @@
         program = passes.simplify()(program)
 
 - VerificationInstrument: required properties before, produced properties after (pypto.ir.verifier).
-- RoundtripInstrument: print → `pypto.language.parse` → structural_equal after each pass.
+- RoundtripInstrument: print → parse (the parser handed in) → structural_equal after each pass.
 - TimingInstrument, CallbackInstrument, DumpInstrument: profiling, ad-hoc hooks, IR dumps.
+- PassSelection: runs only the named passes (`PassManager.run(until=..., after=..., skip=...)`).
 """
 
 from __future__ import annotations
@@ -13,15 +14,21 @@ from __future__ import annotations
 import enum
 import os
 import time
-from typing import Callable, Optional
+from typing import Callable, Iterable, Optional
 
 from pypto.errors import InternalError
+from pypto.ir.equality import StructuralMismatch, assert_structural_equal
 from pypto.ir.printer import python_print
 from pypto.ir.verifier import verify_property
+from pypto.passes.context import PassContext, VerificationLevel
 
 
 class Instrument:
-    """Base: override `run_before_pass(pass_, program)` and / or `run_after_pass(pass_, program)`."""
+    """Base: override `should_run(pass_, program)` (False skips the pass: no hooks, program unchanged),
+    `run_before_pass(pass_, program)` and / or `run_after_pass(pass_, program)`."""
+
+    def should_run(self, pass_, program) -> bool:
+        return True
 
     def run_before_pass(self, pass_, program) -> None:
         pass
@@ -43,6 +50,11 @@ def _check(props, program, what: str) -> None:
             more = f" (and {len(diags) - 1} more)" if len(diags) > 1 else ""
             raise InternalError(f"{what}: property {prop.value} does not hold: {diags[0].message}{more}",
                                 diags[0].span)
+
+
+def verify_properties(properties, program, where: str = "verify_properties") -> None:
+    """Raise InternalError if one of `properties` does not hold for `program`."""
+    _check(properties, program, where)
 
 
 class VerificationInstrument(Instrument):
@@ -85,26 +97,30 @@ class VerificationInstrument(Instrument):
 class RoundtripInstrument(Instrument):
     """After each pass: the printed program must parse back to a structurally equal program.
 
-    A pass that changed nothing returns the very program it got (IRMutator shares unchanged
-    trees), which was checked already: it is not printed and parsed again."""
+    `parse` (text → Program) is the DSL parser; without one the instrument uses the parser of the
+    enclosing PassContext (`PassContext(parse=pl.parse)`). A pass that changed nothing returns the
+    very program it got (IRMutator shares unchanged trees), which was checked already: it is not
+    printed and parsed again."""
 
-    def __init__(self):
+    def __init__(self, parse: Optional[Callable[[str], object]] = None):
+        self.parse = parse
         self._checked = None        # the last program that passed the check
 
     def run_after_pass(self, pass_, program) -> None:
         if program is self._checked:
             return
-        roundtrip_check(program, f"after {pass_.name}")
+        where = f"after {pass_.name}"
+        parse = self.parse if self.parse is not None else PassContext.current().parser()
+        if parse is None:
+            raise InternalError(f"{where}: roundtrip verification has no parser to read the printed IR back",
+                                hint="open the context with PassContext(parse=pl.parse) (ir.compile does), "
+                                     "or set PYPTO_VERIFY_LEVEL=basic to skip the print/parse check")
+        roundtrip_check(program, where, parse)
         self._checked = program
 
 
-def roundtrip_check(program, where: str) -> None:
-    from pypto.ir.equality import StructuralMismatch, assert_structural_equal
-    try:
-        from pypto.language import parse
-    except ImportError as e:
-        raise InternalError(f"{where}: roundtrip verification needs pypto.language.parse, which is unavailable ({e})",
-                            hint="set PYPTO_VERIFY_LEVEL=basic to skip the print/parse check") from e
+def roundtrip_check(program, where: str, parse: Callable[[str], object]) -> None:
+    """Print `program`, read it back with `parse`, and require a structurally equal result."""
     text = python_print(program)
     try:
         reparsed = parse(text)
@@ -118,12 +134,28 @@ def roundtrip_check(program, where: str) -> None:
                             note=_numbered(text)) from e
 
 
+def effective_instruments(ctx: PassContext) -> tuple:
+    """`ctx`'s instruments plus those its verification level implies (unless given already); kept
+    on the context, since they hold state (what was verified, the last program round-tripped)."""
+    level = ctx.verification_level
+    cached = ctx._implied.get(level)
+    if cached is not None:
+        return cached
+    out = list(ctx.instruments)
+    if level is not VerificationLevel.NONE and not any(isinstance(i, VerificationInstrument) for i in out):
+        out.append(VerificationInstrument(VerificationMode.BEFORE_AND_AFTER))
+    if level is VerificationLevel.ROUNDTRIP and not any(isinstance(i, RoundtripInstrument) for i in out):
+        out.append(RoundtripInstrument())
+    ctx._implied[level] = tuple(out)
+    return ctx._implied[level]
+
+
 def _numbered(text: str) -> str:
     return "\n".join(f"{i + 1:4d} | {line}" for i, line in enumerate(text.splitlines()))
 
 
-def make_roundtrip_instrument() -> RoundtripInstrument:
-    return RoundtripInstrument()
+def make_roundtrip_instrument(parse: Optional[Callable[[str], object]] = None) -> RoundtripInstrument:
+    return RoundtripInstrument(parse)
 
 
 class TimingInstrument(Instrument):
@@ -178,3 +210,13 @@ class DumpInstrument(Instrument):
     def run_after_pass(self, pass_, program) -> None:
         self.dump(f"{self.index:02d}_after_{pass_.name}.py", program)
         self.index += 1
+
+
+class PassSelection(Instrument):
+    """Lets only the passes named in `names` run (the others leave the program as it is)."""
+
+    def __init__(self, names: Iterable[str]):
+        self.names = frozenset(names)
+
+    def should_run(self, pass_, program) -> bool:
+        return pass_.name in self.names

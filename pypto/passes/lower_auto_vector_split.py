@@ -33,7 +33,7 @@ from pypto.ir.visitor import IRMutator, collect
 from pypto.passes.analysis import as_seq, calls_in
 from pypto.passes.expand_mixed_kernel.affinity import boundary_direction, call_affinity
 from pypto.passes.expand_mixed_kernel.split_code import AXIS, split_mode
-from pypto.passes.manager import function_pass
+from pypto.passes.base import function_pass
 from pypto.passes.properties import IRProperty, PassProperties
 
 _BOUNDARY = ("tile.aiv_shard", "tile.aic_gather")

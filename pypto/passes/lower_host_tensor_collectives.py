@@ -2,8 +2,8 @@
 
 A collective in a HOST orchestrator runs on every rank's chip of its comm domain. Per call, the
 pass builds a builtin chip program — an InCore kernel whose body is the same collective on its
-parameters plus an Orchestration wrapper — and compiles it as a sub-build through the chip part
-of the Default pipeline (the passes before SynthesizeAllReduceSignals: LowerCompositeOps expands
+parameters plus an Orchestration wrapper — and compiles it as a sub-build through the chip
+pipeline (`chip_pipeline.CHIP_PIPELINE`, the passes before the host path: LowerCompositeOps expands
 the collective into the credit-barrier recipe of seed 001, the memory passes place its tiles), as
 the reference builds each chip orchestration separately. The host call becomes a dispatch of the
 wrapper on every rank of the comm domain holding the call's windows (`for r in pl.range(pld.world_size())`
@@ -33,13 +33,12 @@ from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt, CommDomainScopeStmt, EvalStmt, ForStmt, ReturnStmt, SeqStmts
 from pypto.ir.types import DistributedTensorType, ScalarType, TensorType
 from pypto.ir.visitor import SplicingMutator
-from pypto.passes.manager import Pass
+from pypto.passes.base import Pass, run_pipeline
+from pypto.passes.chip_pipeline import CHIP_PIPELINE
+from pypto.passes.context import PassContext
 from pypto.passes.materialize_comm_domain_scopes import (HOST_COLLECTIVES, RESULT_ALIASES, assignment_defs,
                                                           is_host_orchestrator, window_buffer_of)
 from pypto.passes.properties import IRProperty, PassProperties
-
-CHIP_PIPELINE_END = "SynthesizeAllReduceSignals"   # the sub-build runs the Default pipeline up to here
-
 
 def _stacked(call: Call, i: int, a) -> bool:
     """A plain host tensor operand: rank r uses its shard a[r]."""
@@ -85,16 +84,10 @@ def _signature(call: Call) -> tuple:
 
 
 def sub_build(functions: list, name: str) -> Program:
-    """Run the chip part of the Default pipeline on a small program (the builtin's own build)."""
-    from pypto.passes.context import PassContext
-    from pypto.passes.manager import PassManager
-    manager = PassManager.get_strategy()
-    names = manager.pass_names()
-    if CHIP_PIPELINE_END in names:
-        manager.passes = manager.passes[:names.index(CHIP_PIPELINE_END)]
-    outer = PassContext.current()           # same platform and checks, without the caller's dump instrument
-    with PassContext(verification_level=outer._verification_level, platform=outer.platform):
-        return manager.run_passes(Program(functions, name))
+    """Run the chip pipeline on a small program (the builtin's own build)."""
+    outer = PassContext.current()           # same platform, checks and parser, without the caller's instruments
+    with outer.derive(keep_instruments=False):
+        return run_pipeline(CHIP_PIPELINE, Program(functions, name))
 
 
 class _Lower(SplicingMutator):

@@ -32,7 +32,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.stmt import AssignStmt, CommDomainScopeStmt, ForStmt, SeqStmts, flatten_to_stmts
 from pypto.ir.visitor import IRVisitor
 from pypto.passes.analysis import calls_in
-from pypto.passes.manager import Pass
+from pypto.passes.base import Pass
 from pypto.passes.properties import IRProperty, PassProperties
 
 ALL = None                       # the device descriptor "every rank of the world"

@@ -27,7 +27,7 @@ from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, SeqStmts, WhileStmt
 from pypto.ir.types import CommCtxType, DistributedTensorType, TupleType
 from pypto.ir.visitor import IRVisitor, SplicingMutator
-from pypto.passes.manager import Pass
+from pypto.passes.base import Pass
 from pypto.passes.properties import IRProperty, PassProperties
 
 KERNEL_TYPES = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV, FunctionType.Group, FunctionType.Spmd)

@@ -24,7 +24,7 @@ from pypto.ir.visitor import IRMutator, collect
 from pypto.passes.analysis import as_seq, body_list
 from pypto.passes.init_mem_ref import apply_memrefs
 from pypto.passes.loop_carry_buffers import yielded
-from pypto.passes.manager import function_pass
+from pypto.passes.base import function_pass
 from pypto.passes.memory_reuse import is_alloc
 from pypto.passes.properties import IRProperty, PassProperties
 

@@ -21,6 +21,8 @@ over the direct on-chip path and are packed like any other tile).
 
 from __future__ import annotations
 
+import bisect
+
 from pypto.ir.expr import Call, GlobalVar
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import AssignStmt
@@ -30,7 +32,7 @@ from pypto.ir.visitor import collect
 from pypto.passes.analysis import as_seq, body_list
 from pypto.passes.context import current_platform
 from pypto.passes.init_mem_ref import apply_memrefs
-from pypto.passes.manager import function_pass
+from pypto.passes.base import function_pass
 from pypto.passes.memory_lifetimes import buffer_lifetimes, may_write_over
 from pypto.passes.properties import IRProperty, PassProperties
 
@@ -54,12 +56,6 @@ def _written_by(func: Function) -> dict:
     return out
 
 
-def _load_tpop_hazard(a, b, written: dict) -> bool:
-    """Whether one of the buffers is written by a tile.load and the other by a tpop (a2a3 guard)."""
-    wa, wb = written.get(a, set()), written.get(b, set())
-    return bool(("tile.load" in wa and wb & _TPOPS) or ("tile.load" in wb and wa & _TPOPS))
-
-
 def _conflict(a, b, life, stmt_at) -> bool:
     """Whether buffers a and b are live at the same time (a hand-over at one in-place-safe
     statement is not a conflict)."""
@@ -74,8 +70,42 @@ def _conflict(a, b, life, stmt_at) -> bool:
     return True
 
 
+class _Group:
+    """Buffers sharing one allocation: their lifetimes sorted by first use. Members never conflict,
+    so their intervals are disjoint or touch at one hand-over point, and sorted by first use they are
+    sorted by last use too: the members a new interval can overlap are one run found by bisection."""
+
+    def __init__(self, holder, written: dict):
+        self.holder = holder
+        self.firsts: list = []
+        self.members: list = []          # (first, last, base), sorted by first
+        self.has_load = self.has_tpop = False
+        self.written = written
+
+    def add(self, v, lt) -> None:
+        i = bisect.bisect_right(self.firsts, lt.first)
+        self.firsts.insert(i, lt.first)
+        self.members.insert(i, (lt.first, lt.last, v))
+        ops = self.written.get(v, ())
+        self.has_load = self.has_load or "tile.load" in ops
+        self.has_tpop = self.has_tpop or bool(_TPOPS.intersection(ops))
+
+    def accepts(self, v, life, stmt_at) -> bool:
+        ops = self.written.get(v, ())
+        if ("tile.load" in ops and self.has_tpop) or (self.has_load and _TPOPS.intersection(ops)):
+            return False                 # the a2a3 load + tpop hazard, against any member
+        lt = life[v]
+        j = bisect.bisect_right(self.firsts, lt.last) - 1
+        while j >= 0 and self.members[j][1] >= lt.first:
+            if _conflict(v, self.members[j][2], life, stmt_at):
+                return False
+            j -= 1
+        return True
+
+
 def plan_reuse(func: Function) -> dict:
-    """{dropped base Var: the base Var it now shares}, largest buffers placed first."""
+    """{dropped base Var: the base Var it now shares}, largest buffers placed first; each joins the
+    first group (in creation order) that accepts it."""
     allocs = [s for s in collect(func.body, is_alloc)]
     life, stmt_at = buffer_lifetimes(func)
     written = _written_by(func) if current_platform().name == "a2a3" else {}
@@ -86,16 +116,15 @@ def plan_reuse(func: Function) -> dict:
             by_space.setdefault(s.value.kwargs["memory_space"], []).append(s)
     merged: dict = {}
     for stmts in by_space.values():
-        groups: list = []          # [holder base, [members]]
+        groups: list = []
         for s in sorted(stmts, key=lambda s: (-s.value.kwargs["size"], order[s.var])):
-            for holder, members in groups:
-                if not any(_conflict(s.var, m, life, stmt_at) or _load_tpop_hazard(s.var, m, written)
-                           for m in members):
-                    members.append(s.var)
-                    merged[s.var] = holder
-                    break
+            group = next((g for g in groups if g.accepts(s.var, life, stmt_at)), None)
+            if group is None:
+                group = _Group(s.var, written)
+                groups.append(group)
             else:
-                groups.append((s.var, [s.var]))
+                merged[s.var] = group.holder
+            group.add(s.var, life[s.var])
     return merged
 
 

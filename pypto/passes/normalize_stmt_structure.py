@@ -14,7 +14,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.stmt import ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt
 from pypto.ir.visitor import IRMutator
 from pypto.passes.analysis import as_seq
-from pypto.passes.manager import function_pass
+from pypto.passes.base import function_pass
 from pypto.passes.properties import IRProperty, PassProperties
 
 

@@ -33,7 +33,7 @@ from pypto.ir.stmt import AssignStmt, ForStmt, ReturnStmt, SeqStmts, YieldStmt
 from pypto.ir.visitor import IRMutator, IRVisitor, substitute
 from pypto.passes.analysis import as_seq, body_list, used_vars
 from pypto.passes.convert_tensor_to_tile_ops.assemble_loop import store_loop
-from pypto.passes.manager import Pass
+from pypto.passes.base import Pass
 from pypto.passes.orch_tensor_strides import apply_parent_strides
 from pypto.passes.window_externalization import externalize_windows
 from pypto.passes.properties import IRProperty, PassProperties

@@ -24,7 +24,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.stmt import AssignStmt, ClusterScopeStmt, SeqStmts, SpmdScopeStmt
 from pypto.ir.visitor import IRMutator, collect
 from pypto.passes.analysis import used_vars
-from pypto.passes.manager import Pass
+from pypto.passes.base import Pass
 from pypto.passes.outline_incore_scopes import BLOCK_IDENTITY_OPS, Outliner
 from pypto.passes.properties import IRProperty, PassProperties
 

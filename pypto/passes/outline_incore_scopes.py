@@ -29,7 +29,7 @@ from pypto.ir.stmt import AssignStmt, EvalStmt, InCoreScopeStmt, ReturnStmt, Seq
 from pypto.ir.types import TensorType, TupleType, UnknownType
 from pypto.ir.visitor import IRMutator, IRVisitor, collect
 from pypto.passes.analysis import alpha_rename, as_seq, defined_vars, used_vars
-from pypto.passes.manager import Pass
+from pypto.passes.base import Pass
 from pypto.passes.properties import IRProperty, PassProperties
 
 # Block-identity reads: the same value everywhere in one block, so a kernel re-reads them itself.

@@ -21,7 +21,7 @@ from pypto.ir.stmt import AssignStmt, SeqStmts
 from pypto.ir.types import MemRef, ScalarType, TensorType, TileType, TupleType
 from pypto.ir.visitor import IRMutator
 from pypto.passes.analysis import used_vars, vars_in_type
-from pypto.passes.manager import function_pass
+from pypto.passes.base import function_pass
 from pypto.passes.properties import PassProperties
 
 _INT_FOLD = {

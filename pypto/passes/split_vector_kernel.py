@@ -38,7 +38,7 @@ from pypto.ir.types import ScalarType, TileType
 from pypto.ir.visitor import IRMutator, substitute
 from pypto.passes.expand_mixed_kernel.dual_dispatch import replay_valid_shapes
 from pypto.passes.expand_mixed_kernel.split_code import AXIS, lane_stride, split_mode, transfer_code
-from pypto.passes.manager import Pass
+from pypto.passes.base import Pass
 from pypto.passes.properties import IRProperty, PassProperties
 
 _TRANSFERS = ("tile.tpush_to_aiv", "tile.tpop_from_aiv", "tile.tpop_from_aic", "tile.tpush_to_aic")

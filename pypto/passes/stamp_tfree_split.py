@@ -15,7 +15,7 @@ from pypto.ir.expr import GlobalVar
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import AssignStmt
 from pypto.ir.visitor import IRMutator, collect
-from pypto.passes.manager import function_pass
+from pypto.passes.base import function_pass
 from pypto.passes.properties import IRProperty, PassProperties
 
 _POPS = ("tile.tpop_from_aic", "tile.tpop_from_aiv")

@@ -24,7 +24,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt, SeqStmts, flatten_to_stmts
 from pypto.ir.visitor import SplicingMutator
-from pypto.passes.manager import Pass, function_pass
+from pypto.passes.base import Pass, function_pass
 from pypto.passes.properties import PassProperties
 
 MAX_RANKS = 64

@@ -3,8 +3,11 @@
     passes_dump/             00_frontend.py, NN_after_<Pass>.py   (when dumping passes)
     ptoas/<kernel>.pto       one PTO-dialect module per AIC / AIV kernel
     orchestration/<Prog>.py  the final IR as DSL text (what from_dir re-parses)
-    orchestration/<fn>.host.py   the host orchestration, readable Python (pypto.codegen.orchestration)
-    orchestration/<fn>.sim.py, kernels/sim/<kernel>.py   the simulator's generated code (sim platforms)
+    orchestration/<fn>.sim.py, kernels/sim/<kernel>.py   the simulator's generated code: what runs, from
+                             these files (sim platforms)
+    orchestration/<fn>.host.py   the orchestration as a listing in the reference runtime's vocabulary
+                             (pypto.codegen.orchestration; `rt.submit_aiv_task(...)`)
+    orchestration/<host>.host_orch.py   a distributed program's HOST orchestrator, the code that runs
     report/memory.txt        on-chip memory per kernel;  report/frontend_ir.py  the program as given
     report/codegen.txt       kernels whose `.pto` could not be generated, and why
     kernel_config.py         the manifest (pypto.codegen.kernel_config)

@@ -5,8 +5,8 @@
 
 Directories are created only when dumping, saving kernels, or given an output_dir (compile
 latency matters for @pl.jit). The output dir holds `passes_dump/` (when dumping), `ptoas/`
-(one `.pto` per AIC / AIV kernel), `orchestration/` (the final IR as DSL text, the readable
-host orchestration `<fn>.host.py`, the simulator code), `kernels/sim/`, `report/` and
+(one `.pto` per AIC / AIV kernel), `orchestration/` (the final IR as DSL text, the simulator's
+host code `<fn>.sim.py` that runs, the reference-style listing `<fn>.host.py`), `kernels/sim/`, `report/` and
 `kernel_config.py` (pypto.runtime.artifacts); `CompiledProgram.from_dir` reloads it.
 """
 
@@ -36,10 +36,11 @@ def _as_program(program) -> Program:
 def lower(program: Program, *, platform: str = "a2a3sim", strategy=None, dump_passes=False,
           output_dir: Optional[Path] = None) -> Program:
     """Run the pass pipeline for `platform` and return the final IR."""
+    from pypto.language import parse
     from pypto.passes import OptimizationStrategy, PassContext, PassManager
     strategy = strategy if strategy is not None else OptimizationStrategy.Default
     base = platform[:-3] if platform.endswith("sim") else platform
-    with PassContext(platform=base):
+    with PassContext(platform=base, parse=parse):                 # the parser serves the round-trip check
         manager = PassManager.get_strategy(strategy)
         return manager.run_passes(program, dump_ir=bool(dump_passes),
                                   output_dir=str(output_dir) if output_dir is not None else None)

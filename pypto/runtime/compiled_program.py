@@ -14,7 +14,8 @@ written) and reused afterwards.
     compiled.param_names, compiled.output_indices, compiled.has_return, compiled.platform
 
 DeviceTensor arguments (pypto.runtime.worker) run on their ChipWorker without host copies;
-inside `with ChipWorker(...)` every call runs on that worker.
+inside `with ChipWorker(...)` every call runs on that worker. Either way a call is
+`pypto.runtime.sim.launch.launch` (binding, one scheduler loop, write-back).
 """
 
 from __future__ import annotations
@@ -22,19 +23,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from pypto.errors import TypeCheckError, UnsupportedError
+from pypto.errors import UnsupportedError
 from pypto.ir.enums import FunctionType, ParamDirection
 from pypto.ir.function import Program
-from pypto.runtime.config import RunConfig, backend_type_of, require_simulator
-
-_DEFAULT_CONFIG = None
-
-
-def _default_config() -> RunConfig:
-    global _DEFAULT_CONFIG
-    if _DEFAULT_CONFIG is None:
-        _DEFAULT_CONFIG = RunConfig()
-    return _DEFAULT_CONFIG
+from pypto.runtime.config import RunConfig, backend_type_of
 
 
 class CompiledProgram:
@@ -103,34 +95,15 @@ class CompiledProgram:
         return list(self.entries)
 
     def __call__(self, *args, config: Optional[RunConfig] = None):
-        from pypto.runtime.sim.host_args import HostArgs, plan_params
+        from pypto.runtime.sim.launch import launch
         from pypto.runtime.worker import DeviceTensor, current_worker
         worker = current_worker()
-        device = next((a for a in args if isinstance(a, DeviceTensor)), None)
-        if worker is not None or device is not None:
-            return (worker or device.worker).run(self, *args)
-        if config is not None:
-            require_simulator(config.platform)
-            if config.platform != self.platform:
-                raise ValueError(f"this program was compiled for {self.platform}; the config asks for "
-                                 f"{config.platform} (compile again with that config)")
-        config = config or _default_config()
-        require_simulator(self.platform)
-        n_params = len(self.param_names)
-        if len(args) == self._n_inputs and self.has_return:
-            return_style = True                  # (also when every parameter is an input)
-        elif len(args) == n_params:
-            return_style = False
-        else:
-            raise TypeCheckError(f"'{self.entry}' takes {n_params} arguments ({', '.join(self.param_names)}) in "
-                                 f"place, or its {self._n_inputs} inputs in return style; got {len(args)}")
-        if self._plans is None:
-            self._plans = plan_params(self.function)
-        host = HostArgs(self._plans, args, return_style=return_style, strict=config.sim_strict, pool=self._pool)
-        value = self._sim_for(config).run(self.entry, host.sim_args, schedule=config.sim_schedule, seed=config.sim_seed,
-                             window=config.sim_task_window)
-        host.write_back()
-        return host.results(value) if return_style else None
+        if worker is None:
+            device = next((a for a in args if isinstance(a, DeviceTensor)), None)
+            worker = device.worker if device is not None else None
+        if worker is not None:                   # DeviceTensors (or `with worker:`) run on their ChipWorker
+            return worker.run(self, *args)
+        return launch(self, args, config=config)
 
     def __repr__(self) -> str:
         return f"CompiledProgram({self.lowered.name or self.entry!r}, platform={self.platform!r})"

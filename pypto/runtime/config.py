@@ -7,44 +7,24 @@
 Platforms: "a2a3sim" (default) and "a5sim" run on the simulator; "a2a3" / "a5" are accepted
 (compiling for them works) but running on them needs the Ascend toolchain and a device,
 which this pure-Python build does not have, so a run raises UnsupportedError.
-Environment: PYPTO_PROG_BUILD_DIR (base of build output dirs), PYPTO_VERIFY_LEVEL
-(none / basic / roundtrip: pass verification, read by the pass context), PYPTO_DUMP_PASSES=1
-(dump the IR after every pass for every compile, without editing the program).
+Environment variables are read in one place, pypto.env (PYPTO_PROG_BUILD_DIR, PYPTO_VERIFY_LEVEL,
+PYPTO_DUMP_PASSES). `default_config()` is the one RunConfig used wherever a call passes none.
 """
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from pypto.env import BUILD_DIR_ENV, DUMP_PASSES_ENV, VERIFY_LEVEL_ENV, build_dir_base, dump_passes_forced  # noqa: F401
 from pypto.errors import UnsupportedError
 
 SIM_PLATFORMS = ("a2a3sim", "a5sim")
 DEVICE_PLATFORMS = ("a2a3", "a5")
 PLATFORMS = SIM_PLATFORMS + DEVICE_PLATFORMS
 SCHEDULES = ("deterministic", "random")
-
-BUILD_DIR_ENV = "PYPTO_PROG_BUILD_DIR"
-VERIFY_LEVEL_ENV = "PYPTO_VERIFY_LEVEL"
-DUMP_PASSES_ENV = "PYPTO_DUMP_PASSES"
-
-
-def dump_passes_forced() -> bool:
-    return os.environ.get(DUMP_PASSES_ENV, "").strip().lower() in ("1", "true", "yes", "on")
-
-
-def build_dir_base() -> Path:
-    """Where timestamped build directories go: $PYPTO_PROG_BUILD_DIR, else ./build_output."""
-    return Path(os.environ.get(BUILD_DIR_ENV) or "build_output")
-
-
-def verify_level_name() -> str:
-    """The raw PYPTO_VERIFY_LEVEL setting ("" when unset); the pass context interprets it."""
-    return os.environ.get(VERIFY_LEVEL_ENV, "").strip().lower()
-
 
 def new_build_dir(program_name: str) -> Path:
     stamp = time.strftime("%Y%m%d_%H%M%S") + f"_{time.time_ns() % 1_000_000:06d}"
@@ -123,3 +103,14 @@ class RunConfig:
         """The options that change compiled output (part of the @pl.jit cache key)."""
         return (self.platform, str(self.strategy), str(self.memory_planner), bool(self.dump_passes),
                 bool(self.save_kernels), self.save_kernels_dir)
+
+
+_DEFAULT: Optional[RunConfig] = None
+
+
+def default_config() -> RunConfig:
+    """The RunConfig of every call that passes none (built once; treat it as read-only)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = RunConfig()
+    return _DEFAULT

@@ -10,11 +10,11 @@ from typing import Optional
 
 from pypto.runtime.compile import compile_with_config
 from pypto.runtime.compiled_program import CompiledProgram
-from pypto.runtime.config import RunConfig
+from pypto.runtime.config import RunConfig, default_config
 
 
 def run(program, *args, config: Optional[RunConfig] = None) -> CompiledProgram:
-    config = config or RunConfig()
+    config = config or default_config()
     compiled = compile_with_config(program, config)
     if args and not config.codegen_only:
         compiled(*args, config=config)

@@ -25,8 +25,7 @@ import numpy as np
 
 from pypto.errors import TypeCheckError, ValueCheckError
 from pypto.ir.dtypes import DataType
-from pypto.ir.enums import ParamDirection
-from pypto.runtime.config import RunConfig, require_simulator
+from pypto.runtime.config import RunConfig, default_config, require_simulator
 
 _CURRENT: contextvars.ContextVar = contextvars.ContextVar("pypto_chip_worker", default=None)
 
@@ -95,7 +94,7 @@ class RegisteredProgram:
 
 class ChipWorker:
     def __init__(self, config: Optional[RunConfig] = None, *, enable_sdma: bool = False):
-        self.config = config or RunConfig()
+        self.config = config or default_config()
         require_simulator(self.config.platform)
         self.platform = self.config.platform
         self.enable_sdma = enable_sdma
@@ -136,7 +135,7 @@ class ChipWorker:
         shape = tuple(int(d) for d in shape)
         if any(d < 0 for d in shape):
             raise ValueCheckError(f"alloc_tensor: negative dimension in shape {list(shape)}")
-        from pypto.runtime.sim.contexts import poisoned
+        from pypto.runtime.sim.poison import poisoned
         tensor = DeviceTensor(self, poisoned(shape, dt.to_numpy()), dt)
         self._tensors.append(tensor)
         if init is not None:
@@ -158,7 +157,7 @@ class ChipWorker:
     def copy_to(self, tensor: DeviceTensor, host) -> None:
         """Host → device: `host` (an array of the tensor's shape, or a scalar to fill with)."""
         dst = tensor.device_array(self)
-        from pypto.runtime.sim.host_args import as_array
+        from pypto.interop import as_array
         src = np.asarray(host) if np.isscalar(host) else as_array(host, "copy_to source")
         if src.ndim and src.shape != dst.shape:
             raise TypeCheckError(f"copy_to: host array has shape {src.shape}, the device tensor {list(dst.shape)}")
@@ -180,9 +179,8 @@ class ChipWorker:
     # ------------------------------------------------------------------ running
     def register(self, compiled) -> RegisteredProgram:
         self._check_open()
-        from pypto.runtime.sim.host_args import plan_params
-        if compiled._plans is None:
-            compiled._plans = plan_params(compiled.function)
+        from pypto.runtime.sim.launch import call_plans
+        call_plans(compiled)
         _ = compiled.sim                         # generate the simulator code now, not on the first call
         return RegisteredProgram(self, compiled)
 
@@ -192,59 +190,5 @@ class ChipWorker:
         if isinstance(compiled, RegisteredProgram):
             compiled = compiled.compiled
         self.stats.runs += 1
-        return run_with_devices(compiled, args, self)
-
-
-def run_with_devices(compiled, args, worker: ChipWorker):
-    """One call of `compiled` where DeviceTensor arguments are passed as device memory, without copies."""
-    from pypto.runtime.sim.host_args import HostArgs, plan_params
-    require_simulator(compiled.platform)
-    if worker.platform != compiled.platform:
-        raise ValueCheckError(f"the program was compiled for {compiled.platform}, the worker runs {worker.platform}")
-    if compiled._plans is None:
-        compiled._plans = plan_params(compiled.function)
-    plans = compiled._plans
-    n_inputs = sum(1 for p in plans if p.direction is not ParamDirection.Out)
-    if len(args) == n_inputs and compiled.has_return:
-        return_style = True                     # (also when every parameter is an input, as compiled(...) does)
-    elif len(args) == len(plans):
-        return_style = False
-    else:
-        raise TypeCheckError(f"'{compiled.entry}' takes {len(plans)} arguments ({', '.join(compiled.param_names)}) in "
-                             f"place, or its {n_inputs} inputs in return style; got {len(args)}")
-    given = iter(args)
-    bound = []                                  # per plan: DeviceTensor, a host value, or None (allocated)
-    for p in plans:
-        bound.append(None if return_style and p.direction is ParamDirection.Out else next(given))
-    host_plans = [p for p, a in zip(plans, bound) if not isinstance(a, DeviceTensor)]
-    host_values = [a for p, a in zip(plans, bound) if not isinstance(a, DeviceTensor)
-                   and not (return_style and p.direction is ParamDirection.Out)]
-    host = HostArgs(host_plans, host_values, return_style=return_style, strict=worker.config.sim_strict,
-                    pool=compiled._pool)
-    host_iter = iter(host.sim_args)
-    sim_args = []
-    for p, a in zip(plans, bound):
-        if isinstance(a, DeviceTensor):
-            sim_args.append(_device_arg(p, a, worker))
-        else:
-            sim_args.append(next(host_iter))
-    cfg = worker.config
-    value = compiled._sim_for(cfg).run(compiled.entry, sim_args, schedule=cfg.sim_schedule, seed=cfg.sim_seed,
-                             window=cfg.sim_task_window)
-    host.write_back()
-    return host.results(value) if return_style else None
-
-
-def _device_arg(plan, tensor: DeviceTensor, worker: ChipWorker) -> np.ndarray:
-    arr = tensor.device_array(worker)
-    if plan.is_scalar:
-        raise TypeCheckError(f"parameter '{plan.name}' is a scalar; got {tensor!r}")
-    if arr.dtype != plan.dtype:
-        raise TypeCheckError(f"parameter '{plan.name}' expects dtype {plan.dtype_name}, got {tensor!r}")
-    if plan.static_shape is not None and arr.shape != plan.static_shape:
-        raise TypeCheckError(f"parameter '{plan.name}' expects shape {list(plan.static_shape)}, got {tensor!r}")
-    if plan.direction is ParamDirection.In:
-        view = arr.view()
-        view.flags.writeable = False            # an input the kernel must not write
-        return view
-    return arr
+        from pypto.runtime.sim.launch import launch
+        return launch(compiled, args, worker=self)

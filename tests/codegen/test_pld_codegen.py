@@ -88,9 +88,7 @@ def test_a_kernel_without_its_comm_ctx_is_refused_by_name():
             pld.system.wait(signal, offsets=[0, 0], expected=1, cmp=pld.WaitCmp.Ge)
             pld.system.notify(signal, peer=1, offsets=[0, 0], value=1, op=pld.NotifyOp.Set)
 
-    pm = PassManager.get_strategy()
-    pm.passes = [p for p in pm.passes if p.name != "MaterializeDistTensorCtx"]
-    kern = pm.run_passes(Raw).get_function("kern")
+    kern = PassManager().run(Raw, skip={"MaterializeDistTensorCtx"}).get_function("kern")
     with pytest.raises(UnsupportedError, match="no CommCtx parameter"):
         generate_function(kern)
 

@@ -130,6 +130,30 @@ def test_unrepresentable_targets_are_rejected(kwargs, match):
         lower_composite_ops()(step(shape, **kwargs))
 
 
+@pytest.mark.parametrize("mode", ["mesh", "ring"])
+def test_an_explicit_row_major_stride_is_packed_not_strided(mode):
+    """[12, 4, 1] on [2, 3, 4] is exactly the contiguous packing: the recipe is the unstrided one."""
+    signal = (2, 2) if mode == "ring" else (2, 1)
+    plain, _, _ = lowered(step([2, 3, 4], signal, mode=mode))
+    packed, fors, ifs = lowered(step([2, 3, 4], signal, mode=mode, stride=[12, 4, 1]))
+    assert [c.op.name for c in packed] == [c.op.name for c in plain]
+    view = next(c for c in packed if c.op.name == "tensor.view")
+    assert _ints(view.args[1]) == [1, 24]
+    with pytest.raises(UnsupportedError, match="strided target"):
+        lower_composite_ops()(step([2, 3, 4], signal, mode=mode, stride=[16, 4, 1]))   # a padded row: strided
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_packed_stride_allreduce_matches_numpy(platform):
+    n, shape = 2, (2, 3, 4)
+    c = ir.compile(nd_allreduce(n, shape, pl.FP32, pld.ReduceOp.Sum, stride=[12, 4, 1]), platform=platform,
+                   distributed_config=DistributedConfig(device_ids=list(range(n))))
+    x = np.random.default_rng(7).uniform(0.5, 2.0, (n,) + shape).astype(np.float32)
+    y = np.zeros_like(x)
+    c(x, y)
+    np.testing.assert_allclose(y, _expected(x, pld.ReduceOp.Sum, None), rtol=1e-5)
+
+
 def test_ring_recipe_shape_at_two_ranks():
     """14 For / 13 If at P = 2 (reference tests §2.1); the seed-001 ring stages pushes through one Vec tile
     narrowed per transfer by tile.set_validshape."""
@@ -172,11 +196,12 @@ def test_lowering_is_idempotent_on_views():
 
 
 # ---------------------------------------------------------------------- numpy on the multi-rank simulator
-def nd_allreduce(N, shape, dtype, op, *, valid=None, mode="mesh"):
-    """x[r] staged into an ND window (optionally typed with a partial valid_shape), one allreduce, y[r] = window."""
+def nd_allreduce(N, shape, dtype, op, *, valid=None, mode="mesh", stride=None):
+    """x[r] staged into an ND window (optionally typed with a partial valid_shape or an explicit stride), one
+    allreduce, y[r] = window."""
     SR, SC = (2 * (N - 1), N) if mode == "ring" else (N, 1)
     W = _window(list(shape), dtype)
-    V = _window(list(shape), dtype, valid)
+    V = _window(list(shape), dtype, valid, stride=stride)
     zeros = [0] * len(shape)
 
     @pl.program
@@ -248,7 +273,7 @@ def test_ring_without_its_push_done_barrier_races_under_random_schedules(monkeyp
     """A test-only broken ring: skipping the push-done barrier lets a rank fold its receive slot before the
     left neighbour's push lands; the simulator shows the wrong sum (here in every schedule tried: a rank
     folds right after its own push)."""
-    from pypto.passes.lower_composite import collective_ring as ring
+    from pypto.passes.lower_composite_ops import collective_ring as ring
     real, calls = ring._row_barrier, []
 
     def ready_only(b, h, signal, row, generation):

@@ -120,8 +120,8 @@ def _compile_fresh(n, size, op, **kw):
 
 def test_skipping_the_post_reduce_barrier_races_under_random_schedules(monkeypatch):
     """Without the per-chunk barrier a fast rank stores its sum while a slow peer still reads its input."""
-    from pypto.passes.lower_composite import collective_allreduce as rule
-    from pypto.passes.lower_composite import collective_protocol as proto     # the chunk loop's barriers
+    from pypto.passes.lower_composite_ops import collective_allreduce as rule
+    from pypto.passes.lower_composite_ops import collective_protocol as proto     # the chunk loop's barriers
     real_barrier, real_reset = proto.emit_barrier, rule.emit_epilogue_reset
     monkeypatch.setattr(proto, "emit_barrier", lambda b, h, s, g: real_barrier(b, h, s, g) if g == 1 else None)
     monkeypatch.setattr(rule, "emit_epilogue_reset", lambda b, h, s, credits: real_reset(b, h, s, 1))
@@ -145,7 +145,7 @@ def test_waiting_with_eq_deadlocks_under_random_schedules(monkeypatch):
     from pypto.ir.comm_enums import WaitCmp
     from pypto.ir.dtypes import INT32
     from pypto.ir.expr import BinaryExpr, MakeTuple, const
-    from pypto.passes.lower_composite import collective_protocol as proto
+    from pypto.passes.lower_composite_ops import collective_protocol as proto
 
     def wait_all_eq(b, h, signal, generation):
         def body(inner, src):

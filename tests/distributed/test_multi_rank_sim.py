@@ -61,3 +61,17 @@ def test_host_arrays_untouched_when_the_run_fails():
     with pytest.raises(PyptoError):
         compiled(y)
     assert (y == 5).all()
+
+
+def test_the_host_orchestration_artifact_is_the_code_that_runs(tmp_path):
+    n = 2
+    compiled = ir.compile(handrolled_barrier(n), platform="a2a3sim", output_dir=tmp_path,
+                          distributed_config=DistributedConfig(device_ids=list(range(n))))
+    path = tmp_path / "orchestration" / "host.host_orch.py"
+    text = path.read_text()
+    assert "yield pld.dispatch(r, 'per_rank'" in text and "pld.alloc_window_buffer(" in text
+    code = compiled.host_code()
+    assert code.source == text and code.fn.__code__.co_filename == str(path)
+    y = np.zeros((n, n, 1), np.int32)
+    compiled(y)
+    np.testing.assert_array_equal(y[..., 0], 1 - np.eye(n, dtype=np.int32))

@@ -194,8 +194,11 @@ def test_load_store_move_create_full_alloc():
 
 
 def test_vector_ops_declare_affinity_memory_and_effects():
-    from pypto.ir.ops.tile import BINARY, UNARY_ANY, UNARY_FLOAT
-    names = [f"tile.{n}" for n in BINARY + UNARY_ANY + UNARY_FLOAT] + [f"tile.{n}s" for n in BINARY]
+    from pypto.ir.ops.registry import all_ops
+    arithmetic = ("add", "sub", "mul", "div", "maximum", "minimum")
+    names = [f"tile.{n}" for n in arithmetic + ("neg", "abs", "relu", "exp", "log", "sqrt", "rsqrt", "recip")]
+    names += [f"tile.{n}s" for n in arithmetic]
+    names += [n for n, op in all_ops().items() if op.numpy is not None and n.startswith("tile.")]
     names += ["tile.cast", "tile.cmp", "tile.cmps", "tile.row_sum", "tile.col_max", "tile.row_expand_mul"]
     for name in names:
         op = get_op(name)

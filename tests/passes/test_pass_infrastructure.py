@@ -99,22 +99,49 @@ def test_roundtrip_instrument_reports_pass_and_difference():
             Pass("AddNoop", add_noop)(Small)
 
 
-def test_roundtrip_instrument_skips_only_a_pass_that_returned_its_input(monkeypatch):
+def test_roundtrip_instrument_skips_only_a_pass_that_returned_its_input():
     """An unchanged program (the very object the pass got) was checked already; any other is checked."""
-    import pypto.passes.instruments as instruments
-    checked = []
-    real = instruments.roundtrip_check
-    monkeypatch.setattr(instruments, "roundtrip_check", lambda prog, where: (checked.append(where), real(prog, where)))
+    from pypto.passes.instruments import RoundtripInstrument
+    parsed = []
+
+    def counting_parse(text):
+        parsed.append(text)
+        return pl.parse(text)
 
     def rebuild(prog):
         return prog.with_functions(list(prog.functions.values()))
 
-    inst = instruments.RoundtripInstrument()
+    inst = RoundtripInstrument(parse=counting_parse)
     with PassContext(instruments=[inst]):
         p1 = Pass("Rebuild", rebuild)(Small)
         Pass("Identity", lambda prog: prog)(p1)
         Pass("RebuildAgain", rebuild)(p1)
-    assert checked == ["after Rebuild", "after RebuildAgain"]
+    assert len(parsed) == 2
+
+
+def test_roundtrip_instrument_without_a_parser_is_a_clear_error():
+    import threading
+    from pypto.passes.instruments import RoundtripInstrument
+    errors = []
+
+    def run():               # a fresh thread sees no enclosing context, hence no parser
+        try:
+            with PassContext(instruments=[RoundtripInstrument()], verification_level=VerificationLevel.NONE):
+                Pass("Rebuild", lambda prog: prog.with_functions(list(prog.functions.values())))(Small)
+        except InternalError as e:
+            errors.append(str(e))
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    assert len(errors) == 1 and "after Rebuild: roundtrip verification has no parser" in errors[0]
+
+
+def test_nested_context_inherits_the_parser():
+    sentinel = object()
+    with PassContext(parse=lambda text: sentinel):
+        with PassContext(verification_level=VerificationLevel.BASIC) as inner:
+            assert inner.parser()("") is sentinel
 
 
 def test_verify_properties_helper():

@@ -10,16 +10,9 @@ import pypto.language as pl
 from pypto import ir
 from pypto.errors import CapacityError
 from pypto.ir.visitor import collect
-from pypto.passes import OptimizationStrategy, PassContext, PassManager, VerificationLevel
+from pypto.passes import (CHIP_PIPELINE, DEFAULT_PIPELINE, CallbackInstrument, OptimizationStrategy, PassContext,
+                          PassManager, VerificationLevel)
 from pypto.pypto_core import passes
-
-DEFAULT_ORDER = ["InlineFunctions", "ConvertToSSA", "Simplify", "NormalizeStmtStructure", "FlattenCallExpr",
-                 "OutlineIncoreScopes", "OutlineClusterScopes", "ConvertTensorToTileOps", "OptimizeOrchTensors", "LowerCompositeOps", "FlattenTileNdTo2D", "AutoTileMatmulL0", "InferTileMemorySpace", "LowerAutoVectorSplit", "ExpandMixedKernel", "InjectGMPipeBuffer",
-                 "SplitVectorKernel", "StampTfreeSplit", "InitMemRef", "MaterializeSemanticAliases", "MemoryReuse", "AllocateMemoryAddr",
-                 "FuseCreateAssembleToSlice",
-                 "SynthesizeAllReduceSignals", "MaterializeCommDomainScopes", "LowerHostTensorCollectives",
-                 "MaterializeDistTensorCtx"]
-
 
 @pl.program
 class TensorLevel:
@@ -66,8 +59,69 @@ def _op_names(f):
     return [c.op.name for c in collect(f.body, lambda n: isinstance(n, ir.Call) and not n.is_function_call())]
 
 
-def test_default_pipeline_order():
-    assert PassManager.get_strategy(OptimizationStrategy.Default).pass_names() == DEFAULT_ORDER
+def test_the_manager_runs_the_default_pipeline_objects():
+    pm = PassManager.get_strategy(OptimizationStrategy.Default)
+    assert pm.passes == DEFAULT_PIPELINE
+    assert pm.pass_names() == [p.name for p in DEFAULT_PIPELINE]
+    assert DEFAULT_PIPELINE[:len(CHIP_PIPELINE)] == CHIP_PIPELINE
+
+
+def test_each_pass_is_named_after_its_module():
+    """File name = pass name: ConvertToSSA lives in pypto/passes/convert_to_ssa(.py | /)."""
+    import pathlib
+    import pypto.passes
+    root = pathlib.Path(pypto.passes.__file__).parent
+    modules = {m.stem.replace("_", ""): m.stem for m in root.iterdir()
+               if m.suffix == ".py" or (m / "__init__.py").exists()}
+    names = [p.name for p in DEFAULT_PIPELINE]
+    assert len(set(names)) == len(names)
+    for name in names:
+        module = modules.get(name.lower())
+        assert module is not None, f"pass {name} has no module pypto/passes/<{name} in snake_case>"
+        factory = getattr(passes, module)
+        assert factory().name == name
+
+
+def test_every_required_property_is_produced_earlier_in_the_pipeline():
+    holds = set()
+    for p in DEFAULT_PIPELINE:
+        assert p.properties.required <= holds, f"{p.name} runs before a pass producing {p.properties.required - holds}"
+        holds = (holds | p.properties.produced) - p.properties.invalidated
+
+
+def test_run_selects_passes_by_name():
+    seen = []
+    with PassContext([CallbackInstrument(before=lambda p, prog: seen.append(p.name))]):
+        pm = PassManager()
+        pm.run(TensorLevel, until="FlattenCallExpr", skip={"Simplify"})
+        assert seen == ["InlineFunctions", "ConvertToSSA", "NormalizeStmtStructure", "FlattenCallExpr"]
+        seen.clear()
+        front = pm.run(TensorLevel, until="FlattenCallExpr")
+        tiles = pm.run(front, after="FlattenCallExpr", until="ConvertTensorToTileOps")
+        assert seen[5:] == ["OutlineIncoreScopes", "OutlineClusterScopes", "ConvertTensorToTileOps"]
+    ir.assert_structural_equal(tiles, pm.run(TensorLevel, until="ConvertTensorToTileOps"))
+
+
+@pytest.mark.parametrize("kwargs, message", [({"until": "NoSuchPass"}, "until='NoSuchPass' is not a pass"),
+                                             ({"skip": {"Simplfy"}}, "skip='Simplfy' is not a pass"),
+                                             ({"after": "Simplify", "until": "ConvertToSSA"}, "selects no pass")])
+def test_run_rejects_unknown_or_empty_selections(kwargs, message):
+    from pypto.errors import ValueCheckError
+    with pytest.raises(ValueCheckError, match=message):
+        PassManager().run(TensorLevel, **kwargs)
+
+
+def test_an_instrument_can_veto_a_pass():
+    class NoSimplify(passes.Instrument):
+        def should_run(self, pass_, program):
+            return pass_.name != "Simplify"
+
+    seen = []
+    with PassContext([NoSimplify(), CallbackInstrument(after=lambda p, prog: seen.append(p.name))]):
+        same = passes.simplify()(TensorLevel)
+        PassManager().run(TensorLevel, until="NormalizeStmtStructure")
+    assert same is TensorLevel
+    assert seen == ["InlineFunctions", "ConvertToSSA", "NormalizeStmtStructure"]
 
 
 def test_tensor_level_program_lowers_to_an_aiv_kernel():
@@ -116,11 +170,12 @@ def test_tile_level_program_runs_on_the_simulator():
 
 def test_run_passes_dumps_every_pass(tmp_path):
     PassManager.get_strategy().run_passes(TensorLevel, dump_ir=True, output_dir=str(tmp_path))
+    order = [p.name for p in DEFAULT_PIPELINE]
     files = sorted(os.listdir(tmp_path / "passes_dump"))
-    assert files == ["00_frontend.py"] + [f"{i + 1:02d}_after_{n}.py" for i, n in enumerate(DEFAULT_ORDER)]
+    assert files == ["00_frontend.py"] + [f"{i + 1:02d}_after_{n}.py" for i, n in enumerate(order)]
     frontend = (tmp_path / "passes_dump" / "00_frontend.py").read_text()
     assert frontend == ir.python_print(TensorLevel)
-    at = DEFAULT_ORDER.index("AllocateMemoryAddr") + 1
+    at = order.index("AllocateMemoryAddr") + 1
     last = (tmp_path / "passes_dump" / f"{at:02d}_after_AllocateMemoryAddr.py").read_text()
     assert "pl.tile.alloc(" in last and "addr=8192" in last
     ir.assert_structural_equal(pl.parse(last), PassManager.get_strategy().run_passes(TensorLevel))

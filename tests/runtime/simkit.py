@@ -2,8 +2,8 @@
 
 `kernel_add(...)` / `program(...)` build an Orchestration function calling AIV kernels whose
 tile vars carry MemRefs bound by `tile.alloc(memory_space=, size=, addr=)`. `OPS` is the
-simulator op table for these tests: the real SIM_OPS where present, small numpy fallbacks
-for the few ops the tests use otherwise.
+simulator op table for these tests: the real SIM_OPS plus two test-only blocking ops
+(`test.put` / `test.take`, a one-value mailbox).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from pypto.ir import (AssignStmt, Call, ConstInt, EvalStmt, ForStmt, Function, F
                       YieldStmt, create_op_call)
 from pypto.ir.dtypes import FP32, INDEX
 from pypto.ir.enums import ParamDirection
-from pypto.ir.ops.registry import Kwarg, OpDef, has_op, get_op
+from pypto.ir.ops.registry import OpDef, get_op
 from pypto.runtime.sim.blocking import Block, may_block
-from pypto.runtime.sim.program import default_ops
+from pypto.runtime.sim.ops import SIM_OPS
 
 Vec = MemorySpace.Vec
 
@@ -26,15 +26,9 @@ def span(line: int) -> Span:
     return Span("kernels.py", line, 5, line, 20, text="")
 
 
-def alloc_op():
-    if has_op("tile.alloc"):
-        return get_op("tile.alloc")
-    return OpDef("tile.alloc", kwargs={"memory_space": Kwarg(MemorySpace), "size": Kwarg(int), "addr": Kwarg(int, -1)})
-
-
 def alloc(name: str, size: int, addr: int, space=Vec):
     ptr = Var(name, PtrType())
-    call = Call(alloc_op(), [], {"memory_space": space, "size": size, "addr": addr}, PtrType())
+    call = Call(get_op("tile.alloc"), [], {"memory_space": space, "size": size, "addr": addr}, PtrType())
     return ptr, AssignStmt(ptr, call)
 
 
@@ -47,30 +41,7 @@ def tensor(name, shape, dtype=FP32):
     return Var(name, TensorType(shape, dtype))
 
 
-# ---------------------------------------------------------------- fallback op semantics
-def _load(ctx, out, tensor, offsets, shapes, valid_shapes=None, target_memory=None, **kw):
-    valid = tuple(valid_shapes) if valid_shapes is not None else tuple(shapes)
-    idx = tuple(slice(o, o + v) for o, v in zip(offsets, valid))
-    src = tensor[idx]
-    out.data[tuple(slice(0, s) for s in src.shape)] = src
-    out.valid = src.shape
-    return out
-
-
-def _store(ctx, out, tile, offsets, output_tensor, **kw):
-    idx = tuple(slice(o, o + v) for o, v in zip(offsets, tile.valid))
-    output_tensor[idx] = tile.data[tile.region]
-    return output_tensor
-
-
-def _binary(fn):
-    def op(ctx, out, a, b, **kw):
-        out.data[a.region] = fn(a.data[a.region], b.data[a.region])
-        out.valid = a.valid
-        return out
-    return op
-
-
+# ---------------------------------------------------------------- test-only blocking ops
 class Mailbox:
     """A one-value pipe for blocking tests: `test.put` sets it, `test.take` blocks until set."""
     def __init__(self):
@@ -93,9 +64,7 @@ def _put(ctx, out, value, **kw):
     return None
 
 
-FALLBACK = {"tile.load": _load, "tile.store": _store, "tile.add": _binary(np.add), "tile.mul": _binary(np.multiply),
-            "tile.sub": _binary(np.subtract), "test.take": _take, "test.put": _put}
-OPS = {**FALLBACK, **{k: v for k, v in default_ops().items()}}
+OPS = {**SIM_OPS, "test.take": _take, "test.put": _put}
 
 TAKE = OpDef("test.take")
 PUT = OpDef("test.put", args=("value",))

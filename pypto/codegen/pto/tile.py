@@ -1,7 +1,8 @@
 """PTO emitters for tile.* ops (mirrors pypto/ir/ops/tile.py): one `pto.t<op>` per op.
 
-Most ops are a row of the table below: `pto.<name> ins(<operands> : <types>) outs(%dst : <type>)`.
-Data movement, views and in-place ops have a small function each.
+A 1:1 op names its instruction in its OpDef (`pto="pto.tadd"`) and gets the emitter
+`pto.<name> ins(<operands> : <types>) outs(%dst : <type>)` from the loop below. Data movement,
+views, in-place ops and ops with attributes have a small function each.
 
     tile.add(a, b)      →  pto.tadd ins(%a, %b : !pto.tile_buf<...>, !pto.tile_buf<...>) outs(%c : ...)
     tile.load(t, o, s)  →  %pv = pto.partition_view %t_view, offsets = [...], sizes = [...] : ...
@@ -12,57 +13,28 @@ from __future__ import annotations
 
 from pypto.ir.enums import CastMode, CmpType
 from pypto.ir.expr import ConstBool, ConstInt, MakeTuple
+from pypto.ir.ops.registry import all_ops
 from pypto.ir.types import TensorType
 from pypto.codegen.pto.registry import emits, lowered_away
 from pypto.codegen.pto.types import mlir_dtype, tile_buf_type, window_type
 
-# IR op → PTO instruction; operands are the call's arguments in order (a trailing scratch tile included).
-SIMPLE = {
-    "tile.add": "pto.tadd", "tile.sub": "pto.tsub", "tile.mul": "pto.tmul", "tile.div": "pto.tdiv",
-    "tile.maximum": "pto.tmax", "tile.minimum": "pto.tmin",
-    "tile.adds": "pto.tadds", "tile.subs": "pto.tsubs", "tile.muls": "pto.tmuls", "tile.divs": "pto.tdivs",
-    "tile.maximums": "pto.tmaxs", "tile.minimums": "pto.tmins",
-    "tile.exp": "pto.texp", "tile.log": "pto.tlog", "tile.sqrt": "pto.tsqrt", "tile.rsqrt": "pto.trsqrt",
-    "tile.recip": "pto.trecip", "tile.neg": "pto.tneg", "tile.abs": "pto.tabs", "tile.relu": "pto.trelu",
-    "tile.and_": "pto.tand", "tile.or_": "pto.tor", "tile.xor": "pto.txor", "tile.shl": "pto.tshl",
-    "tile.shr": "pto.tshr", "tile.not_": "pto.tnot", "tile.ands": "pto.tands", "tile.ors": "pto.tors",
-    "tile.xors": "pto.txors", "tile.shls": "pto.tshls", "tile.shrs": "pto.tshrs",
-    "tile.rem": "pto.trem", "tile.rems": "pto.trems", "tile.fmod": "pto.tfmod", "tile.fmods": "pto.tfmods",
-    "tile.lrelu": "pto.tlrelu", "tile.prelu": "pto.tprelu",
-    "tile.row_sum": "pto.trowsum", "tile.row_max": "pto.trowmax", "tile.row_min": "pto.trowmin",
-    "tile.row_prod": "pto.trowprod", "tile.col_max": "pto.tcolmax", "tile.col_min": "pto.tcolmin",
-    "tile.col_prod": "pto.tcolprod",
-    "tile.row_expand_add": "pto.trowexpandadd",
-    "tile.fillpad": "pto.tfillpad", "tile.concat": "pto.tconcat",
-    "tile.sel": "pto.tsel", "tile.sels": "pto.tsels",
-    "tile.matmul": "pto.tmatmul", "tile.matmul_bias": "pto.tmatmul.bias", "tile.move": "pto.tmov",
-}
-# Broadcasts whose instruction takes exactly (target, vec): a scratch tile the IR accepts is not passed on.
-_EXPAND_KINDS = ("sub", "mul", "div", "max", "min", "expdif")
-TWO_OPERAND = {f"tile.row_expand_{k}": f"pto.trowexpand{k}" for k in _EXPAND_KINDS}
-TWO_OPERAND.update({f"tile.col_expand_{k}": f"pto.tcolexpand{k}" for k in ("add",) + _EXPAND_KINDS})
 _ROUND_MODES = {CastMode.none: "NONE", CastMode.rint: "RINT", CastMode.round: "ROUND", CastMode.floor: "FLOOR",
                 CastMode.ceil: "CEIL", CastMode.trunc: "TRUNC", CastMode.odd: "ODD"}
 _CMP_MODES = {CmpType.EQ: "eq", CmpType.NE: "ne", CmpType.LT: "lt", CmpType.LE: "le", CmpType.GT: "gt",
               CmpType.GE: "ge"}
 
 
-def _simple(pto_op: str):
+def _simple(pto_op: str, n_operands):
     def emit(ctx):
-        ctx.emit_ins_outs(pto_op)
+        ctx.emit_ins_outs(pto_op, None if n_operands is None else ctx.call.args[:n_operands])
     return emit
 
 
-def _first_two(pto_op: str):
-    def emit(ctx):
-        ctx.emit_ins_outs(pto_op, ctx.call.args[:2])
-    return emit
-
-
-for _name, _pto in SIMPLE.items():
-    emits(_name)(_simple(_pto))
-for _name, _pto in TWO_OPERAND.items():
-    emits(_name)(_first_two(_pto))
+# A 1:1 op names its instruction in its OpDef (`pto=`): operands are the call's arguments in order
+# (a trailing scratch tile included) unless `pto_operands` keeps only the first N.
+for _op in all_ops().values():
+    if _op.pto is not None:
+        emits(_op.name)(_simple(_op.pto, _op.pto_operands))
 
 lowered_away("tile.sin", "LowerCompositeOps expands it into an FP32 range reduction and a polynomial (seed 001)")
 lowered_away("tile.cos", "LowerCompositeOps expands it into an FP32 range reduction and a polynomial (seed 001)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from pypto.ir.span import Span
+from pypto.lazy_exports import resolve
 
 
 def _caller_span() -> Span:
@@ -27,7 +28,7 @@ class OpFamily:
             path = path[:-1]
 
         def build(*args, span: Span = None, **kwargs):
-            from pypto.language.ops import build_call
+            build_call = resolve("pypto.language.ops:build_call")  # the op layer sits above pypto.ir
             if args and isinstance(args[-1], Span):  # the reference passes the span last, positionally
                 args, span = args[:-1], args[-1]
             return build_call(path, list(args), kwargs, span if span is not None else _caller_span())

@@ -2,8 +2,11 @@
 
 An OpDef gives the op's name, positional argument names, typed keyword arguments with
 defaults, a type-deduction rule (which rejects bad input with a message naming the op and
-the argument), core affinity, memory spec and read/write effects. The simulator semantics
-(pypto/runtime/sim/ops) and the PTO emitter are keyed by the same name.
+the argument), core affinity, memory spec and read/write effects. Where the op is regular it
+also carries its numpy semantics, its PTO instruction and the tile op its tensor form lowers
+to; the simulator table, the PTO emitter table and ConvertTensorToTileOps' registry derive
+their entries from those fields (pypto/ir/ops/elementwise.py declares most ops that way).
+Irregular ops keep hand-written entries under the same name.
 
     add = OpDef("tile.add", args=("lhs", "rhs"), deduce=deduce_elementwise, affinity=VECTOR)
     register_op(add)
@@ -29,6 +32,12 @@ VECTOR, CUBE, SHARED, MIXED = "vector", "cube", "shared", "mixed"
 READ, WRITE, READWRITE = "read", "write", "readwrite"
 
 _REQUIRED = object()
+
+# How an OpDef's `numpy` function is applied to tile operands (pypto/runtime/sim/ops/elementwise.py):
+# unary f(x); binary f(lhs, rhs); scalar f(lhs, scalar); partial f(lhs, rhs) where rhs is valid, lhs
+# elsewhere; row/col reduce f(x, axis, keepdims); row/col expand f(target, vec) with vec broadcast
+# along the row / the column.
+NUMPY_FORMS = ("unary", "binary", "scalar", "partial", "row_reduce", "col_reduce", "row_expand", "col_expand")
 
 
 @dataclass(frozen=True)
@@ -58,6 +67,12 @@ class OpDef:
     self_loading: bool = False            # reads GM tensors itself (no entry tile.load for its operands)
     min_args: Optional[int] = None        # fewer positional args allowed (optional trailing args)
     description: str = ""
+    # What the other layers derive from (docs/internals.md "Adding an op"):
+    numpy: Optional[Callable] = None      # numpy semantics of an elementwise / reduction / broadcast op ...
+    numpy_form: Optional[str] = None      # ... and how the simulator applies it (one of NUMPY_FORMS)
+    pto: Optional[str] = None             # the PTO instruction of a 1:1 op: `<pto> ins(<args>) outs(%dst)`
+    pto_operands: Optional[int] = None    # only the first N args reach the instruction (the rest are IR-only)
+    lowers_to: Optional[str] = None       # a tensor op ConvertTensorToTileOps replaces 1:1 by this tile op
 
     @property
     def category(self) -> str:
@@ -77,19 +92,21 @@ _REGISTRY: dict[str, OpDef] = {}
 def register_op(op: OpDef) -> OpDef:
     if op.name in _REGISTRY:
         raise InternalError(f"op {op.name} registered twice")
+    if (op.numpy is None) != (op.numpy_form is None) or (op.numpy_form is not None and op.numpy_form not in NUMPY_FORMS):
+        raise InternalError(f"op {op.name}: numpy and numpy_form go together; numpy_form is one of {NUMPY_FORMS}")
     _REGISTRY[op.name] = op
     return op
 
 
-# The reference's qualified spellings of ops pypto names more briefly (looked up by get_op only;
-# the op's own name, printed and parsed, stays pypto's).
-_ALIASES = {"pld.system.get_comm_ctx": "pld.get_comm_ctx", "pld.system.nranks": "pld.nranks",
-            "pld.system.rank": "pld.rank"}
+# The reference spells the comm-context queries under pld.system; they are these ops (lookup only:
+# the printer and parser keep the project's spelling).
+_REFERENCE_SPELLINGS = {"pld.system.get_comm_ctx": "pld.get_comm_ctx", "pld.system.rank": "pld.rank",
+                        "pld.system.nranks": "pld.nranks"}
 
 
 def get_op(name: str) -> OpDef:
     _ensure_loaded()
-    op = _REGISTRY.get(name) or _REGISTRY.get(_ALIASES.get(name, ""))
+    op = _REGISTRY.get(name) or _REGISTRY.get(_REFERENCE_SPELLINGS.get(name, ""))
     if op is None:
         raise TypeCheckError(f"unknown op '{name}'", hint=_suggest(name))
     return op

@@ -10,17 +10,17 @@ from __future__ import annotations
 from pypto.ir.dtypes import INDEX, DataType
 from pypto.ir.enums import CastMode, CmpType, PadValue, TensorLayout
 from pypto.errors import TypeCheckError
-from pypto.ir.ops.common import (dims_equal, fmt_shape, same_dtype, assemble_rule, concat_rule, binary_rule, cast_rule, cmp_rule, cmps_rule, expand_rule, expands_rule,
-                                 expect_axis, expect_tensor, expect_tuple, fillpad_rule, fp32_only_rule, read_rule, reduce_rule,
-                                 reshape_rule, scalar_binary_rule, slice_rule, transpose_rule, unary_rule, write_rule)
+from pypto.ir.ops.common import (assemble_rule, cast_rule, cmp_rule, cmps_rule, concat_rule, dims_equal, expands_rule,
+                                 expect_axis, expect_tensor, expect_tuple, fillpad_rule, fmt_shape, read_rule,
+                                 reshape_rule, same_dtype, slice_rule, transpose_rule, write_rule)
 from pypto.ir.ops.registry import CUBE, READ, READWRITE, SHARED, VECTOR, Kwarg, OpDef, register_op
-from pypto.ir.ops.tile import BINARY, EXPAND_KINDS, TRIG, UNARY_ANY, UNARY_FLOAT, accumulator_dtype
+from pypto.ir.ops.tile import accumulator_dtype
 from pypto.ir.types import ScalarType, TensorType, TensorView
 
 
 def _compute(name: str, args: tuple, deduce, **extra) -> OpDef:
-    """A tensor-level compute op (lowered to the vector tile op of the same short name)."""
-    return register_op(OpDef(name, args=args, deduce=deduce, affinity=VECTOR, **extra))
+    """A tensor-level compute op, lowered to the vector tile op of the same short name."""
+    return register_op(OpDef(name, args=args, deduce=deduce, affinity=VECTOR, lowers_to="tile." + name[7:], **extra))
 
 
 # ---------------------------------------------------------------------------- creation
@@ -40,40 +40,17 @@ def _full_type(args, kw):
 
 
 register_op(OpDef("tensor.full", args=("shape",), kwargs={"dtype": Kwarg(DataType), "value": Kwarg((int, float))},
-                  deduce=_full_type, affinity=SHARED))
+                  deduce=_full_type, affinity=SHARED, lowers_to="tile.full"))
 
 
 # ---------------------------------------------------------------------------- elementwise
-for _n in BINARY:
-    _compute(f"tensor.{_n}", ("lhs", "rhs"), binary_rule(f"tensor.{_n}"))
-    _compute(f"tensor.{_n}s", ("lhs", "rhs"), scalar_binary_rule(f"tensor.{_n}s"))
-for _n in UNARY_FLOAT:
-    _compute(f"tensor.{_n}", ("x",), unary_rule(f"tensor.{_n}", float_only=True))
-for _n in UNARY_ANY:
-    _compute(f"tensor.{_n}", ("x",), unary_rule(f"tensor.{_n}"))
-for _n in TRIG:     # FP32 only: LowerCompositeOps expands them with an FP32 recipe
-    _compute(f"tensor.{_n}", ("x",), fp32_only_rule(f"tensor.{_n}"))
-for _n in ("and_", "or_", "xor", "shl", "shr"):
-    _compute(f"tensor.{_n}", ("lhs", "rhs"), binary_rule(f"tensor.{_n}", kind="int"))
-    _compute(f"tensor.{_n.rstrip('_')}s", ("lhs", "rhs"), scalar_binary_rule(f"tensor.{_n.rstrip('_')}s", kind="int"))
-_compute("tensor.not_", ("x",), unary_rule("tensor.not_", kind="int"))
-_compute("tensor.fmod", ("lhs", "rhs"), binary_rule("tensor.fmod"))
-_compute("tensor.fmods", ("lhs", "rhs"), scalar_binary_rule("tensor.fmods"))
+# The regular elementwise, reduction and broadcast ops (tensor and tile form) are rows of
+# pypto/ir/ops/elementwise.py; the ops here lower 1:1 to the tile op of the same short name too.
 _compute("tensor.cast", ("x",), cast_rule("tensor.cast"),
          kwargs={"target_type": Kwarg(DataType), "mode": Kwarg(CastMode, CastMode.round)})
 _compute("tensor.cmp", ("lhs", "rhs"), cmp_rule("tensor.cmp"), kwargs={"cmp_type": Kwarg(CmpType, CmpType.EQ)})
 _compute("tensor.cmps", ("lhs", "rhs"), cmps_rule("tensor.cmps"), kwargs={"cmp_type": Kwarg(CmpType, CmpType.EQ)})
 
-# ---------------------------------------------------------------------------- reductions and broadcasts
-# At tensor level the scratch tile is the lowering's business, so row_* take only x.
-for _n in ("row_sum", "row_max", "row_min", "row_prod"):
-    _compute(f"tensor.{_n}", ("x",), reduce_rule(f"tensor.{_n}", axis=1))
-for _n in ("col_sum", "col_max", "col_min", "col_prod"):
-    _compute(f"tensor.{_n}", ("x",), reduce_rule(f"tensor.{_n}", axis=0))
-for _axis, _prefix in ((1, "row_expand"), (0, "col_expand")):
-    _compute(f"tensor.{_prefix}", ("target", "vec"), expand_rule(f"tensor.{_prefix}", _axis))
-    for _k in EXPAND_KINDS:
-        _compute(f"tensor.{_prefix}_{_k}", ("target", "vec"), expand_rule(f"tensor.{_prefix}_{_k}", _axis))
 _compute("tensor.expands", ("target", "scalar"), expands_rule("tensor.expands"))
 
 # ---------------------------------------------------------------------------- shape and view

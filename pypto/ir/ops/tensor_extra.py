@@ -1,9 +1,8 @@
-"""Tensor forms of the unified `pl.*` ops whose tile form came later (seed 003, tensor-level coverage).
+"""Tensor forms of select and reinterpret_view (seed 003, tensor-level coverage).
 
-Each lowers 1:1 in ConvertTensorToTileOps to the tile op of the same short name (a scratch `tmp`
-the tile op takes is created by the converter), so a tensor-level kernel can use them directly:
+Each lowers 1:1 in ConvertTensorToTileOps to the tile op of the same short name, so a
+tensor-level kernel can use them directly:
 
-    r = pl.rem(a, b)               # tensor.rem  → tile.rem(a_t, b_t, tmp)
     y = pl.select(pl.cmps(x, 0.0, cmp_type=pl.CmpType.GT), x, 0.0)   # tensor.select → tile.select
     u = pl.reinterpret_view(x, pl.INT32)                             # same bytes, same shape
 
@@ -14,29 +13,13 @@ packed predicate mask tensor.cmp / tensor.cmps produce, scalar branches are lite
 from __future__ import annotations
 
 from pypto.errors import TypeCheckError, UnsupportedError
-from pypto.ir.ops.common import (MASK_DTYPE, binary_rule, describe, dims_equal, expect_scalar, expect_tensor,
-                                 fmt_shape, packed_mask_shape, result_like, same_dtype, scalar_binary_rule,
-                                 scalar_fits)
+from pypto.ir.ops.common import (MASK_DTYPE, describe, dims_equal, expect_scalar, expect_tensor, fmt_shape,
+                                 packed_mask_shape, result_like, same_dtype, scalar_fits)
 from pypto.ir.ops.registry import READ, VECTOR, Kwarg, OpDef, register_op
 from pypto.ir.ops.tile_select import _same_exprs, literal_value
 from pypto.ir.dtypes import DataType
 from pypto.ir.expr import const as to_expr
 from pypto.ir.types import TensorType
-
-
-def _compute(name: str, args: tuple, deduce, **extra) -> OpDef:
-    return register_op(OpDef(name, args=args, deduce=deduce, affinity=VECTOR, **extra))
-
-
-# ---------------------------------------------------------------------------- remainder, leaky / parametric relu
-_compute("tensor.rem", ("lhs", "rhs"), binary_rule("tensor.rem"),
-         description="lhs - floor(lhs / rhs) * rhs elementwise (the sign of rhs)")
-_compute("tensor.rems", ("lhs", "rhs"), scalar_binary_rule("tensor.rems"),
-         description="tensor.rem with a scalar divisor")
-_compute("tensor.lrelu", ("x", "slope"), scalar_binary_rule("tensor.lrelu", kind="float"),
-         description="x > 0 ? x : slope * x with a scalar slope")
-_compute("tensor.prelu", ("x", "slope"), binary_rule("tensor.prelu", kind="float"),
-         description="x > 0 ? x : slope * x with a per-element slope tensor")
 
 
 # ---------------------------------------------------------------------------- select
@@ -75,7 +58,7 @@ def _select_type(args, kw):
 
 
 register_op(OpDef("tensor.select", args=("cond", "on_true", "on_false"), deduce=_select_type, affinity=VECTOR,
-                  effects={0: READ, 1: READ, 2: READ}, description="cond ? on_true : on_false per element"))
+                  effects={0: READ, 1: READ, 2: READ}, lowers_to="tile.select", description="cond ? on_true : on_false per element"))
 
 
 # ---------------------------------------------------------------------------- reinterpret_view
@@ -97,5 +80,5 @@ def _reinterpret_type(args, kw):
 
 register_op(OpDef("tensor.reinterpret_view", args=("x",),
                   kwargs={"dtype": Kwarg(DataType), "shape": Kwarg(object, None)},
-                  deduce=_reinterpret_type, affinity=VECTOR, effects={0: READ},
+                  deduce=_reinterpret_type, affinity=VECTOR, effects={0: READ}, lowers_to="tile.reinterpret_view",
                   description="the same bytes as another dtype of equal width"))

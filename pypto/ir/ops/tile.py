@@ -12,11 +12,10 @@ from pypto.errors import TypeCheckError
 from pypto.ir.dtypes import FP32, INDEX, INT32, DataType
 from pypto.ir.enums import CastMode, CmpType, MemorySpace, PadValue, TileLayout
 from pypto.ir.expr import ConstInt, as_int
-from pypto.ir.ops.common import (MASK_DTYPE, assemble_rule, fixpipe_converts, concat_rule, binary_rule, cast_rule, cmp_rule, cmps_rule, dims_equal,
-                                 expand_rule, expands_rule, expect_scalar, expect_tensor, expect_tile, expect_tuple,
-                                 fillpad_rule, fmt_shape, fp32_only_rule, packed_mask_shape, read_rule, reduce_rule, reshape_rule,
-                                 same_dtype, same_shape, scalar_binary_rule, scalar_fits, slice_rule, transpose_rule,
-                                 unary_rule, write_rule)
+from pypto.ir.ops.common import (MASK_DTYPE, assemble_rule, cast_rule, cmp_rule, cmps_rule, concat_rule, dims_equal,
+                                 expands_rule, expect_scalar, expect_tensor, expect_tile, expect_tuple, fillpad_rule,
+                                 fixpipe_converts, fmt_shape, packed_mask_shape, read_rule, reshape_rule, same_dtype,
+                                 same_shape, scalar_fits, slice_rule, transpose_rule, write_rule)
 from pypto.ir.ops.flat_window import flat_load_type, flat_store_check
 from pypto.ir.ops.registry import CUBE, READ, READWRITE, SHARED, VECTOR, WRITE, Kwarg, OpDef, register_op
 from pypto.ir.types import PtrType, TileType, TileView
@@ -24,7 +23,7 @@ from pypto.ir.types import PtrType, TileType, TileView
 VEC = (MemorySpace.Vec,)
 
 
-def _vector(name: str, args: tuple, deduce, n_tiles: int = 1, **extra) -> OpDef:
+def vector_op(name: str, args: tuple, deduce, n_tiles: int = 1, **extra) -> OpDef:
     """A vector-unit op: runs on AIV, reads its tile operands from Vec, result stays in the lhs's space."""
     extra.setdefault("output_memory", "inherit")
     extra.setdefault("effects", {i: READ for i in range(n_tiles)})
@@ -105,7 +104,7 @@ def _move_type(args, kw):
 register_op(OpDef("tile.move", args=("tile",),
                   kwargs={"target_memory": Kwarg(MemorySpace), "blayout": Kwarg(TileLayout, None),
                           "slayout": Kwarg(TileLayout, None)},
-                  deduce=_move_type, output_memory="target_memory", effects={0: READ},
+                  deduce=_move_type, output_memory="target_memory", effects={0: READ}, pto="pto.tmov",
                   description="copy a tile between on-chip memory spaces (e.g. Mat → Left)"))
 
 
@@ -151,66 +150,22 @@ register_op(OpDef("tile.alloc", kwargs={"memory_space": Kwarg(MemorySpace), "siz
 
 
 # ---------------------------------------------------------------------------- elementwise compute
-BINARY = ("add", "sub", "mul", "div", "maximum", "minimum")
-UNARY_FLOAT = ("exp", "log", "sqrt", "rsqrt", "recip")
-UNARY_ANY = ("neg", "abs", "relu")
-TRIG = ("sin", "cos")
-BITWISE = ("and_", "or_", "xor", "shl", "shr", "not_", "ands", "ors", "xors", "shls", "shrs")
-
-for _n in BINARY:
-    _vector(f"tile.{_n}", ("lhs", "rhs"), binary_rule(f"tile.{_n}"), n_tiles=2)
-    _vector(f"tile.{_n}s", ("lhs", "rhs"), scalar_binary_rule(f"tile.{_n}s"))
-for _n in UNARY_FLOAT:
-    _vector(f"tile.{_n}", ("x",), unary_rule(f"tile.{_n}", float_only=True))
-for _n in UNARY_ANY:
-    _vector(f"tile.{_n}", ("x",), unary_rule(f"tile.{_n}"))
-for _n in TRIG:     # FP32 only: LowerCompositeOps expands them with an FP32 recipe
-    _vector(f"tile.{_n}", ("x",), fp32_only_rule(f"tile.{_n}"))
-
-# Bitwise ops (integers only). The vector unit's xor and rem need a scratch tile; fmod does not.
-for _n in ("and_", "or_", "shl", "shr"):
-    _vector(f"tile.{_n}", ("lhs", "rhs"), binary_rule(f"tile.{_n}", kind="int"), n_tiles=2)
-for _n in ("ands", "ors", "shls", "shrs"):
-    _vector(f"tile.{_n}", ("lhs", "rhs"), scalar_binary_rule(f"tile.{_n}", kind="int"))
-_vector("tile.xor", ("lhs", "rhs", "tmp"), binary_rule("tile.xor", kind="int"), n_tiles=2)
-_vector("tile.xors", ("lhs", "rhs", "tmp"), scalar_binary_rule("tile.xors", kind="int"))
-_vector("tile.not_", ("x",), unary_rule("tile.not_", kind="int"))
-_vector("tile.rem", ("lhs", "rhs", "tmp"), binary_rule("tile.rem"), n_tiles=2)
-_vector("tile.rems", ("lhs", "rhs", "tmp"), scalar_binary_rule("tile.rems"))
-_vector("tile.fmod", ("lhs", "rhs"), binary_rule("tile.fmod"), n_tiles=2)
-_vector("tile.fmods", ("lhs", "rhs"), scalar_binary_rule("tile.fmods"))
-_vector("tile.lrelu", ("x", "slope"), scalar_binary_rule("tile.lrelu", kind="float"))
-_vector("tile.prelu", ("x", "slope", "tmp"), binary_rule("tile.prelu", kind="float"), n_tiles=2)
-
-_vector("tile.cast", ("x",), cast_rule("tile.cast"),
+# The regular elementwise, reduction and broadcast ops are rows of pypto/ir/ops/elementwise.py.
+vector_op("tile.cast", ("x",), cast_rule("tile.cast"),
         kwargs={"target_type": Kwarg(DataType), "mode": Kwarg(CastMode, CastMode.round)})
-_vector("tile.cmp", ("lhs", "rhs"), cmp_rule("tile.cmp"), n_tiles=2,
+vector_op("tile.cmp", ("lhs", "rhs"), cmp_rule("tile.cmp"), n_tiles=2,
         kwargs={"cmp_type": Kwarg(CmpType, CmpType.EQ)})
-_vector("tile.cmps", ("lhs", "rhs"), cmps_rule("tile.cmps"), kwargs={"cmp_type": Kwarg(CmpType, CmpType.EQ)})
+vector_op("tile.cmps", ("lhs", "rhs"), cmps_rule("tile.cmps"), kwargs={"cmp_type": Kwarg(CmpType, CmpType.EQ)})
 
-# ---------------------------------------------------------------------------- reductions and broadcasts
-# The hardware row reductions need a scratch tile (the reference requires it); col_sum may take one.
-for _n in ("row_sum", "row_max", "row_min", "row_prod"):
-    _vector(f"tile.{_n}", ("x", "tmp"), reduce_rule(f"tile.{_n}", axis=1), n_tiles=2)
-_vector("tile.col_sum", ("x", "tmp"), reduce_rule("tile.col_sum", axis=0), n_tiles=2, min_args=1)
-for _n in ("col_max", "col_min", "col_prod"):
-    _vector(f"tile.{_n}", ("x",), reduce_rule(f"tile.{_n}", axis=0))
-
-EXPAND_KINDS = ("add", "sub", "mul", "div", "max", "min", "expdif")     # expdif: exp(target - vec)
-for _axis, _prefix in ((1, "row_expand"), (0, "col_expand")):
-    _vector(f"tile.{_prefix}", ("target", "vec"), expand_rule(f"tile.{_prefix}", _axis), n_tiles=2)
-    for _k in EXPAND_KINDS:
-        # the reference's row_expand_add may take a scratch tile; accept and ignore it
-        _vector(f"tile.{_prefix}_{_k}", ("target", "vec", "tmp"), expand_rule(f"tile.{_prefix}_{_k}", _axis),
-                n_tiles=2, min_args=2)
-_vector("tile.expands", ("target", "scalar"), expands_rule("tile.expands"))
+# ---------------------------------------------------------------------------- broadcasts
+vector_op("tile.expands", ("target", "scalar"), expands_rule("tile.expands"))
 
 # ---------------------------------------------------------------------------- shape and view
-_vector("tile.reshape", ("x", "shape"), reshape_rule("tile.reshape"))
-_vector("tile.transpose", ("x", "axis1", "axis2", "tmp"), transpose_rule("tile.transpose"), min_args=3,
+vector_op("tile.reshape", ("x", "shape"), reshape_rule("tile.reshape"))
+vector_op("tile.transpose", ("x", "axis1", "axis2", "tmp"), transpose_rule("tile.transpose"), min_args=3,
         effects={0: READ, 3: READWRITE}, not_inplace_safe=True)
-_vector("tile.slice", ("x", "shape", "offset", "valid_shape"), slice_rule("tile.slice"), min_args=3)
-_vector("tile.concat", ("src0", "src1"), concat_rule("tile.concat"), n_tiles=2)
+vector_op("tile.slice", ("x", "shape", "offset", "valid_shape"), slice_rule("tile.slice"), min_args=3)
+vector_op("tile.concat", ("src0", "src1"), concat_rule("tile.concat"), n_tiles=2, pto="pto.tconcat")
 
 
 def _transpose_view_type(args, kw):
@@ -234,7 +189,8 @@ register_op(OpDef("tile.transpose_view", args=("x",), deduce=_transpose_view_typ
 register_op(OpDef("tile.assemble", args=("target", "source", "offset"), deduce=assemble_rule("tile.assemble"),
                   output_memory="inherit", effects={0: READWRITE, 1: READ}, reuses_input=0,
                   description="write source into target at offset (in place); the result is the updated target"))
-_vector("tile.fillpad", ("x",), fillpad_rule("tile.fillpad"), kwargs={"pad_value": Kwarg(PadValue, PadValue.zero)})
+vector_op("tile.fillpad", ("x",), fillpad_rule("tile.fillpad"), kwargs={"pad_value": Kwarg(PadValue, PadValue.zero)},
+          pto="pto.tfillpad")
 
 # ---------------------------------------------------------------------------- element access
 register_op(OpDef("tile.read", args=("src", "indices"), deduce=read_rule("tile.read"), effects={0: READ},
@@ -274,10 +230,10 @@ def _sels_type(args, kw):
 
 
 # sel: where the mask bit is set take lhs, else rhs. sels: src where set, else the scalar.
-_vector("tile.sel", ("mask", "lhs", "rhs", "tmp"), _sel_type, n_tiles=3, effects={0: READ, 1: READ, 2: READ,
-                                                                                     3: READWRITE})
-_vector("tile.sels", ("mask", "src", "tmp", "scalar"), _sels_type, n_tiles=2, effects={0: READ, 1: READ,
-                                                                                       2: READWRITE})
+vector_op("tile.sel", ("mask", "lhs", "rhs", "tmp"), _sel_type, n_tiles=3,
+          effects={0: READ, 1: READ, 2: READ, 3: READWRITE}, pto="pto.tsel")
+vector_op("tile.sels", ("mask", "src", "tmp", "scalar"), _sels_type, n_tiles=2,
+          effects={0: READ, 1: READ, 2: READWRITE}, pto="pto.tsels")
 
 
 # ---------------------------------------------------------------------------- cube (matrix) ops
@@ -295,8 +251,10 @@ def _product(name: str, lhs_arg, rhs_arg) -> tuple:
     if not dims_equal((a.shape[1],), (b.shape[0],)):
         raise TypeCheckError(f"{name}: inner dimensions differ: lhs {fmt_shape(a.shape)} × rhs {fmt_shape(b.shape)}",
                              hint="lhs is [M, K] and rhs is [K, N]")
+    # Mat is accepted too: ConvertTensorToTileOps hands the cube its operands in Mat and
+    # InferTileMemorySpace adds the Mat → Left / Right moves (seed 003, MatmulSlice).
     for arg, t, space in (("lhs", a, MemorySpace.Left), ("rhs", b, MemorySpace.Right)):
-        if t.memory_space is not None and t.memory_space is not space:
+        if t.memory_space is not None and t.memory_space not in (space, MemorySpace.Mat):
             raise TypeCheckError(f"{name}: argument '{arg}' must be in {space.name}, got {t.memory_space.name}",
                                  hint=f"pl.move(x, target_memory=pl.Mem.{space.name}) first")
     return (a.shape[0], b.shape[1]), (a.valid_shape[0], b.valid_shape[1]), accumulator_dtype(a.dtype)
@@ -335,7 +293,7 @@ def _matmul_bias_type(args, kw):
 _CUBE_IN = {1: (MemorySpace.Left,), 2: (MemorySpace.Right,)}
 register_op(OpDef("tile.matmul", args=("lhs", "rhs"), deduce=_matmul_type, affinity=CUBE,
                   output_memory=MemorySpace.Acc, input_memory={0: (MemorySpace.Left,), 1: (MemorySpace.Right,)},
-                  effects={0: READ, 1: READ}, description="Left [M,K] × Right [K,N] → Acc [M,N]"))
+                  effects={0: READ, 1: READ}, pto="pto.tmatmul", description="Left [M,K] × Right [K,N] → Acc [M,N]"))
 register_op(OpDef("tile.matmul_acc", args=("acc", "lhs", "rhs", "init_cond"), min_args=3, deduce=_matmul_acc_type,
                   affinity=CUBE, output_memory=MemorySpace.Acc, input_memory={0: (MemorySpace.Acc,), **_CUBE_IN},
                   effects={0: READWRITE, 1: READ, 2: READ}, reuses_input=0,
@@ -343,4 +301,5 @@ register_op(OpDef("tile.matmul_acc", args=("acc", "lhs", "rhs", "init_cond"), mi
 register_op(OpDef("tile.matmul_bias", args=("lhs", "rhs", "bias"), deduce=_matmul_bias_type, affinity=CUBE,
                   output_memory=MemorySpace.Acc,
                   input_memory={0: (MemorySpace.Left,), 1: (MemorySpace.Right,), 2: (MemorySpace.Bias,)},
-                  effects={0: READ, 1: READ, 2: READ}, description="lhs × rhs + bias (bias [1,N] broadcast)"))
+                  effects={0: READ, 1: READ, 2: READ}, pto="pto.tmatmul.bias",
+                  description="lhs × rhs + bias (bias [1,N] broadcast)"))

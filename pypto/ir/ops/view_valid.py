@@ -24,6 +24,21 @@ from pypto.ir.ops.registry import READ, READWRITE, VECTOR, Kwarg, OpDef, registe
 from pypto.ir.types import TensorView, TileType, TileView
 
 
+def is_packed_stride(stride, shape) -> bool:
+    """An explicit stride that is exactly the row-major packing of `shape` ([12, 4, 1] on [2, 3, 4])
+    addresses the contiguous tensor, so it is not "strided". Only statically provable strides qualify."""
+    if len(stride) != len(shape):
+        return False
+    expect = 1
+    for i in range(len(shape) - 1, -1, -1):
+        if as_int(stride[i]) != expect:
+            return False
+        if i and as_int(shape[i]) is None:
+            return False
+        expect *= as_int(shape[i]) or 1
+    return True
+
+
 def _view_type(args, kw):
     name = "tensor.view"
     t = expect_tensor(name, "x", args[0])
@@ -32,7 +47,8 @@ def _view_type(args, kw):
     if valid is not None and len(valid) != len(shape):
         raise TypeCheckError(f"{name}: valid_shape {fmt_shape(valid)} needs one entry per dim of shape {fmt_shape(shape)}")
     view = t.tensor_view
-    if view is not None and (view.stride or view.layout is not TensorLayout.ND):
+    strided = view is not None and bool(view.stride) and not is_packed_stride(view.stride, t.shape)
+    if view is not None and (strided or view.layout is not TensorLayout.ND):
         raise TypeCheckError(f"{name}: the source {describe(t)} is strided or not ND; only packed row-major tensors "
                              "can be viewed at another shape", hint="materialise the tensor contiguously first")
     n_src, n_dst = numel(t.shape), numel(shape)

@@ -15,11 +15,10 @@ from pypto.ir.expr import BinaryExpr, Call, Expr, GlobalVar
 from pypto.ir.function import Function
 from pypto.ir.types import ScalarType, TensorType, TupleType, UnknownType
 from pypto.language import scopes, typing as pl_typing
-from pypto.language.decorators import InlineFunction
 from pypto.language.parser.diagnostics import InvalidOperationError, ParserSyntaxError, ParserTypeError
 from pypto.language.parser.dispatch import eval_expr, expression
 from pypto.language.parser.expressions import NO_OP
-from pypto.language.parser.inline import expand_inline
+from pypto.language.parser.inline import InlineFunction, expand_inline
 from pypto.language.parser.op_bridge import build_call
 from pypto.language.parser.values import (MethodRef, describe_value, is_scalar_expr, to_expr, to_op_arg)
 

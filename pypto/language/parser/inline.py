@@ -1,13 +1,47 @@
-"""`@pl.inline` expansion: the helper's body is parsed at each call site, in its own name
-table, emitting its statements into the caller's current block; its `return` value becomes
-the call's value (several values → a tuple the caller unpacks).
+"""`@pl.inline` helpers (InlineFunction, what the decorator returns) and their expansion: the
+helper's body is parsed at each call site, in its own name table, emitting its statements into
+the caller's current block; its `return` value becomes the call's value (several values → a
+tuple the caller unpacks).
 """
 
 from __future__ import annotations
 
+import ast
+from typing import Optional
+
 from pypto.language.parser.context import FunctionContext, ModuleEnv
 from pypto.language.parser.diagnostics import ParserTypeError
 from pypto.language.parser.dispatch import parse_body
+
+
+class InlineFunction:
+    """`@pl.inline`: a helper whose body is expanded at every call site inside a kernel."""
+
+    def __init__(self, pyfunc=None, namespace: Optional[dict] = None, *, _node=None, _source=None):
+        self.pyfunc = pyfunc
+        self.namespace = namespace or {}
+        self._node, self._source = _node, _source
+        self.__name__ = pyfunc.__name__ if pyfunc is not None else _node.name
+
+    @classmethod
+    def from_ast(cls, node, source, namespace: dict) -> "InlineFunction":
+        return cls(None, namespace, _node=node, _source=source)
+
+    def resolve(self):
+        """(FunctionDef node, SourceFile, namespace) of the helper."""
+        if self._node is None:
+            from pypto.language.parser import closure_values
+            from pypto.language.parser.source import locate_definition
+            self._node, self._source = locate_definition(self.pyfunc, ast.FunctionDef)
+            ns = dict(self.pyfunc.__globals__)
+            ns.update(self.namespace)
+            ns.update(closure_values(self.pyfunc))
+            self.namespace = ns
+        return self._node, self._source, self.namespace
+
+    def __call__(self, *args, **kwargs):
+        from pypto.language.scopes import KernelOnlyError
+        raise KernelOnlyError(f"'{self.__name__}' is a @pl.inline helper: call it from inside a kernel body")
 
 
 def expand_inline(ctx, node, inline_fn, args: list, kwargs: dict):

@@ -131,7 +131,7 @@ def parse_module_text(text: str, filename: str, user_globals: Optional[dict] = N
         elif isinstance(stmt, ast.FunctionDef):
             kinds = [(d, decorator_kind(ctx0, d)) for d in stmt.decorator_list]
             if any(k == "inline" for _, k in kinds):
-                from pypto.language.decorators import InlineFunction
+                from pypto.language.parser.inline import InlineFunction
                 globals_[stmt.name] = InlineFunction.from_ast(stmt, src, globals_)
                 continue
             fdeco = [d for d, k in kinds if k == "function"]

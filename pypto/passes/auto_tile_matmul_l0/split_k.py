@@ -43,10 +43,10 @@ def _panel_load(load: Call):
 
 
 def _loop_body(loop: ForStmt, ia: IterArg):
-    """The (load_a, load_b) Calls of a split-K loop body that is exactly: two Mat loads, their moves
-    to Left / Right, `matmul_acc(ia, left, right)` and the yield of its result; else None."""
+    """The (load_a, load_b) Calls of a split-K loop body that is exactly: two Mat loads, [their moves
+    to Left / Right,] `matmul_acc(ia, left, right)` and the yield of its result; else None."""
     stmts = body_list(loop.body)
-    if len(stmts) != 6 or not isinstance(stmts[-1], YieldStmt) or not all(isinstance(x, AssignStmt)
+    if len(stmts) not in (4, 6) or not isinstance(stmts[-1], YieldStmt) or not all(isinstance(x, AssignStmt)
                                                                          for x in stmts[:-1]):
         return None
     local = {x.var: x.value for x in stmts[:-1]}
@@ -58,6 +58,9 @@ def _loop_body(loop: ForStmt, ia: IterArg):
     loads = []
     for operand, space in zip(acc.value.args[1:], (MemorySpace.Left, MemorySpace.Right)):
         move = local.get(operand)
+        if _op(move) == "tile.load":          # a Mat operand read directly (ConvertTensorToTileOps' form)
+            loads.append(move)
+            continue
         if _op(move) != "tile.move" or move.kwargs.get("target_memory") is not space:
             return None
         loads.append(local.get(move.args[0]))

@@ -36,7 +36,7 @@ from pypto.passes.convert_tensor_to_tile_ops.call_sites import CallSiteUpdate, W
 from pypto.passes.convert_tensor_to_tile_ops.registry import CONVERTERS, SELF_LOADING, zeros
 from pypto.passes.convert_tensor_to_tile_ops.special import LOWERED_TILE_OPS
 from pypto.passes.convert_tensor_to_tile_ops.store_paths import check_store_paths
-from pypto.passes.manager import Pass
+from pypto.passes.base import Pass
 from pypto.passes.properties import IRProperty, PassProperties
 
 _KERNEL = (FunctionType.InCore,)

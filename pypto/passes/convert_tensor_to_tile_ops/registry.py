@@ -16,7 +16,7 @@ from typing import Callable
 from pypto.errors import UnsupportedError
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call, ConstInt, MakeTuple
-from pypto.ir.ops.registry import create_op_call, has_op
+from pypto.ir.ops.registry import all_ops, create_op_call, has_op
 from pypto.ir.types import TensorType, TileType
 
 CONVERTERS: dict[str, Callable] = {}
@@ -50,21 +50,6 @@ def tile_op(ctx, name: str, args: list, call: Call, kwargs: dict | None = None) 
     return create_op_call(name, args, kw, call.span)
 
 
-# 1:1 ops: tensor.X(a, b, ...) → tile.X(tile(a), tile(b), ...); a trailing `tmp` operand the tile op
-# needs (the PTO instruction's scratch buffer) is a fresh tile shaped like the first operand.
-ONE_TO_ONE = ("add", "sub", "mul", "div", "adds", "subs", "muls", "divs", "maximum", "minimum", "maximums",
-              "minimums", "exp", "log", "sqrt", "rsqrt", "recip", "abs", "neg", "relu", "cast", "row_sum", "row_max",
-              "row_min", "row_prod", "col_sum", "col_max", "col_min", "col_prod", "row_expand", "row_expand_add",
-              "row_expand_sub", "row_expand_mul", "row_expand_div", "row_expand_max", "row_expand_min",
-              "row_expand_expdif", "col_expand", "col_expand_add", "col_expand_sub", "col_expand_mul",
-              "col_expand_div", "col_expand_max", "col_expand_min", "col_expand_expdif", "transpose", "reshape",
-              "fillpad", "cmp", "cmps", "expands", "full", "and_", "ands", "or_", "ors", "not_", "xor", "xors",
-              "shl", "shls", "shr", "shrs", "fmod", "fmods", "concat",
-              "rem", "rems", "lrelu", "prelu", "reinterpret_view",     # pypto/ir/ops/tensor_extra.py
-              "select",         # tile.select is composite: LowerCompositeOps expands it into sel / sels
-              "sin", "cos")     # tile.sin / tile.cos are composite: LowerCompositeOps expands them next
-
-
 def _scratch(ctx, like, call: Call):
     t = like.type
     return ctx.bind("tmp", create_op_call("tile.create", [list(t.shape)],
@@ -73,8 +58,11 @@ def _scratch(ctx, like, call: Call):
 
 
 def _one_to_one(call: Call, ctx):
+    """tensor.X(a, b, ...) → tile.X(tile(a), tile(b), ...) for an op declaring `lowers_to`; a trailing
+    `tmp` operand the tile op needs (the PTO instruction's scratch buffer) is a fresh tile shaped like
+    the first operand."""
     from pypto.ir.ops.registry import get_op
-    name = "tile." + call.op.name.split(".", 1)[1]
+    name = call.op.lowers_to
     args = [ctx.tile(a) for a in call.args]
     if has_op(name):
         target = get_op(name)
@@ -84,8 +72,10 @@ def _one_to_one(call: Call, ctx):
     return tile_op(ctx, name, args, call)
 
 
-for _n in ONE_TO_ONE:
-    CONVERTERS[f"tensor.{_n}"] = _one_to_one
+# Every op declaring its tile form (OpDef.lowers_to) converts 1:1; the ops below are hand-written.
+for _op in all_ops().values():
+    if _op.lowers_to is not None:
+        CONVERTERS[_op.name] = _one_to_one
 
 
 @converts("tensor.create")
@@ -147,30 +137,34 @@ def _dim(call: Call, ctx):
     return call.replace(args=tuple(ctx.plain(a) for a in call.args))
 
 
-def _cube_operand(ctx, arg, space: MemorySpace, transposed: bool, call: Call):
-    """A matmul operand on its way to the cube: GM → Mat (load), [transpose view], Mat → Left / Right."""
+def _cube_operand(ctx, arg, transposed: bool, call: Call):
+    """A matmul operand as the cube's Mat tile (seed 003, MatmulSlice): a GM tensor (or slice) is a
+    natural Mat load, a Vec result moves to Mat in its own shape, and a_trans / b_trans is a zero-copy
+    tile.transpose_view of that Mat tile. The Mat → Left / Right moves are InferTileMemorySpace's."""
     v = ctx.plain(arg)
     if isinstance(v.type, TensorType):
         shape = list(v.type.shape)
         v = ctx.bind(f"{getattr(v, 'name_hint', 'operand')}_mat",
                      create_op_call("tile.load", [v, zeros(len(shape)), shape, shape],
                                     {"target_memory": MemorySpace.Mat}, call.span))
+    elif v.type.memory_space is MemorySpace.Vec:
+        v = ctx.bind(f"{v.name_hint}_mat", create_op_call("tile.move", [v], {"target_memory": MemorySpace.Mat},
+                                                          call.span))
     elif v.type.memory_space is not MemorySpace.Mat:
         raise UnsupportedError(f"ConvertTensorToTileOps: {call.op.name} operand '{getattr(v, 'name_hint', '?')}' "
                                f"is a {v.type.memory_space.name} tile; the cube reads operands from Mat", call.span,
                                hint="pass the GM tensor (or a slice of it) to the matmul directly")
     if transposed:
         v = ctx.bind(f"{v.name_hint}_t", create_op_call("tile.transpose_view", [v], {}, call.span))
-    return ctx.bind(f"{v.name_hint}_{space.name.lower()}",
-                    create_op_call("tile.move", [v], {"target_memory": space}, call.span))
+    return v
 
 
 @converts("tensor.matmul", "tensor.matmul_acc")
 def _matmul(call: Call, ctx):
-    """lhs / rhs go GM → Mat → Left / Right; the product lands in Acc (matmul_acc accumulates in place)."""
+    """lhs / rhs become Mat tiles; the product lands in Acc (matmul_acc accumulates in place)."""
     acc = [ctx.tile(call.args[0])] if call.op.name == "tensor.matmul_acc" else []
-    left = _cube_operand(ctx, call.args[-2], MemorySpace.Left, call.kwargs.get("a_trans", False), call)
-    right = _cube_operand(ctx, call.args[-1], MemorySpace.Right, call.kwargs.get("b_trans", False), call)
+    left = _cube_operand(ctx, call.args[-2], call.kwargs.get("a_trans", False), call)
+    right = _cube_operand(ctx, call.args[-1], call.kwargs.get("b_trans", False), call)
     result = create_op_call("tile.matmul_acc" if acc else "tile.matmul", acc + [left, right], {}, call.span)
     if result.type.dtype is not call.type.dtype:
         raise UnsupportedError(f"ConvertTensorToTileOps: {call.op.name} producing {call.type.dtype.name} from a "

@@ -24,7 +24,7 @@ from pypto.ir.types import TupleType, UnknownType
 from pypto.ir.visitor import IRMutator, substitute
 from pypto.passes.context import current_platform
 from pypto.passes.expand_mixed_kernel.affinity import call_affinity, stmt_affinity  # noqa: F401 (re-export)
-from pypto.passes.expand_mixed_kernel.construct import SideBuilder, is_mixed, store_writebacks
+from pypto.passes.expand_mixed_kernel.construct import SideBuilder, fill_defs, is_mixed, store_writebacks
 from pypto.passes.expand_mixed_kernel.adapt_push import adapt_manual_pushes
 from pypto.passes.expand_mixed_kernel.mx_manual import adapt_mx_pushes
 from pypto.passes.expand_mixed_kernel.data_paths import check_data_paths
@@ -33,7 +33,7 @@ from pypto.passes.expand_mixed_kernel.group_abi import normalize_group_abis
 from pypto.passes.expand_mixed_kernel.dce import eliminate, free_vars
 from pypto.passes.expand_mixed_kernel.pipe_setup import insert_tfrees, pipe_prologue, transfers
 from pypto.passes.expand_mixed_kernel.verifier import check_expanded
-from pypto.passes.manager import Pass
+from pypto.passes.base import Pass
 from pypto.passes.properties import IRProperty, PassProperties
 
 _DROPPED_ATTRS = ("split",)
@@ -45,7 +45,7 @@ def _calls_to(func: Function, name: str) -> bool:
 
 
 def _side_body(func: Function, side: str, platform_name: str):
-    builder = SideBuilder(side, platform_name, plan_fences(func.body))
+    builder = SideBuilder(side, platform_name, plan_fences(func.body), fill_defs(func.body))
     body = builder.body(func.body)
     writebacks = store_writebacks(func.body, side)
     if writebacks:
@@ -130,8 +130,9 @@ def _group(func: Function, aic: Function, aiv: Function) -> Function:
         stmts.append(ReturnStmt(values, func.span))
     else:
         stmts.append(EvalStmt(aiv_call, func.span))
+    # the Group keeps the kernel's split / slot_num (and the other scope attrs) like its AIC / AIV members
     return Function(func.name, params, func.return_types, SeqStmts(stmts), FunctionType.Group,
-                    param_directions=func.param_directions, attrs={}, span=func.span)
+                    param_directions=func.param_directions, attrs=dict(func.attrs), span=func.span)
 
 
 class _GroupCallerRewrite(IRMutator):

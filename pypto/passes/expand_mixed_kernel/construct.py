@@ -9,6 +9,9 @@ transfer pair of its direction:
                       AIC  x_mat = tpop_from_aiv() (Mat, NZ); x_left = move(x_mat, Left)
     V2C  MX scale → LeftScale / RightScale (a5): a row/row carrier, see mx_carrier.py
 
+    V2C  a Vec constant fill (tile.full / tile.create) → a cube space: no transfer, the cube side
+                      re-creates the fill typed for its space (a loop's missing init value, step 6)
+
 A tensor value the other side produced by `tile.store` (a write-back) stands for the tensor it
 wrote: references to it are remapped to the store's destination (step 6, last bullet).
 """
@@ -44,9 +47,10 @@ def op_call(name: str, args=(), kwargs=None, span=None, type=None) -> Call:
 class SideBuilder:
     """Prunes a kernel body to one side; `other_defs` collects what the other side defines."""
 
-    def __init__(self, side: str, platform_name: str, fences: tuple = ({}, {})):
+    def __init__(self, side: str, platform_name: str, fences: tuple = ({}, {}), fills: dict = None):
         self.side = side
         self.platform_name = platform_name
+        self.fills = fills or {}           # Var → its tile.full / tile.create call (no data to transfer)
         self.carriers: dict = {}           # popped Mat tile → the same-side move results that carry it on
         self.push_after, self.pop_before = fences   # GM fences (gm_fence.plan_fences)
 
@@ -95,6 +99,11 @@ class SideBuilder:
                 return [EvalStmt(op_call("tile.tpush_to_aiv", [src], {"split": 0}, c.span), c.span)]
             return [AssignStmt(dst, op_call("tile.tpop_from_aic", [], {"split": 0}, c.span, dst.type), c.span)]
         target = c.kwargs.get("target_memory", dst.type.memory_space)     # aic_gather: its Mat result
+        fill = self.fills.get(src)
+        if fill is not None and c.op.name == "tile.move":
+            # a constant fill (e.g. a loop's zero accumulator) carries no data: the cube side re-creates it
+            # in the target space instead of popping it into Mat and moving Mat → Acc (no such path)
+            return [AssignStmt(dst, fill.replace(type=dst.type), c.span)] if self.side == CUBE else []
         if self.platform_name == "a5" and mx_carrier.is_mx_scale_boundary(src, target):
             if self.side == VECTOR:
                 return mx_carrier.vector_side(src, dst, target, c.span)
@@ -122,6 +131,26 @@ class SideBuilder:
                        c.span)
         self.carriers[mat] = dst
         return [pop, AssignStmt(dst, move.replace(type=dst.type), c.span)]
+
+
+FILL_OPS = ("tile.full", "tile.create")
+
+
+def fill_defs(stmt) -> dict:
+    """Vars bound to a Vec constant fill (tile.full / tile.create) anywhere in the body → that call."""
+    found: dict = {}
+
+    def walk(s):
+        for x in flatten_to_stmts(s):
+            c = stmt_call(x)
+            if isinstance(x, AssignStmt) and c is not None and not isinstance(c.op, GlobalVar) \
+                    and c.op.name in FILL_OPS and isinstance(x.var.type, TileType) \
+                    and x.var.type.memory_space is MemorySpace.Vec:
+                found[x.var] = c
+            for child in child_bodies(x):
+                walk(child)
+    walk(stmt)
+    return found
 
 
 def store_writebacks(stmt, side: str) -> dict:

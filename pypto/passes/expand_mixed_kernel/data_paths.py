@@ -50,8 +50,9 @@ def check_data_paths(func: Function, platform: Platform) -> None:
             continue
         src = src_t.memory_space
         dst = c.kwargs.get("target_memory") if c.op.name == "tile.move" else MemorySpace.DDR
+        # a move within Vec or within Mat (a re-layout in the same buffer space) is always possible
         if dst is None or (src, dst) in platform.data_paths or (c.op.name == "tile.move" and src is dst
-                                                                and src is MemorySpace.Vec):
+                                                                and src in (MemorySpace.Vec, MemorySpace.Mat)):
             continue
         what = getattr(c.args[0], "name_hint", "a tile")
         raise UnsupportedError(f"{c.op.name} of '{what}' in {func.name}: {platform.name} ({platform.backend_type}) "

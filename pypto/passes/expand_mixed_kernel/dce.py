@@ -104,7 +104,12 @@ def _loop(s, live: set, while_cond=None):
     cond_uses = _uses(while_cond) if while_cond is not None else set()
     keep |= {i for i in range(n) if s.iter_args[i] in cond_uses}
     inner, yld = _yield_of(s.body)
+    dropped_before = _dropped[0]
     while True:
+        # Only the last (fixpoint) sweep of the body counts: an earlier sweep may drop a branch
+        # result that the grown carry set then keeps, and counting that drop would make
+        # `eliminate` believe something changed forever.
+        _dropped[0] = dropped_before
         body_live = set(cond_uses)
         values = list(yld.values) if yld is not None else []
         for i in keep:

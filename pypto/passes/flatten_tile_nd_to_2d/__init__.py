@@ -39,7 +39,7 @@ from pypto.ir.visitor import collect
 from pypto.passes.analysis import Retyper, as_seq
 from pypto.passes.flatten_tile_nd_to_2d.batch_matmul import BATCHED, BatchSplitter, batch_operand_moves, split_loop
 from pypto.passes.flatten_tile_nd_to_2d.transpose import nd_transpose, scratch_for
-from pypto.passes.manager import function_pass
+from pypto.passes.base import function_pass
 from pypto.passes.properties import IRProperty, PassProperties
 
 _KERNELS = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)

@@ -12,17 +12,10 @@ import numpy as np
 
 from pypto.runtime.sim.blocking import Block
 from pypto.runtime.sim.fresh_memory import poison_fresh
-from pypto.runtime.sim.machine import POISON_BYTE
+from pypto.runtime.sim.poison import poisoned
 from pypto.runtime.sim.values import TileValue
 
 MAX_BOUND_KERNELS = 4096
-
-
-def poisoned(shape, dtype) -> np.ndarray:
-    """A fresh GM buffer filled with poison (never zero: unwritten outputs must show)."""
-    arr = np.empty(tuple(int(d) for d in shape), dtype=dtype)
-    arr.view(np.uint8).fill(POISON_BYTE) if arr.size else None
-    return arr
 
 
 class HostContext:

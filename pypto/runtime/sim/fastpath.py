@@ -17,9 +17,9 @@ import numpy as np
 
 from pypto.ir.dtypes import FP32, INT32
 from pypto.ir.expr import Call, ConstInt, MakeTuple
+from pypto.ir.ops.registry import all_ops
 from pypto.ir.types import TensorType, TileType, static_dims
 
-_ELEMENTWISE = {"tile.add": np.add, "tile.sub": np.subtract, "tile.mul": np.multiply}
 _FAST_DTYPES = (FP32, INT32)
 
 
@@ -49,7 +49,11 @@ def binary(ufunc):
     return run
 
 
-_BINARY = {name: binary(fn) for name, fn in _ELEMENTWISE.items()}
+# Every two-operand elementwise op whose numpy semantics is a ufunc (derived from the op definitions):
+# on same-dtype FP32 / INT32 operands the general op computes exactly ufunc(lhs, rhs), so calling the
+# ufunc in place is bit-identical.
+_BINARY = {op.name: binary(op.numpy) for op in all_ops().values()
+           if op.numpy_form == "binary" and isinstance(op.numpy, np.ufunc) and len(op.args) == 2}
 
 
 def _static_tuple(e) -> Optional[tuple]:

@@ -20,7 +20,7 @@ import numpy as np
 
 from pypto.errors import SimulationError
 from pypto.runtime.sim.blocking import Block, is_blocking_op, may_block
-from pypto.runtime.sim.machine import POISON_BYTE
+from pypto.runtime.sim.poison import POISON_BYTE
 from pypto.runtime.sim.values import TileValue
 
 _SCRATCH_ARGS = frozenset({"tmp"})

@@ -4,68 +4,24 @@ In-params are passed as read-only views of the user's arrays (no copy; a kernel 
 one fails loudly). Out / InOut params run on private buffers (Out ones poisoned, InOut ones
 copied), and `write_back` copies them into the user's arrays only after the whole run
 succeeded, so a failed run leaves the caller's data untouched. torch CPU tensors are handled
-through numpy views of their memory; torch is never imported unless the caller gave one.
+through numpy views of their memory (pypto.interop); torch is never imported unless the caller
+gave one. A caller that already classified its arguments (@pl.jit) passes numpy arrays and says
+`torch=True` when they came from torch tensors, so nothing is converted twice.
 """
 
 from __future__ import annotations
 
-import sys
 from typing import Optional
 
 import numpy as np
 
 from pypto.errors import TypeCheckError, ValueCheckError
+from pypto.interop import as_array, is_torch_tensor, numpy_to_torch
 from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import ConstInt, Var
 from pypto.ir.function import Function
 from pypto.ir.types import ScalarType, TensorType
-from pypto.runtime.sim.contexts import poisoned
-from pypto.runtime.sim.machine import POISON_BYTE
-
-
-def is_torch_tensor(x) -> bool:
-    t = sys.modules.get("torch")
-    return t is not None and isinstance(x, t.Tensor)
-
-
-def torch_as_numpy(x) -> np.ndarray:
-    """A numpy view sharing the CPU tensor's memory (bfloat16 / fp8 through a same-width integer view)."""
-    import torch
-    if x.device.type != "cpu":
-        raise TypeCheckError(f"torch tensor on device {x.device} given to the simulator; pass a CPU tensor")
-    x = x.detach()
-    special = _torch_special_dtypes()
-    if x.dtype in special:
-        np_dtype, int_dtype = special[x.dtype]
-        return x.view(int_dtype).numpy().view(np_dtype)
-    return x.numpy()
-
-
-def numpy_to_torch(arr: np.ndarray):
-    import torch
-    import ml_dtypes
-    if arr.dtype == np.dtype(ml_dtypes.bfloat16):
-        return torch.from_numpy(np.ascontiguousarray(arr).view(np.int16)).view(torch.bfloat16)
-    return torch.from_numpy(np.ascontiguousarray(arr))
-
-
-def _torch_special_dtypes() -> dict:
-    import torch
-    import ml_dtypes
-    table = {torch.bfloat16: (np.dtype(ml_dtypes.bfloat16), torch.int16)}
-    for tname, mname in (("float8_e4m3fn", "float8_e4m3fn"), ("float8_e5m2", "float8_e5m2"),
-                         ("float8_e8m0fnu", "float8_e8m0fnu")):
-        if hasattr(torch, tname) and hasattr(ml_dtypes, mname):
-            table[getattr(torch, tname)] = (np.dtype(getattr(ml_dtypes, mname)), torch.uint8)
-    return table
-
-
-def as_array(x, what: str) -> np.ndarray:
-    if isinstance(x, np.ndarray):
-        return x
-    if is_torch_tensor(x):
-        return torch_as_numpy(x)
-    raise TypeCheckError(f"{what} must be a numpy array (or a torch CPU tensor), got {type(x).__name__}")
+from pypto.runtime.sim.poison import poison, poisoned
 
 
 class ParamPlan:
@@ -101,12 +57,13 @@ class HostArgs:
     """The simulator-side values of one call's arguments, and what to copy back afterwards."""
 
     def __init__(self, plans: list, args: list, *, return_style: bool, strict: bool = True,
-                 pool: Optional[dict] = None):
+                 pool: Optional[dict] = None, torch: bool = False):
         self.pool = pool if pool is not None else {}
         self.sim_args: list = []
         self.writebacks: list = []         # (user numpy view, private buffer)
         self.outputs: list = []            # return style: the freshly allocated Out buffers
-        self.any_torch = False
+        self.any_torch = torch
+        self.return_style = return_style
         self.dims: dict = {}
         it = iter(args)
         late = []
@@ -161,7 +118,7 @@ class HostArgs:
         if buf is None or buf.shape != arr.shape:
             buf = self.pool[plan.name] = np.empty(arr.shape, want)
         if d is ParamDirection.Out:
-            buf.view(np.uint8).fill(POISON_BYTE)
+            poison(buf)
         else:
             np.copyto(buf, arr)
         self.writebacks.append((user, buf))

@@ -3,8 +3,7 @@
 An arena is a `uint8` numpy buffer at the platform's real capacity for that space. A tile is a
 typed view into it at the tile's assigned address, so two tiles a planner put on overlapping
 bytes really overwrite each other. Arenas are created the first time a core is used and
-refilled with poison (0xFF bytes: NaN for every float format, -1 for ints) at the first use
-in each run, so nothing leaks between runs and fresh memory is never zero.
+refilled with poison (pypto.runtime.sim.poison: 0xFF bytes) at the first use in each run, so nothing leaks between runs and fresh memory is never zero.
 
     machine = Machine(get_platform("a2a3"))
     core = machine.aiv_cores[0]
@@ -22,7 +21,7 @@ from pypto.errors import CapacityError, SimulationError
 from pypto.ir.enums import MemorySpace
 from pypto.ir.platform import Platform
 
-POISON_BYTE = 0xFF
+from pypto.runtime.sim.poison import POISON_BYTE, poison_bytes
 
 
 class Core:
@@ -57,7 +56,7 @@ class Core:
             self.epoch = epoch
             self.machine.touched.add(self.cluster)
             for buf in self.arenas.values():
-                buf.fill(POISON_BYTE)
+                poison_bytes(buf)
 
     def bind(self, space: MemorySpace, addr: int, shape: tuple, dtype: np.dtype, what: str,
              span=None) -> np.ndarray:
@@ -126,12 +125,13 @@ class Machine:
 _LOCAL = threading.local()
 
 
-def machine_for(platform: Platform) -> Machine:
-    """The machine of a platform for this thread (arenas are big: built once, reused by every run)."""
+def machine_for(platform: Platform, rank: int = 0) -> Machine:
+    """Rank `rank`'s machine of a platform for this thread (arenas are big: built once, reused by every run)."""
     machines = getattr(_LOCAL, "machines", None)
     if machines is None:
         machines = _LOCAL.machines = {}
-    m = machines.get(platform.name)
+    key = (platform.name, rank)
+    m = machines.get(key)
     if m is None:
-        m = machines[platform.name] = Machine(platform)
+        m = machines[key] = Machine(platform)
     return m

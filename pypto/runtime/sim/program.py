@@ -1,7 +1,7 @@
 """A final-IR program prepared for simulation: every function generated once, run many times.
 
     sim = SimProgram(lowered_program, "a2a3sim", artifact_dir=None)
-    value = sim.run("main", [a, b, out])       # numpy arrays / scalars in orchestration order
+    value = sim.run("main", [a, b, out])       # numpy arrays / scalars in orchestration order (tests)
 
 `functions` maps function names to FunctionCode (source, callable, line map). With an
 artifact dir the generated sources are written there (`kernels/sim/<name>.py`,
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 from typing import Optional
 
 from pypto.errors import UnsupportedError
@@ -25,19 +24,9 @@ from pypto.ir.visitor import collect
 from pypto.runtime.sim.blocking import is_blocking_op
 from pypto.runtime.sim.codegen import HOST_TYPES, FunctionCode, generate_function
 from pypto.runtime.sim.data_paths import check_data_paths
-from pypto.runtime.sim.machine import machine_for
-from pypto.runtime.sim.scheduler import Run
+from pypto.runtime.sim.ops import SIM_OPS
 
 _SKIPPED = (FunctionType.Inline,)
-
-
-def default_ops() -> dict:
-    """SIM_OPS from pypto.runtime.sim.ops (empty when that package is not there yet)."""
-    try:
-        from pypto.runtime.sim.ops import SIM_OPS
-    except ImportError:
-        return {}
-    return SIM_OPS
 
 
 class SimProgram:
@@ -45,7 +34,7 @@ class SimProgram:
                  artifact_dir: Optional[Path] = None, fast_paths: bool = True, strict_memory: bool = False):
         self.program = program
         self.platform: Platform = platform if isinstance(platform, Platform) else get_platform(platform)
-        self.ops = default_ops() if ops is None else ops
+        self.ops = SIM_OPS if ops is None else ops
         if strict_memory:                          # every op checks its operands' bytes were written
             from pypto.runtime.sim.fresh_memory import strict_ops
             self.ops, fast_paths = strict_ops(self.ops), False
@@ -100,11 +89,15 @@ class SimProgram:
     def entry_names(self) -> list:
         return [n for n, c in self.functions.items() if c.func.func_type is FunctionType.Orchestration]
 
-    def run(self, entry: str, args: list, *, schedule: str = "deterministic", seed: Optional[int] = None,
-            window: int = 64):
+    def entry_code(self, entry: str):
+        """The FunctionCode of a host (Orchestration) function, the thing a call dispatches."""
         code = self.functions.get(entry)
         if code is None or code.func.func_type not in HOST_TYPES:
             raise UnsupportedError(f"'{entry}' is not a host (Orchestration) function of the program")
-        run = Run(self, machine_for(self.platform), schedule=schedule, seed=seed, window=window)
-        with np.errstate(all="ignore"):            # float overflow / NaN are data on the chip, not warnings
-            return run.execute(code, args)
+        return code
+
+    def run(self, entry: str, args: list, *, schedule: str = "deterministic", seed: Optional[int] = None,
+            window: int = 64):
+        """Run `entry` on simulator-side arguments (no binding, no write-back): a world of one, one dispatch."""
+        from pypto.runtime.sim.launch import run_ranks
+        return run_ranks(self, [[(self.entry_code(entry), args)]], schedule=schedule, seed=seed, window=window)[0][0]

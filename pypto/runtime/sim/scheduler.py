@@ -1,14 +1,16 @@
-"""One simulated run: the host agent, tasks with dependencies, cores, and the cooperative scheduler.
+"""One rank's share of a simulated run: its tasks with dependencies, its cores, its agents.
 
-The host agent runs the Orchestration function. Each kernel call submits a Task whose GM
+A Run holds the state of one device; the one loop that steps the agents of every rank lives in
+pypto.runtime.sim.launch. The rank's host agent runs the Orchestration function(s) dispatched to
+it. Each kernel call submits a Task whose GM
 arguments carry the call's directions; a task waits for every earlier unfinished task it
 conflicts with (read-after-write, write-after-read, write-after-write on overlapping
 buffers), then runs on a free core of its type (AIV, AIC, or a whole cluster for a Group).
 Agents switch only at blocking points: a kernel with no blocking op runs to completion as
 soon as it is placed. The default policy is deterministic (fixed round-robin order, lowest
 free core); `schedule="random"` picks ready tasks, cores and runnable agents with a seeded
-RNG to expose missing dependencies and races. When agents remain but none can run, the run
-raises DeadlockError naming each blocked agent, its op and its source line.
+RNG to expose missing dependencies and races. `start_ready` places ready tasks, `lane_done`
+finishes a kernel lane, `located` names the agent, op and user line of an error.
 """
 
 from __future__ import annotations
@@ -19,10 +21,10 @@ from typing import Optional
 
 import numpy as np
 
-from pypto.errors import DeadlockError, PyptoError, SimulationError, UnsupportedError
+from pypto.errors import PyptoError, SimulationError, UnsupportedError
 from pypto.ir.enums import FunctionType, MemorySpace, SplitMode
 from pypto.runtime.sim.blocking import Block
-from pypto.runtime.sim.contexts import CoreContext, HostContext
+from pypto.runtime.sim.contexts import CoreContext
 
 
 class Task:
@@ -101,6 +103,8 @@ class Run:
         self.ready: list = []
         self.ids = itertools.count()
         self.host: Optional[Agent] = None
+        self.world = None                # the World of a distributed run (pld ops find peers through it)
+        self.rank = 0
 
     # ------------------------------------------------------------------ host side
     def submit(self, site, args: tuple):
@@ -267,9 +271,9 @@ class Run:
             code.fn(ctx, *args)
         except BaseException as e:
             raise self.located(e, name)
-        self._lane_done(task)
+        self.lane_done(task)
 
-    def _lane_done(self, task: Task) -> None:
+    def lane_done(self, task: Task) -> None:
         task.lanes_left -= 1
         if task.lanes_left:
             return
@@ -280,7 +284,7 @@ class Run:
             self.agents.append(Agent(f"{task.name} (deferred completion)", _await_all(conds), task, None, task.code))
             return
         if task.parent is not None:               # a block of an Spmd launch
-            self._lane_done(task.parent)
+            self.lane_done(task.parent)
             return
         del self.live[task.id]
         for d in task.dependents:
@@ -288,7 +292,7 @@ class Run:
             if d.deps_left == 0:
                 self.ready.append(d)
 
-    def _dispatch(self) -> bool:
+    def start_ready(self) -> bool:
         started = False
         while self.ready:
             order = list(self.ready)
@@ -311,46 +315,6 @@ class Run:
             return True
         self.ready.insert(idx, task)
         return False
-
-    # ------------------------------------------------------------------ the loop
-    def execute(self, entry_code, args: list):
-        host_ctx = HostContext(self)
-        name = f"host orchestrator ({entry_code.name})"
-        self.host = Agent(name, entry_code.fn(host_ctx, *args), None, None, entry_code)
-        self.agents.append(self.host)
-        result = None
-        while self.agents or self.ready or self.live:
-            self._dispatch()
-            agent = self._pick()
-            if agent is None:
-                if not self.agents and not self.ready and not self.live:
-                    break
-                raise self._deadlock()
-            try:
-                blk = agent.gen.send(None)
-            except StopIteration as stop:
-                self.agents.remove(agent)
-                if agent is self.host:
-                    result = stop.value
-                else:
-                    self._lane_done(agent.task)
-                continue
-            except BaseException as e:
-                raise self.located(e, agent.name)
-            agent.block = blk
-        return result
-
-    def _pick(self) -> Optional[Agent]:
-        runnable = [a for a in self.agents if a.block is None or a.block.ready()]
-        if not runnable:
-            return None
-        if self.random:
-            return self.random.choice(runnable)
-        # round-robin: the first runnable agent after the one stepped last
-        agent = runnable[0]
-        self.agents.remove(agent)
-        self.agents.append(agent)
-        return agent
 
     # ------------------------------------------------------------------ diagnostics
     def located(self, exc: BaseException, agent_name: str) -> BaseException:
@@ -381,21 +345,3 @@ class Run:
             out.__cause__ = exc
         out._sim_located = True
         return out
-
-    def _deadlock(self) -> DeadlockError:
-        lines = []
-        first_span = None
-        for a in self.agents:
-            blk = a.block
-            lines.append(f"  {a.name}: {blk.describe() if blk else 'not runnable'}")
-            if first_span is None and blk is not None and blk.span is not None:
-                first_span = blk.span
-        waiting = [t for t in self.live.values() if t.deps_left]
-        if waiting:
-            lines.append(f"  {len(waiting)} task(s) waiting for dependencies: "
-                         + ", ".join(t.name for t in waiting[:8]) + (" ..." if len(waiting) > 8 else ""))
-        if self.ready:
-            lines.append(f"  {len(self.ready)} ready task(s) with no free core: "
-                         + ", ".join(t.name for t in self.ready[:8]))
-        return DeadlockError("deadlock: no agent can make progress\n" + "\n".join(lines), first_span,
-                             hint="a blocked op waits for data, a slot or a signal that nothing will provide")

@@ -1,35 +1,26 @@
-"""A World of N simulated ranks under one cooperative scheduler (the distributed simulator).
+"""The World of a distributed run: N ranks and their symmetric communication windows.
 
-Each rank is a whole device: its own Machine (cores, arenas), its own task Run and its own
-host agent, which runs the chip orchestrations the host dispatched to that rank, one after
-another. All agents of all ranks are stepped by one loop, so a `pld.system.wait` on rank 0
-yields until a `notify` from rank 1 lands. Window buffers are symmetric: one zeroed byte
+Each rank is a whole device with its own Machine and task Run; the one scheduler loop
+(pypto.runtime.sim.launch.run_ranks) steps the agents of all ranks, so a `pld.system.wait`
+on rank 0 yields until a `notify` from rank 1 lands. Window buffers are symmetric: one zeroed byte
 buffer per rank, same size; a DistributedTensor argument is a numpy view into the calling
 rank's buffer, and a remote op finds the peer's copy at the same byte offset (bounds-checked).
 A window of a comm domain over a subset of the world numbers its members 0..k-1 (`members`):
 pld.rank / pld.nranks of its context and every peer index are domain ranks.
-Deterministic round-robin by default; `schedule="random"` picks the next runnable agent of
-any rank with a seeded RNG. A state where agents remain but none can run is a DeadlockError
-listing every blocked agent with its rank, core, op and source line.
 
     world = World(4)
     buf = world.alloc_window(64 * 4)                   # 64 FP32 per rank
-    WorldRun(world, sim, platform).execute({r: [(code, args_r)] for r in range(4)})
+    view = buf.view(1, (64,), np.float32)              # rank 1's copy
 """
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
 
-from pypto.errors import DeadlockError, SimulationError
-from pypto.runtime.sim.blocking import Block
-from pypto.runtime.sim.contexts import HostContext
-from pypto.runtime.sim.machine import Machine
-from pypto.runtime.sim.scheduler import Agent, Run
+from pypto.errors import SimulationError
 
 
 @dataclass(eq=False)
@@ -105,93 +96,3 @@ class World:
 
     def domain_size(self, arr: np.ndarray, what: str) -> int:
         return len(self.locate(arr, what)[0].domain_ranks())
-
-
-_MACHINES: dict = {}
-
-
-def _machine(platform, rank: int) -> Machine:
-    m = _MACHINES.get((platform.name, rank))
-    if m is None:
-        m = _MACHINES[(platform.name, rank)] = Machine(platform)
-    return m
-
-
-class WorldRun:
-    """Run every rank's dispatches to completion under one scheduler."""
-
-    def __init__(self, world: World, sim, *, schedule: str = "deterministic", seed: Optional[int] = None,
-                 window: int = 64):
-        self.world = world
-        self.sim = sim
-        self.random = random.Random(seed if seed is not None else 0) if schedule == "random" else None
-        self.runs = []
-        for r in range(world.nranks):
-            run = Run(sim, _machine(sim.platform, r), schedule=schedule,
-                      seed=None if seed is None else seed * 7919 + r, window=window)
-            run.world, run.rank = world, r
-            self.runs.append(run)
-
-    def _rank_host(self, run: Run, dispatches: list):
-        ctx = HostContext(run)
-        results = []
-        for code, args in dispatches:
-            results.append((yield from code.fn(ctx, *args)))
-            if run.live or run.ready:           # a rank finishes one dispatch before the next starts
-                yield Block(lambda: not run.live and not run.ready, "end of dispatch",
-                            f"tasks of {code.name} still running")
-        return results
-
-    def execute(self, dispatches: dict) -> dict:
-        """`dispatches`: rank → [(FunctionCode, args)]. Returns rank → [result per dispatch]."""
-        results: dict = {}
-        order = []                               # (run, agent) in creation order, for round-robin
-        for r, run in enumerate(self.runs):
-            agent = Agent(f"rank {r} host orchestrator", self._rank_host(run, dispatches.get(r, [])), None, None,
-                          None)
-            run.host = agent
-            run.agents.append(agent)
-        while True:
-            for run in self.runs:
-                run._dispatch()
-            candidates = [(run, a) for run in self.runs for a in run.agents if a.block is None or a.block.ready()]
-            if not candidates:
-                if all(not run.agents and not run.ready and not run.live for run in self.runs):
-                    return results
-                raise self._deadlock()
-            if self.random:
-                run, agent = self.random.choice(candidates)
-            else:
-                run, agent = candidates[0]
-                run.agents.remove(agent)
-                run.agents.append(agent)
-                self.runs.remove(run)             # rotate ranks too, so no rank starves another
-                self.runs.append(run)
-            try:
-                blk = agent.gen.send(None)
-            except StopIteration as stop:
-                run.agents.remove(agent)
-                if agent is run.host:
-                    results[run.rank] = stop.value
-                else:
-                    run._lane_done(agent.task)
-                continue
-            except BaseException as e:
-                err = run.located(e, f"rank {run.rank} {agent.name}" if agent is not run.host else agent.name)
-                raise err from None
-            agent.block = blk
-
-    def _deadlock(self) -> DeadlockError:
-        lines, first = [], None
-        for run in sorted(self.runs, key=lambda r: r.rank):
-            for a in run.agents:
-                blk = a.block
-                label = a.name if a is run.host else f"rank {run.rank} {a.name}"
-                lines.append(f"  {label}: {blk.describe() if blk else 'not runnable'}")
-                if first is None and blk is not None and blk.span is not None:
-                    first = blk.span
-            if run.ready:
-                lines.append(f"  rank {run.rank}: {len(run.ready)} ready task(s) with no free core")
-        return DeadlockError("deadlock: no rank can make progress\n" + "\n".join(lines), first,
-                             hint="a pld.system.wait waits for a notify that never comes (or a pipe / task that "
-                                  "never completes)")

@@ -14,16 +14,18 @@ def _convert(program):
     return passes.convert_tensor_to_tile_ops()(program)
 
 
-def test_matmul_slice_loads_into_mat_and_transposed_operand_gets_a_transpose_view():
-    @pl.program
-    class Before:
-        @pl.function(type=pl.FunctionType.InCore)
-        def k(self, a: pl.Tensor[[64, 64], pl.FP32], b: pl.Tensor[[32, 64], pl.FP32]) -> pl.Tensor[[32, 32], pl.FP32]:
-            a_s: pl.Tensor[[32, 64], pl.FP32] = pl.slice(a, [32, 64], [32, 0])
-            b_s: pl.Tensor[[32, 64], pl.FP32] = pl.slice(b, [32, 64], [0, 0])
-            c: pl.Tensor[[32, 32], pl.FP32] = pl.matmul(a_s, b_s, b_trans=True)
-            return c
+@pl.program
+class SliceMatmul:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[64, 64], pl.FP32], b: pl.Tensor[[32, 64], pl.FP32]) -> pl.Tensor[[32, 32], pl.FP32]:
+        a_s: pl.Tensor[[32, 64], pl.FP32] = pl.slice(a, [32, 64], [32, 0])
+        b_s: pl.Tensor[[32, 64], pl.FP32] = pl.slice(b, [32, 64], [0, 0])
+        c: pl.Tensor[[32, 32], pl.FP32] = pl.matmul(a_s, b_s, b_trans=True)
+        return c
 
+
+def test_matmul_slice_loads_into_mat_and_transposed_operand_gets_a_transpose_view():
+    """The matmul reads the Mat tiles themselves; no Mat → Left / Right move is this pass's."""
     @pl.program
     class Expected:
         @pl.function(type=pl.FunctionType.InCore)
@@ -33,13 +35,64 @@ def test_matmul_slice_loads_into_mat_and_transposed_operand_gets_a_transpose_vie
                                                                        target_memory=pl.Mem.Mat)
             b_s: pl.Tile[[32, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(b, [0, 0], [32, 64], [32, 64],
                                                                        target_memory=pl.Mem.Mat)
-            a_l: pl.Tile[[32, 64], pl.FP32, pl.Mem.Left] = pl.tile.move(a_s, target_memory=pl.Mem.Left)
             b_t: pl.Tile[[64, 32], pl.FP32, pl.Mem.Mat, pl.TileView(blayout=pl.TileLayout.col_major)] = \
                 pl.tile.transpose_view(b_s)
+            c: pl.Tile[[32, 32], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(a_s, b_t)
+            ret0_store: pl.Tensor[[32, 32], pl.FP32] = pl.tile.store(c, [0, 0], ret0_out)
+            return ret0_store
+
+    ir.assert_structural_equal(_convert(SliceMatmul), Expected)
+
+
+def test_infer_tile_memory_space_adds_the_mat_to_left_right_moves():
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[64, 64], pl.FP32], b: pl.Tensor[[32, 64], pl.FP32],
+              ret0_out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+            a_s: pl.Tile[[32, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(a, [32, 0], [32, 64], [32, 64],
+                                                                       target_memory=pl.Mem.Mat)
+            b_s: pl.Tile[[32, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(b, [0, 0], [32, 64], [32, 64],
+                                                                       target_memory=pl.Mem.Mat)
+            b_t: pl.Tile[[64, 32], pl.FP32, pl.Mem.Mat, pl.TileView(blayout=pl.TileLayout.col_major)] = \
+                pl.tile.transpose_view(b_s)
+            a_l: pl.Tile[[32, 64], pl.FP32, pl.Mem.Left] = pl.tile.move(a_s, target_memory=pl.Mem.Left)
             b_r: pl.Tile[[64, 32], pl.FP32, pl.Mem.Right, pl.TileView(blayout=pl.TileLayout.col_major)] = \
                 pl.tile.move(b_t, target_memory=pl.Mem.Right)
             c: pl.Tile[[32, 32], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(a_l, b_r)
             ret0_store: pl.Tensor[[32, 32], pl.FP32] = pl.tile.store(c, [0, 0], ret0_out)
+            return ret0_store
+
+    after = passes.infer_tile_memory_space()(_convert(SliceMatmul))
+    ir.assert_structural_equal(after.get_function("k"), Expected.get_function("k"))
+
+
+def test_a_vec_operand_moves_to_mat_in_its_own_shape_then_views():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 64], pl.FP32], b0: pl.Tensor[[32, 64], pl.FP32],
+              b1: pl.Tensor[[32, 64], pl.FP32]) -> pl.Tensor[[16, 32], pl.FP32]:
+            bt: pl.Tensor[[32, 64], pl.FP32] = pl.add(b0, b1)
+            y: pl.Tensor[[16, 32], pl.FP32] = pl.matmul(a, bt, b_trans=True)
+            return y
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 64], pl.FP32], b0: pl.Tensor[[32, 64], pl.FP32],
+              b1: pl.Tensor[[32, 64], pl.FP32],
+              ret0_out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+            b0_t: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(b0, [0, 0], [32, 64], [32, 64])
+            b1_t: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(b1, [0, 0], [32, 64], [32, 64])
+            bt: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.tile.add(b0_t, b1_t)
+            a_m: pl.Tile[[16, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(a, [0, 0], [16, 64], [16, 64],
+                                                                       target_memory=pl.Mem.Mat)
+            bt_m: pl.Tile[[32, 64], pl.FP32, pl.Mem.Mat] = pl.tile.move(bt, target_memory=pl.Mem.Mat)
+            bt_v: pl.Tile[[64, 32], pl.FP32, pl.Mem.Mat, pl.TileView(blayout=pl.TileLayout.col_major)] = \
+                pl.tile.transpose_view(bt_m)
+            y: pl.Tile[[16, 32], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(a_m, bt_v)
+            ret0_store: pl.Tensor[[16, 32], pl.FP32] = pl.tile.store(y, [0, 0], ret0_out)
             return ret0_store
 
     ir.assert_structural_equal(_convert(Before), Expected)

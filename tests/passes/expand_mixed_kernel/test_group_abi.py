@@ -151,12 +151,9 @@ class Cluster:
 
 
 def _lower_to_expand(program, platform="a2a3"):
-    from pypto.passes import manager
+    from pypto.passes import PassManager
     with PassContext(PassContext.current().instruments, platform=platform):
-        for name, factory in manager.DEFAULT_PIPELINE:
-            program = manager.make_pass(factory)(program)
-            if name == "ExpandMixedKernel":
-                return program
+        return PassManager().run(program, until="ExpandMixedKernel")
 
 
 @BOTH

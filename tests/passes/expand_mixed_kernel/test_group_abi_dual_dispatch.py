@@ -11,7 +11,7 @@ from pypto.ir.expr import BinaryExpr, ConstInt
 from pypto.ir.stmt import IfStmt, flatten_to_stmts
 from pypto.ir.types import TileType
 from pypto.ir.visitor import collect
-from pypto.passes import manager
+from pypto.passes import PassManager
 from pypto.passes.analysis import calls_in
 from pypto.passes.context import PassContext
 from pypto.passes.expand_mixed_kernel.dual_dispatch import replay_valid_shapes
@@ -41,15 +41,6 @@ class NoSplit:
         return c
 
 
-def _passes(program, start: int, stop: str = ""):
-    names = manager.DEFAULT_PIPELINE[start:]
-    for i, (name, factory) in enumerate(names):
-        program = manager.make_pass(factory)(program)
-        if name == stop:
-            return program, start + i + 1
-    return program, len(manager.DEFAULT_PIPELINE)
-
-
 def _eval(e, lane: int) -> int:
     if isinstance(e, ConstInt):
         return e.value
@@ -61,7 +52,7 @@ def _eval(e, lane: int) -> int:
 
 def test_lane_one_replays_on_empty_tiles_in_the_lowered_ir():
     with PassContext(PassContext.current().instruments, platform="a2a3"):
-        program, done = _passes(NoSplit, 0, "SplitVectorKernel")
+        program = PassManager().run(NoSplit, until="SplitVectorKernel")
         aiv = program.get_function("k_aiv")
         assert aiv.attrs.get("dual_aiv_dispatch") is True
         stmts = flatten_to_stmts(aiv.body)
@@ -85,7 +76,7 @@ def test_lane_one_replays_on_empty_tiles_in_the_lowered_ir():
         assert "pl.TileView(valid_shape=[16 * (1 - aiv_lane), 16])] = pl.tile.tpop_from_aic(split=0" in text
         lowered = program
         ir.assert_structural_equal(pl.parse(lowered.as_python()), lowered)     # prints and parses back
-        _passes(lowered, done)                                                   # memory passes accept it
+        PassManager().run(lowered, after="SplitVectorKernel")                    # memory passes accept it
 
 
 def test_typed_replay_runs_numpy_equal_on_a2a3sim(monkeypatch):

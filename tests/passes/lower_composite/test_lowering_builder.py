@@ -17,8 +17,8 @@ from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ReturnStmt, SeqStmts
 from pypto.ir.types import ScalarType, TileType
 from pypto.ir.visitor import collect
 from pypto.passes.context import PassContext
-from pypto.passes.lower_composite.builder import LoweringBuilder, TempCounter
-from pypto.passes.lower_composite.rules import RULES
+from pypto.passes.lower_composite_ops.builder import LoweringBuilder, TempCounter
+from pypto.passes.lower_composite_ops.rules import RULES
 from pypto.passes.lower_composite_ops import lower_composite_ops
 
 

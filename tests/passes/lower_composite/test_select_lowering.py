@@ -13,7 +13,7 @@ from pypto.ir.ops.tile_select import is_packed_predicate_mask
 from pypto.ir.types import ScalarType, TileType, TileView
 from pypto.ir.visitor import collect
 from pypto.passes.context import PassContext
-from pypto.passes.lower_composite.scratch import ScratchPlan, plan_op_scratch
+from pypto.passes.lower_composite_ops.scratch import ScratchPlan, plan_op_scratch
 from pypto.passes.lower_composite_ops import lower_composite_ops
 
 

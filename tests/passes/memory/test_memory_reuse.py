@@ -22,10 +22,8 @@ EXAMPLES = pathlib.Path(__file__).parents[3] / "examples"
 
 
 def _lower(program, platform="a2a3", without=()):
-    manager = PassManager.get_strategy()
-    manager.passes = [p for p in manager.passes if p.name not in without]
     with PassContext(platform=platform):
-        return manager.run_passes(program)
+        return PassManager().run(program, skip=without)
 
 
 def _bases(func) -> dict:

@@ -14,11 +14,11 @@ and an optional note; `str(err)` is the one-line form, `err.render()` the compil
 from __future__ import annotations
 
 import difflib
-import os
 import sys
 from typing import Iterable, Optional
 
 from pypto.errors import PyptoError
+from pypto.env import color_disabled
 from pypto.ir.span import Span
 
 
@@ -31,7 +31,7 @@ class ParserError(PyptoError):
     def render(self, color: Optional[bool] = None) -> str:
         text = super().render()
         if color is None:
-            color = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
+            color = sys.stderr.isatty() and not color_disabled()
         if not color:
             return text
         from pypto.language.parser.diagnostics.renderer import colorize

@@ -4,8 +4,9 @@ traceback."""
 
 from __future__ import annotations
 
-import os
 import sys
+
+from pypto.env import backtrace_requested
 
 
 def install_excepthook() -> None:
@@ -17,7 +18,7 @@ def install_excepthook() -> None:
         return
 
     def hook(exc_type, exc, tb):
-        if _is_user_error(exc) and os.environ.get("PTO_BACKTRACE", "") != "1":
+        if _is_user_error(exc) and not backtrace_requested():
             print(exc.render(), file=sys.stderr)
             print("(run with PTO_BACKTRACE=1 to see the Python traceback)", file=sys.stderr)
             return

@@ -4,7 +4,7 @@
   tile's dtype (round-to-nearest-even, numpy's / ml_dtypes' conversion) — the vector unit's
   widening datapath gives the same single rounding for the elementwise ops.
 - Integer arithmetic wraps (two's complement), as the hardware's integer ALUs do.
-- Fresh GM memory is poison: NaN for floats, 0x5A bytes for integers — never zeros.
+- Fresh GM memory is poison, never zeros (the one convention: pypto.runtime.sim.poison).
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ except ImportError:  # pragma: no cover
     ml_dtypes = None
 
 from pypto.ir.enums import PadValue
-
-POISON_INT_BYTE = 0x5A
 
 
 def is_float(dt) -> bool:
@@ -93,11 +91,3 @@ def fill_outside(data: np.ndarray, valid: tuple, value) -> None:
         index = tuple(slice(0, valid[d]) if d < dim else slice(None) for d in range(dim)) + (slice(int(v), None),)
         data[index] = value
 
-
-def poison_array(shape, dt) -> np.ndarray:
-    """A fresh GM buffer: NaN for floats, 0x5A bytes for integers."""
-    dt = np.dtype(dt)
-    if is_float(dt):
-        return np.full(shape, np.nan, dtype=dt)
-    raw = np.full(int(np.prod(shape, dtype=np.int64)) * dt.itemsize, POISON_INT_BYTE, dtype=np.uint8)
-    return raw.view(dt).reshape(shape)

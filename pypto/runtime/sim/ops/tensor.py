@@ -11,11 +11,12 @@ import numpy as np
 
 from pypto.errors import SimulationError
 from pypto.ir.ops.registry import all_ops
-from pypto.runtime.sim.ops.numeric import poison_array, scalar_as
+from pypto.runtime.sim.ops.numeric import scalar_as
+from pypto.runtime.sim.poison import poisoned
 
 
 def create(ctx, out, shape, dtype=None, layout=None, **kwargs):
-    return poison_array(tuple(int(d) for d in shape), dtype.to_numpy())
+    return poisoned(shape, dtype.to_numpy())
 
 
 def full(ctx, out, shape, dtype=None, value=0, **kwargs):

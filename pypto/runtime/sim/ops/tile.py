@@ -77,53 +77,9 @@ def alloc(ctx, out, memory_space=None, size=0, addr=-1, **kwargs):
 
 
 # ---------------------------------------------------------------------------- elementwise
-def _binary(fn):
-    def op(ctx, out, lhs, rhs, *scratch, **kwargs):
-        a = widen(lhs.view())
-        b = widen(rhs.data[lhs.region])
-        with np.errstate(all="ignore"):
-            return write_valid(out, fn(a, b))
-    return op
-
-
-def _scalar(fn):
-    def op(ctx, out, lhs, rhs, *scratch, **kwargs):
-        a = widen(lhs.view())
-        with np.errstate(all="ignore"):
-            return write_valid(out, fn(a, scalar_as(rhs, lhs.data.dtype)))
-    return op
-
-
-def _unary(fn):
-    def op(ctx, out, x, **kwargs):
-        with np.errstate(all="ignore"):
-            return write_valid(out, fn(widen(x.view())))
-    return op
-
-
-def _div(a, b):
-    if a.dtype.kind in "iu":
-        # integer division truncates toward zero (C semantics); x / 0 gives 0 instead of a trap
-        q = np.where(b == 0, 0, np.abs(a) // np.where(b == 0, 1, np.abs(b)))
-        return (np.sign(a) * np.sign(b) * q).astype(a.dtype)
-    return a / b
-
-
-BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": _div, "maximum": np.maximum,
-          "minimum": np.minimum,
-          "and_": np.bitwise_and, "or_": np.bitwise_or, "xor": np.bitwise_xor, "shl": np.left_shift,
-          "shr": np.right_shift,      # arithmetic shift for signed dtypes, logical for unsigned (numpy's choice too)
-          "rem": np.remainder,        # rem: floor remainder, sign of the divisor (Python's %)
-          "fmod": np.fmod,            # fmod: truncated remainder, sign of the dividend (C's fmod)
-          "prelu": lambda x, slope: np.where(x > 0, x, x * slope)}
-# scalar-rhs forms whose name is not "<binary>s"
-SCALAR_NAMES = {"and_": "ands", "or_": "ors", "prelu": "lrelu"}
-UNARY = {
-    "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
-    "rsqrt": lambda x: 1 / np.sqrt(x), "recip": lambda x: 1 / x,
-    "neg": np.negative, "abs": np.abs, "relu": lambda x: np.maximum(x, 0),
-    "not_": np.invert,
-}   # tile.sin / tile.cos are not here: LowerCompositeOps expands them (sim/ops/composite.py rejects leftovers)
+# The regular elementwise, reduction and broadcast ops get their semantics from their OpDef's
+# numpy function (pypto/runtime/sim/ops/elementwise.py); tile.sin / tile.cos have none:
+# LowerCompositeOps expands them (sim/ops/composite.py rejects leftovers).
 
 
 def cast(ctx, out, x, target_type=None, mode=CastMode.round, **kwargs):
@@ -149,33 +105,7 @@ def cmps(ctx, out, lhs, rhs, cmp_type=CmpType.EQ, **kwargs):
         return _packed(out, _CMP[cmp_type](widen(lhs.view()), scalar_as(rhs, lhs.data.dtype)))
 
 
-# ---------------------------------------------------------------------------- reductions / broadcasts
-def _reduce(fn, axis: int):
-    """Reduce the valid region along `axis` (1: per row → [M, 1]; 0: per column → [1, N]).
-    The scratch tile argument, when present, is not needed by the model and left untouched."""
-    def op(ctx, out, x, tmp=None, **kwargs):
-        with np.errstate(all="ignore"):
-            return write_valid(out, fn(widen(x.view()), axis=axis, keepdims=True))
-    return op
-
-
-REDUCE = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}
-
-
-def _expand(fn, axis: int):
-    """Combine the target with a row vector [M, 1] (axis=1) or a column vector [1, N] (axis=0)."""
-    def op(ctx, out, target, vec, *scratch, **kwargs):
-        a = widen(target.view())
-        v = widen(vec.data[:a.shape[0], :1] if axis == 1 else vec.data[:1, :a.shape[1]])
-        with np.errstate(all="ignore"):
-            return write_valid(out, fn(a, v))
-    return op
-
-
-EXPAND = {"": lambda a, v: np.broadcast_to(v, a.shape), "add": np.add, "sub": np.subtract, "mul": np.multiply,
-          "div": _div, "max": np.maximum, "min": np.minimum, "expdif": lambda a, v: np.exp(a - v)}
-
-
+# ---------------------------------------------------------------------------- broadcasts
 def expands(ctx, out, target, scalar, **kwargs):
     return write_valid(out, np.full(target.valid, scalar_as(scalar, target.data.dtype)))
 
@@ -299,21 +229,9 @@ def matmul_bias(ctx, out, lhs, rhs, bias, **kwargs):
 
 
 def table() -> dict:
-    ops = {"tile.sel": sel, "tile.sels": sels, "tile.matmul": matmul, "tile.matmul_acc": matmul_acc,
-           "tile.matmul_bias": matmul_bias, "tile.concat": concat, "tile.transpose_view": transpose_view,"tile.load": load, "tile.store": store, "tile.move": move, "tile.create": create, "tile.full": full,
-           "tile.alloc": alloc, "tile.cast": cast, "tile.cmp": cmp, "tile.cmps": cmps, "tile.expands": expands,
-           "tile.reshape": reshape, "tile.transpose": transpose, "tile.slice": slice_, "tile.assemble": assemble,
-           "tile.fillpad": fillpad, "tile.read": read, "tile.write": write}
-    for name, fn in BINARY.items():
-        ops[f"tile.{name}"] = _binary(fn)
-        ops[f"tile.{SCALAR_NAMES.get(name, name + 's')}"] = _scalar(fn)
-    for name, fn in UNARY.items():
-        ops[f"tile.{name}"] = _unary(fn)
-    for kind, fn in REDUCE.items():
-        ops[f"tile.row_{kind}"] = _reduce(fn, axis=1)
-        ops[f"tile.col_{kind}"] = _reduce(fn, axis=0)
-    for kind, fn in EXPAND.items():
-        suffix = f"_{kind}" if kind else ""
-        ops[f"tile.row_expand{suffix}"] = _expand(fn, axis=1)
-        ops[f"tile.col_expand{suffix}"] = _expand(fn, axis=0)
-    return ops
+    return {"tile.load": load, "tile.store": store, "tile.move": move, "tile.create": create, "tile.full": full,
+            "tile.alloc": alloc, "tile.cast": cast, "tile.cmp": cmp, "tile.cmps": cmps, "tile.expands": expands,
+            "tile.reshape": reshape, "tile.transpose": transpose, "tile.transpose_view": transpose_view,
+            "tile.slice": slice_, "tile.assemble": assemble, "tile.concat": concat, "tile.fillpad": fillpad,
+            "tile.read": read, "tile.write": write, "tile.sel": sel, "tile.sels": sels, "tile.matmul": matmul,
+            "tile.matmul_acc": matmul_acc, "tile.matmul_bias": matmul_bias}

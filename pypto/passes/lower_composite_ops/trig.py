@@ -16,7 +16,7 @@ from __future__ import annotations
 from pypto.ir.dtypes import FP32, INT32
 from pypto.ir.enums import CastMode
 from pypto.ir.expr import Call, Expr
-from pypto.passes.lower_composite.builder import LoweringBuilder
+from pypto.passes.lower_composite_ops.builder import LoweringBuilder
 
 PI_INV = 0.31830988732818603515625            # 1/π
 PI_V2 = 3.140625                               # π, Cody-Waite head (exact in 8 bits)

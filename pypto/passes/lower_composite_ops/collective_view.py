@@ -7,7 +7,8 @@ rows (`[2, 3, 4]` valid `[1, 3, 2]` → view `[6, 4]` valid `[3, 2]`). That is o
 the valid rows are a prefix of the collapsed rows: every leading dim before the first one whose
 valid extent is not 1 has extent 1, every one after it is full. The ring rule needs more, a
 valid region that is a row-major linear prefix, viewed as `[1, prod(shape)]` valid
-`[1, prod(valid)]`. Strided and non-ND (DN) windows are rejected with the reason. Dynamic dims
+`[1, prod(valid)]`. Strided and non-ND (DN) windows are rejected with the reason; an explicit
+stride that is just the row-major packing (`[12, 4, 1]` on `[2, 3, 4]`) counts as packed. Dynamic dims
 of a fully valid target make the length a runtime expression; a partial target needs a static
 physical shape, its valid extents may be symbolic.
 
@@ -24,8 +25,9 @@ from typing import Optional
 from pypto.errors import UnsupportedError
 from pypto.ir.enums import TensorLayout
 from pypto.ir.expr import BinaryExpr, ConstInt, MakeTuple, const
+from pypto.ir.ops.view_valid import is_packed_stride
 from pypto.ir.types import DistributedTensorType
-from pypto.passes.lower_composite.builder import LoweringBuilder
+from pypto.passes.lower_composite_ops.builder import LoweringBuilder
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,7 @@ def window_dims(op: str, target, allow_dynamic: bool = False) -> tuple:
         raise UnsupportedError(f"{op}: the target must be a window-bound pld.DistributedTensor")
     view = t.tensor_view
     partial = view is not None and bool(view.valid_shape)
-    if view is not None and view.stride:
+    if view is not None and view.stride and not is_packed_stride(view.stride, t.shape):
         raise UnsupportedError(f"{op}: a strided target (stride={[str(s) for s in view.stride]}) is not a packed "
                                "window", hint="allreduce a packed window, then copy out the strided part")
     if view is not None and view.layout is not TensorLayout.ND:

@@ -30,9 +30,9 @@ from pypto.ir.dtypes import FP16, INT32
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import BinaryExpr, ConstInt, MakeTuple, UnaryExpr, const
 from pypto.ir.types import DistributedTensorType
-from pypto.passes.lower_composite.builder import LoweringBuilder
-from pypto.passes.lower_composite.collective_protocol import UB_CHUNK_BYTES, CommHandles, chunk_cols, reduce
-from pypto.passes.lower_composite.collective_view import linear_geometry
+from pypto.passes.lower_composite_ops.builder import LoweringBuilder
+from pypto.passes.lower_composite_ops.collective_protocol import UB_CHUNK_BYTES, CommHandles, chunk_cols, reduce
+from pypto.passes.lower_composite_ops.collective_view import linear_geometry
 
 
 

@@ -24,7 +24,7 @@ from pypto.ir.dtypes import INT32
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import BinaryExpr, ConstInt, Expr, MakeTuple, UnaryExpr, Var, const
 from pypto.ir.types import DistributedTensorType
-from pypto.passes.lower_composite.builder import LoweringBuilder
+from pypto.passes.lower_composite_ops.builder import LoweringBuilder
 
 UB_CHUNK_BYTES = 16 * 1024          # one Vec tile of a collective holds at most 16 KiB
 ALIGN_BYTES = 32

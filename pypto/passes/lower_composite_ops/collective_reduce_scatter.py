@@ -19,8 +19,8 @@ from __future__ import annotations
 from pypto.ir.comm_enums import ReduceOp
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import BinaryExpr, MakeTuple, const
-from pypto.passes.lower_composite.builder import LoweringBuilder
-from pypto.passes.lower_composite.collective_protocol import (UB_CHUNK_BYTES, CommHandles, emit_barrier,
+from pypto.passes.lower_composite_ops.builder import LoweringBuilder
+from pypto.passes.lower_composite_ops.collective_protocol import (UB_CHUNK_BYTES, CommHandles, emit_barrier,
                                                               emit_chunked_peer_fold, emit_epilogue_reset, reduce,
                                                               static_2d,
                                                               validate_mesh_signal)

@@ -22,8 +22,8 @@ from pypto.ir.comm_enums import NotifyOp, WaitCmp
 from pypto.ir.dtypes import INT32
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import BinaryExpr, MakeTuple, UnaryExpr, const
-from pypto.passes.lower_composite.builder import LoweringBuilder
-from pypto.passes.lower_composite.collective_protocol import (UB_CHUNK_BYTES, CommHandles, emit_epilogue_reset,
+from pypto.passes.lower_composite_ops.builder import LoweringBuilder
+from pypto.passes.lower_composite_ops.collective_protocol import (UB_CHUNK_BYTES, CommHandles, emit_epilogue_reset,
                                                               emit_notify_all, emit_wait_all, stage_cols, static_2d,
                                                               validate_mesh_signal)
 

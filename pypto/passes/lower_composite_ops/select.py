@@ -25,8 +25,8 @@ from pypto.ir.expr import Call, Expr, as_int
 from pypto.ir.ops.tile_select import literal_value
 from pypto.ir.types import TileType
 from pypto.passes.context import PassContext
-from pypto.passes.lower_composite.builder import LoweringBuilder
-from pypto.passes.lower_composite.scratch import ScratchPlan, plan_op_scratch
+from pypto.passes.lower_composite_ops.builder import LoweringBuilder
+from pypto.passes.lower_composite_ops.scratch import ScratchPlan, plan_op_scratch
 
 
 def _backend() -> str:

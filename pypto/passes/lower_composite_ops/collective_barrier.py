@@ -11,8 +11,8 @@ call restarts at generation 1 because the epilogue leaves the cells as it found 
 
 from __future__ import annotations
 
-from pypto.passes.lower_composite.builder import LoweringBuilder
-from pypto.passes.lower_composite.collective_protocol import (CommHandles, emit_barrier, emit_epilogue_reset,
+from pypto.passes.lower_composite_ops.builder import LoweringBuilder
+from pypto.passes.lower_composite_ops.collective_protocol import (CommHandles, emit_barrier, emit_epilogue_reset,
                                                               validate_mesh_signal)
 
 

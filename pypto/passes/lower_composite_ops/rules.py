@@ -18,17 +18,17 @@ from types import MappingProxyType
 from typing import Callable, Mapping, Optional
 
 from pypto.ir.expr import Call, Expr
-from pypto.passes.lower_composite.builder import LoweringBuilder
-from pypto.passes.lower_composite.collective_all_to_all_v import lower_all_to_all_v_rule
-from pypto.passes.lower_composite.collective_allreduce import lower_allreduce_rule
-from pypto.passes.lower_composite.collective_barrier import lower_barrier_rule
-from pypto.passes.lower_composite.collective_broadcast import lower_broadcast_rule
-from pypto.passes.lower_composite.collective_gather import lower_all_to_all_rule, lower_allgather_rule
-from pypto.passes.lower_composite.collective_reduce_scatter import lower_reduce_scatter_rule
-from pypto.passes.lower_composite.collective_transfer import lower_tensor_get_rule, lower_tensor_put_rule
-from pypto.passes.lower_composite.mx import lower_tquant_mx_rule
-from pypto.passes.lower_composite.select import lower_select_rule
-from pypto.passes.lower_composite.trig import lower_cos_rule, lower_sin_rule
+from pypto.passes.lower_composite_ops.builder import LoweringBuilder
+from pypto.passes.lower_composite_ops.collective_all_to_all_v import lower_all_to_all_v_rule
+from pypto.passes.lower_composite_ops.collective_allreduce import lower_allreduce_rule
+from pypto.passes.lower_composite_ops.collective_barrier import lower_barrier_rule
+from pypto.passes.lower_composite_ops.collective_broadcast import lower_broadcast_rule
+from pypto.passes.lower_composite_ops.collective_gather import lower_all_to_all_rule, lower_allgather_rule
+from pypto.passes.lower_composite_ops.collective_reduce_scatter import lower_reduce_scatter_rule
+from pypto.passes.lower_composite_ops.collective_transfer import lower_tensor_get_rule, lower_tensor_put_rule
+from pypto.passes.lower_composite_ops.mx import lower_tquant_mx_rule
+from pypto.passes.lower_composite_ops.select import lower_select_rule
+from pypto.passes.lower_composite_ops.trig import lower_cos_rule, lower_sin_rule
 
 CompositeLoweringFn = Callable[[Call, tuple, LoweringBuilder], Expr]
 

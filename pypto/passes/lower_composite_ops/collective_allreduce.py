@@ -28,11 +28,11 @@ from pypto.errors import UnsupportedError
 from pypto.ir.comm_enums import ReduceOp
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import BinaryExpr, MakeTuple, const
-from pypto.passes.lower_composite.builder import LoweringBuilder
-from pypto.passes.lower_composite.collective_protocol import (UB_CHUNK_BYTES, CommHandles, chunk_cols, emit_barrier,
+from pypto.passes.lower_composite_ops.builder import LoweringBuilder
+from pypto.passes.lower_composite_ops.collective_protocol import (UB_CHUNK_BYTES, CommHandles, chunk_cols, emit_barrier,
                                                               emit_chunked_peer_fold, emit_epilogue_reset, reduce,
                                                               validate_mesh_signal)
-from pypto.passes.lower_composite.collective_view import rectangle_geometry
+from pypto.passes.lower_composite_ops.collective_view import rectangle_geometry
 
 
 def _check_call(call, args) -> str:
@@ -52,7 +52,7 @@ def _check_call(call, args) -> str:
 def lower_allreduce_rule(call, args: tuple, b: LoweringBuilder):
     op_name = "pld.tensor.allreduce"
     if _check_call(call, args) == "ring":
-        from pypto.passes.lower_composite.collective_ring import lower_ring_allreduce
+        from pypto.passes.lower_composite_ops.collective_ring import lower_ring_allreduce
         return lower_ring_allreduce(call, args, b)
     target, signal = args[0], args[1]
     validate_mesh_signal(op_name, signal)

@@ -24,7 +24,7 @@ from pypto.ir.expr import Call, Expr, MakeTuple, TupleGetItem
 from pypto.ir.ops.tile_mx import MX_GROUP, raw_exp_shape, x2zz_tmp_bytes
 from pypto.ir.types import static_dims
 from pypto.passes.context import PassContext
-from pypto.passes.lower_composite.builder import LoweringBuilder
+from pypto.passes.lower_composite_ops.builder import LoweringBuilder
 
 
 def _vec_tile(b: LoweringBuilder, qualifier: str, shape, dtype) -> Expr:

@@ -17,8 +17,8 @@ from __future__ import annotations
 from pypto.errors import UnsupportedError
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import MakeTuple, const
-from pypto.passes.lower_composite.builder import LoweringBuilder
-from pypto.passes.lower_composite.collective_protocol import (CommHandles, emit_barrier, emit_epilogue_reset,
+from pypto.passes.lower_composite_ops.builder import LoweringBuilder
+from pypto.passes.lower_composite_ops.collective_protocol import (CommHandles, emit_barrier, emit_epilogue_reset,
                                                               stage_cols, static_2d, validate_mesh_signal)
 
 

@@ -1,7 +1,7 @@
 """LowerCompositeOps: composite tile ops become sequences of primitive tile ops, so neither the
 simulator nor codegen ever meets their high-level form (seed 001, LowerCompositeOps).
 
-Each `var = Call(op, ...)` whose op is in the rule table (pypto/passes/lower_composite/rules.py:
+Each `var = Call(op, ...)` whose op is in the rule table (pypto/passes/lower_composite_ops/rules.py:
 tile.sin, tile.cos, tile.select, tile.tquant_mx) is replaced by the statements its rule builds;
 the original target Var stays the left-hand side of the final assignment, temps are named after
 it. EvalStmts and composite calls directly inside a ReturnStmt are rewritten the same way (the
@@ -19,6 +19,14 @@ before InferTileMemorySpace, which is why the scratch tiles it creates carry tar
     after:   y__pi_inv_x_tmp_v0 = pl.tile.muls(x, 0.31830987334251404)
              ...  (29 more primitive ops)
              y = pl.tile.mul(y__sign_tmp_v19, y__t_p_tmp_v29)
+
+The package's modules:
+    builder.py      LoweringBuilder: per-call statements, primitive op helpers, structured control flow
+    rules.py        the read-only op name → rule table
+    trig.py         tile.sin / tile.cos (Cody-Waite + Horner)
+    select.py       tile.select (packed mask + TSEL / TSELS), scratch.py its backend scratch plans
+    mx.py           tile.tquant_mx (packed MX quantization)
+    collective_*.py the pld.tensor collectives (allreduce, ring, reduce_scatter, gather, broadcast, ...)
 """
 
 from __future__ import annotations
@@ -30,9 +38,9 @@ from pypto.ir.function import Function, Program
 from pypto.ir.span import Span
 from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, SeqStmts
 from pypto.ir.visitor import SplicingMutator
-from pypto.passes.lower_composite.builder import LoweringBuilder, TempCounter
-from pypto.passes.lower_composite.rules import lookup_rule
-from pypto.passes.manager import Pass, function_pass
+from pypto.passes.lower_composite_ops.builder import LoweringBuilder, TempCounter
+from pypto.passes.lower_composite_ops.rules import lookup_rule
+from pypto.passes.base import Pass, function_pass
 from pypto.passes.properties import PassProperties
 
 

@@ -25,8 +25,8 @@ from math import prod
 from pypto.errors import UnsupportedError
 from pypto.ir.enums import AtomicType, MemorySpace
 from pypto.ir.expr import BinaryExpr, ConstInt, MakeTuple, const
-from pypto.passes.lower_composite.builder import LoweringBuilder
-from pypto.passes.lower_composite.collective_protocol import UB_CHUNK_BYTES
+from pypto.passes.lower_composite_ops.builder import LoweringBuilder
+from pypto.passes.lower_composite_ops.collective_protocol import UB_CHUNK_BYTES
 
 
 def _static_dims(op: str, what: str, dims) -> tuple:

@@ -16,7 +16,9 @@ specialization constants (one compiled artifact per value); dims annotated with 
 `@pl.jit.incore` / `@pl.jit.inline` / `@pl.jit.opaque` are called by bare name: they are found
 in the entry's globals, parsed with it, and assembled into one program. The cache lives in
 memory, keyed by the sources of the entry and its sub-kernels, the argument specs and the
-compile options.
+compile options. Each argument is classified once per call (`_classify`: numpy as is, a torch
+tensor as a view of its memory, or a scalar); the key, the compile and the run all use that.
+`pl.jit` is this module's `jit`, reached lazily from pypto.language.
 """
 
 from __future__ import annotations
@@ -29,26 +31,25 @@ from typing import Any, Optional
 import numpy as np
 
 from pypto.errors import UnsupportedError
+from pypto.interop import as_numpy
 from pypto.ir.enums import FunctionType
 from pypto.ir.expr import ConstInt
 from pypto.ir.types import TensorType
+from pypto.runtime.config import default_config
 
 
-def _is_torch(x) -> bool:
-    import sys
-    t = sys.modules.get("torch")
-    return t is not None and isinstance(x, t.Tensor)
+class _Call:
+    """One call's arguments, classified once: `arrays[i]` is the numpy array behind argument i (None for a
+    scalar); `torch` says whether any came as a torch tensor (results then go back as torch tensors)."""
+    __slots__ = ("args", "arrays", "torch")
 
+    def __init__(self, args: list):
+        self.args = args
+        self.arrays = [as_numpy(x) for x in args]
+        self.torch = any(a is not None and a is not x for a, x in zip(self.arrays, args))
 
-def _array_spec(x) -> Optional[tuple]:
-    """(shape, numpy dtype) of a host array argument, None for anything else."""
-    if isinstance(x, np.ndarray):
-        return x.shape, x.dtype
-    if _is_torch(x):
-        from pypto.runtime.sim.host_args import torch_as_numpy
-        arr = torch_as_numpy(x)
-        return arr.shape, arr.dtype
-    return None
+    def tensors(self) -> list:
+        return [a for a in self.arrays if a is not None]
 
 
 class JITFunction:
@@ -111,34 +112,32 @@ class JITFunction:
         return self._annotations
 
     # ------------------------------------------------------------------ specialization
-    def _bind(self, args: tuple) -> list:
+    def _bind(self, args: tuple) -> _Call:
         if len(args) != len(self.param_names):
             raise TypeError(f"{self.__name__}() takes {len(self.param_names)} arguments "
                             f"({', '.join(self.param_names)}), got {len(args)}")
-        return list(args)
+        return _Call(list(args))
 
-    def _key(self, args: list, config) -> tuple:
+    def _key(self, call: _Call, config) -> tuple:
         parts = []
         ann = self.annotations()
-        for name, x in zip(self.param_names, args):
-            spec = _array_spec(x)
-            if spec is None:
+        for name, x, arr in zip(self.param_names, call.args, call.arrays):
+            if arr is None:
                 parts.append((type(x).__name__, x))
                 continue
-            shape, dtype = spec
+            shape, dtype = arr.shape, arr.dtype
             t = ann.get(name)
             if isinstance(t, TensorType):          # declared dims: symbolic ones drop out of the key
                 shape = tuple(n if isinstance(d, ConstInt) else None for d, n in zip(t.shape, shape))
             parts.append((shape, dtype.str))
         return (self.source_hash(), tuple(parts), config.compile_key())
 
-    def _overrides(self, args: list) -> dict:
+    def _overrides(self, call: _Call) -> dict:
         from pypto.ir.dtypes import DataType
         ann = self.annotations()
         out: dict = {}
-        for name, x in zip(self.param_names, args):
-            spec = _array_spec(x)
-            if spec is None:
+        for name, x, arr in zip(self.param_names, call.args, call.arrays):
+            if arr is None:
                 if isinstance(x, (bool, int, float, np.integer, np.floating, np.bool_)):
                     out[name] = x.item() if isinstance(x, np.generic) else x
                     continue
@@ -146,7 +145,7 @@ class JITFunction:
                                 f"Python scalar, got {type(x).__name__}")
             if isinstance(ann.get(name), TensorType):
                 continue                            # fully annotated: the parser reads it (and checks calls)
-            shape, dtype = spec
+            shape, dtype = arr.shape, arr.dtype
             try:
                 dt = DataType.from_numpy(dtype)
             except Exception as e:
@@ -154,7 +153,7 @@ class JITFunction:
             out[name] = TensorType(list(shape), dt)
         return out
 
-    def _parse(self, args: list):
+    def _parse(self, call: _Call):
         from pypto.ir.function import Program
         from pypto.language.parser import parse_function
         made: list = []                          # specialized sub-kernels, in the order they were made
@@ -162,28 +161,25 @@ class JITFunction:
         for name, dep in self.deps():
             env[name] = _CallSiteSpecializer(dep, env, made)
         entry = parse_function(self.pyfunc, func_type=self.func_type, level=self.level, role=self.role, attrs=None,
-                               overrides=self._overrides(args), extra_globals=env)
+                               overrides=self._overrides(call), extra_globals=env)
         return Program([f for f in made if f.name != entry.name] + [entry], self.__name__)
-
-    def _tensor_args(self, args: list) -> list:
-        return [x for x in args if _array_spec(x) is not None]
 
     # ------------------------------------------------------------------ public API
     def compile(self, *args, config=None):
         """The CompiledProgram for these argument shapes / dtypes / scalar values (cached)."""
+        return self._compiled(self._bind(args), config or default_config())
+
+    def _compiled(self, call: _Call, config):
         if self.is_host:
-            return self._compile_host(args, config)
+            return self._compile_host(call, config)
         if self.func_type is not FunctionType.Orchestration:
             raise TypeError(f"'{self.__name__}' is a @pl.jit.{self.func_type.name.lower()} sub-kernel; call it from "
                             "a @pl.jit entry function")
-        from pypto.runtime.config import RunConfig
-        config = config or _default_config()
-        args = self._bind(args)
-        key = self._key(args, config)
+        key = self._key(call, config)
         compiled = self._cache.get(key)
         if compiled is None:
             from pypto.runtime.compile import compile_with_config
-            compiled = compile_with_config(self._parse(args), config)
+            compiled = compile_with_config(self._parse(call), config)
             self._cache[key] = compiled
         return compiled
 
@@ -191,17 +187,15 @@ class JITFunction:
     def is_host(self) -> bool:
         return getattr(self.level, "name", None) == "HOST"
 
-    def _compile_host(self, args, config):
+    def _compile_host(self, call: _Call, config):
         """@pl.jit.host: the distributed program (host orchestrator + the chip @pl.jit functions it dispatches)."""
         from pypto.runtime.compile import compile_program
         from pypto.runtime.distributed import DistributedConfig
-        config = config or _default_config()
-        args = self._bind(args)
-        key = self._key(args, config) + (repr(config.distributed_config),)
+        key = self._key(call, config) + (repr(config.distributed_config),)
         compiled = self._cache.get(key)
         if compiled is None:
             dist = config.distributed_config or DistributedConfig(device_ids=[0])
-            compiled = compile_program(self._parse(args), output_dir=config.save_kernels_dir,
+            compiled = compile_program(self._parse(call), output_dir=config.save_kernels_dir,
                                        dump_passes=config.dump_passes, platform=config.platform,
                                        strategy=config.strategy, save_kernels=config.save_kernels,
                                        distributed_config=dist)
@@ -211,15 +205,20 @@ class JITFunction:
     def lower(self, *args, config=None):
         """The post-pass ir.Program for these arguments (not cached, no artifacts)."""
         from pypto.runtime.compile import lower
-        config = config or _default_config()
+        config = config or default_config()
         return lower(self._parse(self._bind(args)), platform=config.platform, strategy=config.strategy)
 
     def __call__(self, *args, config=None, **kwargs):
         if kwargs:
             raise TypeError(f"{self.__name__}() got an unexpected keyword argument '{next(iter(kwargs))}'"
                             " (compile options go in config=RunConfig(...))")
-        compiled = self.compile(*args, config=config)
-        return compiled(*self._tensor_args(args), config=config)
+        call = self._bind(args)
+        compiled = self._compiled(call, config or default_config())
+        from pypto.runtime.worker import current_worker
+        if current_worker() is not None:         # inside `with ChipWorker(...)`: the worker runs it
+            return compiled(*[x for x, a in zip(call.args, call.arrays) if a is not None], config=config)
+        from pypto.runtime.sim.launch import launch
+        return launch(compiled, call.tensors(), config=config, torch=call.torch)
 
     def clear_cache(self) -> None:
         self._cache.clear()
@@ -243,7 +242,6 @@ class _CallSiteSpecializer:
     def pypto_specialize(self, args: list, kwargs: dict, span):
         from pypto.errors import TypeCheckError
         from pypto.ir.expr import Expr
-        from pypto.ir.printer import python_print
         from pypto.ir.types import ScalarType
         from pypto.language.parser import parse_function
         dep = self.dep
@@ -263,7 +261,7 @@ class _CallSiteSpecializer:
                     overrides[name] = TensorType(list(t.shape), t.dtype)
                 elif isinstance(t, ScalarType) and not isinstance(declared, ScalarType):
                     overrides[name] = ScalarType(t.dtype)
-                key.append(python_print(overrides.get(name, t)))
+                key.append(_type_key(overrides.get(name, t)))
                 kept.append(value)
             elif isinstance(value, (bool, int, float)):
                 overrides[name] = value
@@ -283,15 +281,19 @@ class _CallSiteSpecializer:
         return fn, kept
 
 
-_DEFAULT = None
-
-
-def _default_config():
-    global _DEFAULT
-    if _DEFAULT is None:
-        from pypto.runtime.config import RunConfig
-        _DEFAULT = RunConfig()
-    return _DEFAULT
+def _type_key(t) -> tuple:
+    """A specialization key for an argument type: its structural hash plus the symbolic dims it names (by
+    identity, since the hash numbers Vars by position and would equate two different dynamic dims)."""
+    from pypto.ir.equality import structural_hash
+    from pypto.ir.expr import ConstInt, Var
+    from pypto.ir.visitor import collect
+    dims: list = []
+    for d in getattr(t, "shape", ()):
+        if isinstance(d, Var):
+            dims.append(d)
+        elif not isinstance(d, ConstInt):
+            dims.extend(collect(d, lambda n: isinstance(n, Var)))
+    return structural_hash(t), tuple(dims)
 
 
 class _JitDecorator:

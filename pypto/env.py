@@ -1,0 +1,44 @@
+"""The one place pypto reads its environment variables (a leaf module: passes and runtime both import it).
+
+    PYPTO_PROG_BUILD_DIR   base of timestamped build directories (default ./build_output)
+    PYPTO_VERIFY_LEVEL     none / basic / roundtrip: pass verification (interpreted by pypto.passes.context)
+    PYPTO_DUMP_PASSES=1    dump the IR after every pass for every compile, without editing the program
+    PTO_BACKTRACE=1        the opt-in excepthook prints the Python traceback of user errors too
+    NO_COLOR               (any value) diagnostics are never colored
+
+Each reader looks at the environment when called, so a test or `pypto compile` may set a variable
+for one compile.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+BUILD_DIR_ENV = "PYPTO_PROG_BUILD_DIR"
+VERIFY_LEVEL_ENV = "PYPTO_VERIFY_LEVEL"
+DUMP_PASSES_ENV = "PYPTO_DUMP_PASSES"
+BACKTRACE_ENV = "PTO_BACKTRACE"
+NO_COLOR_ENV = "NO_COLOR"
+
+
+def build_dir_base() -> Path:
+    """Where timestamped build directories go: $PYPTO_PROG_BUILD_DIR, else ./build_output."""
+    return Path(os.environ.get(BUILD_DIR_ENV) or "build_output")
+
+
+def verify_level_name() -> str:
+    """The raw PYPTO_VERIFY_LEVEL setting, stripped ("" when unset); the pass context interprets it."""
+    return os.environ.get(VERIFY_LEVEL_ENV, "").strip()
+
+
+def dump_passes_forced() -> bool:
+    return os.environ.get(DUMP_PASSES_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def backtrace_requested() -> bool:
+    return os.environ.get(BACKTRACE_ENV, "") == "1"
+
+
+def color_disabled() -> bool:
+    return bool(os.environ.get(NO_COLOR_ENV))

@@ -1,0 +1,108 @@
+"""Pass: a named Program → Program transform with a property contract. The name is written once,
+where the pass is defined; the pipeline, dumps, timings and `PassManager.run(until=...)` read it.
+
+    def simplify():
+        return function_pass("Simplify", _run, PassProperties())
+
+Every call runs inside `PassContext.current()`: an instrument may veto the pass (`should_run`),
+and its before / after hooks wrap it (verification, round trip, timing, dumps). `run_pipeline`
+runs a sequence of passes, or a slice of it by pass name.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Optional, Sequence
+
+from pypto.errors import ValueCheckError
+from pypto.ir.function import Function, Program
+from pypto.passes.context import PassContext
+from pypto.passes.instruments import PassSelection, effective_instruments
+from pypto.passes.properties import PassProperties
+
+
+class Pass:
+    """A named program transform with required / produced / invalidated properties."""
+
+    def __init__(self, name: str, transform: Callable[[Program], Program], properties: PassProperties = PassProperties()):
+        self.name = name
+        self.transform = transform
+        self.properties = properties
+
+    def __call__(self, program: Program) -> Program:
+        instruments = effective_instruments(PassContext.current())
+        if not all(inst.should_run(self, program) for inst in instruments):
+            return program
+        for inst in instruments:
+            inst.run_before_pass(self, program)
+        result = self.transform(program)
+        for inst in instruments:
+            inst.run_after_pass(self, result)
+        return result
+
+    def get_name(self) -> str:
+        return self.name
+
+    def get_required_properties(self) -> frozenset:
+        return self.properties.required
+
+    def get_produced_properties(self) -> frozenset:
+        return self.properties.produced
+
+    def get_invalidated_properties(self) -> frozenset:
+        return self.properties.invalidated
+
+    def __repr__(self) -> str:
+        return f"Pass({self.name})"
+
+
+def function_pass(name: str, transform_function: Callable[[Function, Program], Function],
+                  properties: PassProperties = PassProperties()) -> Pass:
+    """A pass that rewrites each function on its own (`transform_function(func, program)`)."""
+
+    def run(program: Program) -> Program:
+        new = [transform_function(f, program) for f in program.functions.values()]
+        if all(a is b for a, b in zip(new, program.functions.values())):
+            return program
+        return program.with_functions(new)
+
+    return Pass(name, run, properties)
+
+
+def run_pipeline(pipeline: Sequence[Pass], program: Program, *, until: Optional[str] = None,
+                 after: Optional[str] = None, skip: Iterable[str] = ()) -> Program:
+    """Run `pipeline` in order on `program`: from the pass after `after` through `until` (both
+    inclusive bounds are pass names), leaving out the passes named in `skip`.
+
+    A selection runs as a PassSelection instrument, so a pass left out is seen by no instrument
+    (no dump, no timing, no check). Verification instruments remember what they verified for
+    the whole run (`begin_pipeline` / `end_pipeline`).
+    """
+    names = [p.name for p in pipeline]
+    skip = frozenset(skip)
+    for what, name in [("until", until), ("after", after), *(("skip", s) for s in sorted(skip))]:
+        if name is not None and name not in names:
+            raise ValueCheckError(f"{what}={name!r} is not a pass of this pipeline",
+                                  hint="the passes are: " + ", ".join(names))
+    start = names.index(after) + 1 if after is not None else 0
+    stop = names.index(until) + 1 if until is not None else len(names)
+    if start >= stop and (after is not None or until is not None):
+        raise ValueCheckError(f"run(after={after!r}, until={until!r}) selects no pass: {until!r} runs before {after!r}")
+    outer = PassContext.current()
+    if start == 0 and stop == len(names) and not skip:
+        return _run_all(pipeline, program)
+    selected = PassSelection(n for n in names[start:stop] if n not in skip)
+    with outer.derive([selected]):
+        return _run_all(pipeline[start:stop], program)
+
+
+def _run_all(pipeline: Sequence[Pass], program: Program) -> Program:
+    instruments = [i for i in effective_instruments(PassContext.current()) if hasattr(i, "begin_pipeline")]
+    for inst in instruments:
+        inst.begin_pipeline()
+    try:
+        for p in pipeline:
+            program = p(program)
+    finally:
+        for inst in instruments:
+            inst.end_pipeline()
+    return program

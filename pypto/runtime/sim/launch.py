@@ -1,0 +1,224 @@
+"""`launch`: the one path from a call to numpy results, for one chip and for a world of N ranks.
+
+    launch(compiled, [a, b, out], config=RunConfig())       # what compiled(a, b, out) does
+    launch(dist_compiled, [x, y], config=cfg)                # a HOST orchestrator over N ranks
+
+A call goes through four steps, the same for every caller (`CompiledProgram.__call__`,
+`ChipWorker.run`, `DistributedCompiledProgram.__call__`, `@pl.jit`):
+1. bind: the arguments against the entry's parameter plans (HostArgs: read-only In views,
+   private Out / InOut buffers; a ChipWorker's DeviceTensors are passed as device memory);
+2. dispatch: a chip program is one dispatch of its Orchestration function on rank 0; a
+   distributed program runs its generated HOST orchestrator, which yields one dispatch per
+   `self.chip(..., device=r)` (pypto.runtime.sim.host_level);
+3. run: one scheduler loop (`run_ranks`) steps every agent of every rank — a single chip is a
+   world of one — until all tasks finished, or raises DeadlockError naming every blocked agent;
+4. write back the private buffers into the caller's arrays (only after the whole run succeeded).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Optional
+
+import numpy as np
+
+from pypto.errors import DeadlockError, TypeCheckError, ValueCheckError
+from pypto.ir.enums import ParamDirection
+from pypto.runtime.config import default_config, require_simulator
+from pypto.runtime.sim.blocking import Block
+from pypto.runtime.sim.contexts import HostContext
+from pypto.runtime.sim.host_args import HostArgs, plan_params
+from pypto.runtime.sim.machine import machine_for
+from pypto.runtime.sim.scheduler import Agent, Run
+
+
+def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool = False):
+    """Run one call of `compiled`; the result in return style, else None (outputs written in place)."""
+    config = _config_for(compiled, config, worker)
+    host, sim_args = _bind(compiled, list(args), config, worker, torch)
+    sim = compiled._sim_for(config)
+    host_function = getattr(compiled, "host_function", None)
+    if host_function is None:                      # a chip program: one dispatch on rank 0
+        per_rank = [[(sim.entry_code(compiled.entry), sim_args)]]
+    else:
+        from pypto.runtime.sim.host_level import host_dispatches
+        from pypto.runtime.sim.world import World
+        world = world if world is not None else World(compiled.distributed_config.world_size)
+        per_rank = host_dispatches(compiled.host_code(), world, sim, sim_args)
+    results = run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
+                        window=config.sim_task_window)
+    if world is not None:
+        compiled.last_windows = world.windows
+    host.write_back()
+    if host_function is not None or not host.return_style:
+        return None
+    return host.results(results[0][0])
+
+
+# ------------------------------------------------------------------ 1. binding
+def _config_for(compiled, config, worker):
+    if worker is not None:
+        require_simulator(compiled.platform)
+        if worker.platform != compiled.platform:
+            raise ValueCheckError(f"the program was compiled for {compiled.platform}, the worker runs "
+                                  f"{worker.platform}")
+        return worker.config
+    if config is not None:
+        require_simulator(config.platform)
+        if config.platform != compiled.platform:
+            raise ValueError(f"this program was compiled for {compiled.platform}; the config asks for "
+                             f"{config.platform} (compile again with that config)")
+    require_simulator(compiled.platform)
+    return config or default_config()
+
+
+def call_plans(compiled) -> list:
+    """The entry's ParamPlans, worked out once per compiled program."""
+    if compiled._plans is None:
+        compiled._plans = plan_params(compiled.function)
+    return compiled._plans
+
+
+def _return_style(compiled, plans: list, n_args: int) -> bool:
+    n_inputs = compiled._n_inputs
+    if n_args == n_inputs and compiled.has_return:
+        return True                              # (also when every parameter is an input)
+    if n_args == len(plans):
+        return False
+    names = ", ".join(p.name for p in plans)
+    style = f" in place, or its {n_inputs} inputs in return style" if compiled.has_return else ""
+    raise TypeCheckError(f"'{compiled.function.name}' takes {len(plans)} arguments ({names}){style}; got {n_args}")
+
+
+def _bind(compiled, args: list, config, worker, torch: bool):
+    """(HostArgs, the simulator-side argument list) of one call."""
+    plans = call_plans(compiled)
+    return_style = _return_style(compiled, plans, len(args))
+    strict = config.sim_strict
+    if worker is None:
+        host = HostArgs(plans, args, return_style=return_style, strict=strict, pool=compiled._pool, torch=torch)
+        return host, host.sim_args
+    from pypto.runtime.worker import DeviceTensor
+    given = iter(args)
+    bound = [None if return_style and p.direction is ParamDirection.Out else next(given) for p in plans]
+    host_plans = [p for p, a in zip(plans, bound) if not isinstance(a, DeviceTensor)]
+    host_values = [a for p, a in zip(plans, bound) if not isinstance(a, DeviceTensor)
+                   and not (return_style and p.direction is ParamDirection.Out)]
+    host = HostArgs(host_plans, host_values, return_style=return_style, strict=strict, pool=compiled._pool,
+                    torch=torch)
+    host_iter = iter(host.sim_args)
+    sim_args = [_device_arg(p, a, worker) if isinstance(a, DeviceTensor) else next(host_iter)
+                for p, a in zip(plans, bound)]
+    return host, sim_args
+
+
+def _device_arg(plan, tensor, worker) -> np.ndarray:
+    """A DeviceTensor argument: the worker's device memory itself (read-only for an In parameter)."""
+    arr = tensor.device_array(worker)
+    if plan.is_scalar:
+        raise TypeCheckError(f"parameter '{plan.name}' is a scalar; got {tensor!r}")
+    if arr.dtype != plan.dtype:
+        raise TypeCheckError(f"parameter '{plan.name}' expects dtype {plan.dtype_name}, got {tensor!r}")
+    if plan.static_shape is not None and arr.shape != plan.static_shape:
+        raise TypeCheckError(f"parameter '{plan.name}' expects shape {list(plan.static_shape)}, got {tensor!r}")
+    if plan.direction is ParamDirection.In:
+        view = arr.view()
+        view.flags.writeable = False
+        return view
+    return arr
+
+
+# ------------------------------------------------------------------ 3. the scheduler loop
+def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic", seed: Optional[int] = None,
+              window: int = 64) -> list:
+    """Run `per_rank[r]` = [(FunctionCode, args), ...] on rank r, all ranks under one loop.
+
+    Returns, per rank, the results of its dispatches. Deterministic: the first runnable agent in
+    round-robin order (agents within a rank, and ranks, rotate). Random: a seeded choice among
+    every runnable agent. A rank starts its next dispatch once the previous one's tasks finished.
+    """
+    n = len(per_rank)
+    runs = []
+    for r in range(n):
+        # one rank keeps the plain seed (a chip call); rank r of a world gets its own stream
+        rank_seed = seed if n == 1 or seed is None else seed * 7919 + r
+        run = Run(sim, machine_for(sim.platform, r), schedule=schedule, seed=rank_seed, window=window)
+        run.world, run.rank = world, r
+        dispatches = per_rank[r]
+        name = f"host orchestrator ({dispatches[0][0].name})" if n == 1 and dispatches else \
+            f"rank {r} host orchestrator"
+        run.host = Agent(name, _rank_host(run, dispatches), None, None, dispatches[0][0] if dispatches else None)
+        run.agents.append(run.host)
+        runs.append(run)
+    rng = None
+    if schedule == "random":
+        rng = runs[0].random if n == 1 else random.Random(seed if seed is not None else 0)
+    results: list = [None] * n
+    with np.errstate(all="ignore"):            # float overflow / NaN are data on the chip, not warnings
+        while True:
+            for run in runs:
+                run.start_ready()
+            candidates = [(run, a) for run in runs for a in run.agents if a.block is None or a.block.ready()]
+            if not candidates:
+                if all(not run.agents and not run.ready and not run.live for run in runs):
+                    return results
+                raise _deadlock(runs)
+            if rng is not None:
+                run, agent = rng.choice(candidates)
+            else:
+                run, agent = candidates[0]
+                run.agents.remove(agent)
+                run.agents.append(agent)
+                if n > 1:
+                    runs.remove(run)             # rotate ranks too, so no rank starves another
+                    runs.append(run)
+            try:
+                blk = agent.gen.send(None)
+            except StopIteration as stop:
+                run.agents.remove(agent)
+                if agent is run.host:
+                    results[run.rank] = stop.value
+                else:
+                    run.lane_done(agent.task)
+                continue
+            except BaseException as e:
+                raise run.located(e, _label(run, agent, n))
+            agent.block = blk
+
+
+def _rank_host(run: Run, dispatches: list):
+    """A rank's host agent: its dispatched Orchestration functions, one after another."""
+    ctx = HostContext(run)
+    results = []
+    for i, (code, args) in enumerate(dispatches):
+        if i and (run.live or run.ready):      # a rank finishes one dispatch before the next starts
+            prev = dispatches[i - 1][0].name
+            yield Block(lambda: not run.live and not run.ready, "end of dispatch", f"tasks of {prev} still running")
+        results.append((yield from code.fn(ctx, *args)))
+    return results
+
+
+def _label(run: Run, agent: Agent, n: int) -> str:
+    return agent.name if n == 1 or agent is run.host else f"rank {run.rank} {agent.name}"
+
+
+def _deadlock(runs: list) -> DeadlockError:
+    n = len(runs)
+    lines, first = [], None
+    for run in sorted(runs, key=lambda r: r.rank):
+        where = f"rank {run.rank}: " if n > 1 else ""
+        for a in run.agents:
+            blk = a.block
+            lines.append(f"  {_label(run, a, n)}: {blk.describe() if blk else 'not runnable'}")
+            if first is None and blk is not None and blk.span is not None:
+                first = blk.span
+        waiting = [t for t in run.live.values() if t.deps_left]
+        if waiting:
+            lines.append(f"  {where}{len(waiting)} task(s) waiting for dependencies: "
+                         + ", ".join(t.name for t in waiting[:8]) + (" ..." if len(waiting) > 8 else ""))
+        if run.ready:
+            lines.append(f"  {where}{len(run.ready)} ready task(s) with no free core: "
+                         + ", ".join(t.name for t in run.ready[:8]))
+    return DeadlockError("deadlock: no agent can make progress\n" + "\n".join(lines), first,
+                         hint="a blocked op waits for data, a slot or a signal that nothing will provide "
+                              "(e.g. a pld.system.wait for a notify that never comes)")
