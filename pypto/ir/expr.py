@@ -187,8 +187,7 @@ class MakeTuple(Expr):
     FIELDS = (("elements", USUAL),)
 
     def __init__(self, elements: Sequence[Expr], span: Optional[Span] = None):
-        from pypto.ir.types import ExprTuple
-        elements = ExprTuple(elements)
+        elements = tuple(elements)
         self._set(elements=elements, type=TupleType([e.type for e in elements]), span=span)
 
 

@@ -15,26 +15,6 @@ from pypto.ir.enums import CompactMode, MemorySpace, PadValue, TensorLayout, Til
 from pypto.ir.node import IGNORE, USUAL, Node
 
 
-class ExprTuple(tuple):
-    """A tuple of Exprs (shapes, strides, tuple elements) that also equals the reference's list form:
-    `shape == [16, 128]` compares constant dims by value, other entries by identity."""
-    __slots__ = ()
-
-    def __eq__(self, other):
-        if isinstance(other, list) or (isinstance(other, tuple) and not isinstance(other, ExprTuple)):
-            from pypto.ir.expr import ConstInt
-            return len(self) == len(other) and all(
-                a is b or (isinstance(a, ConstInt) and isinstance(b, int) and not isinstance(b, bool)
-                           and a.value == b)
-                for a, b in zip(self, other))
-        return tuple.__eq__(self, other)
-
-    def __ne__(self, other):
-        return not self.__eq__(other)
-
-    __hash__ = tuple.__hash__
-
-
 def to_expr_tuple(values) -> tuple:
     """Convert a sequence of ints / Exprs to a tuple of Exprs (ints become ConstInt INDEX)."""
     from pypto.ir.expr import ConstInt, Expr
@@ -51,7 +31,7 @@ def to_expr_tuple(values) -> tuple:
             out.append(ConstInt(v, INDEX))
         else:
             raise TypeError(f"shape entries must be integers or IR expressions, got {type(v).__name__}")
-    return ExprTuple(out)
+    return tuple(out)
 
 
 def static_dims(shape) -> Optional[tuple[int, ...]]:
