@@ -86,12 +86,16 @@ class PassContext:
         return get_platform(self.platform)
 
     def parser(self) -> Optional[Callable[[str], object]]:
-        """The DSL parser handed to this context or, failing that, to the nearest enclosing one."""
+        """The DSL parser handed to this context or, failing that, to the nearest enclosing one (to it or to
+        one of its instruments: the reference's fixtures hand `make_roundtrip_instrument()` its parser)."""
         if self._parse is not None:
             return self._parse
         for ctx in reversed(_stack()):
             if ctx._parse is not None:
                 return ctx._parse
+            for inst in ctx.instruments:
+                if callable(getattr(inst, "parse", None)):
+                    return inst.parse
         return None
 
     def derive(self, extra_instruments: Sequence = (), *, keep_instruments: bool = True) -> "PassContext":

@@ -170,3 +170,11 @@ def test_op_builders_take_the_span_last_positionally():
     x = ir.Var("x", ir.TensorType([4], FP32))
     call = tensor_ops.add(x, x, span)
     assert call.span is span and len(call.args) == 2
+
+
+def test_an_inner_context_borrows_the_parser_of_an_outer_roundtrip_instrument():
+    from pypto.ir.instruments import make_roundtrip_instrument
+    with passes.PassContext([make_roundtrip_instrument()]):
+        with passes.PassContext([], verification_level=passes.VerificationLevel.ROUNDTRIP):
+            assert passes.PassContext.current().parser() is pl.parse
+            passes.convert_to_ssa()(UnrollMe)   # the implied roundtrip check finds a parser
