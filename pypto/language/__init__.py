@@ -50,6 +50,7 @@ tile = OpNamespace("tile", _is_op, _op_names)
 tensor = OpNamespace("tensor", _is_op, _op_names)
 system = OpNamespace("system", _is_op, _op_names)
 array = OpNamespace("array", _is_op, _op_names)
+prefetch = OpNamespace("prefetch", _is_op, _op_names)
 xor_ = DslOp("xor_")   # scalar xor as the printer spells it
 
 

@@ -2,6 +2,11 @@
 and one module (or package) per pass, each exporting a factory named after it (`convert_to_ssa()` ...;
 `pypto.pypto_core.passes` gathers them; they are not re-exported here, where they would shadow their modules).
 
+Layout: the infrastructure (base.py Pass, context.py, instruments.py, properties.py, manager.py
+with the Default pipeline, chip_pipeline.py); one module or package per pass (a package owns
+its helpers: memory/, infer_tile_memory_space/, optimize_orch_tensors/, ...); generic analyses
+used by many passes in analysis/.
+
     from pypto.passes import PassManager, OptimizationStrategy
     final = PassManager.get_strategy(OptimizationStrategy.Default).run_passes(program)
     tiles = PassManager().run(program, until="InferTileMemorySpace")

@@ -70,11 +70,11 @@ def function_pass(name: str, transform_function: Callable[[Function, Program], F
 
 def run_pipeline(pipeline: Sequence[Pass], program: Program, *, until: Optional[str] = None,
                  after: Optional[str] = None, skip: Iterable[str] = ()) -> Program:
-    """Run `pipeline` in order on `program`: from the pass after `after` through `until` (both
-    inclusive bounds are pass names), leaving out the passes named in `skip`.
+    """Run `pipeline` in order on `program`: from the pass after `after` (else the first) through
+    `until` (else the last), leaving out the passes named in `skip`.
 
-    A selection runs as a PassSelection instrument, so a pass left out is seen by no instrument
-    (no dump, no timing, no check). Verification instruments remember what they verified for
+    Skipped passes are vetoed by a PassSelection instrument (`should_run`), so no instrument sees
+    them (no dump, no timing, no check). Verification instruments remember what they verified for
     the whole run (`begin_pipeline` / `end_pipeline`).
     """
     names = [p.name for p in pipeline]
@@ -85,14 +85,14 @@ def run_pipeline(pipeline: Sequence[Pass], program: Program, *, until: Optional[
                                   hint="the passes are: " + ", ".join(names))
     start = names.index(after) + 1 if after is not None else 0
     stop = names.index(until) + 1 if until is not None else len(names)
-    if start >= stop and (after is not None or until is not None):
-        raise ValueCheckError(f"run(after={after!r}, until={until!r}) selects no pass: {until!r} runs before {after!r}")
-    outer = PassContext.current()
-    if start == 0 and stop == len(names) and not skip:
-        return _run_all(pipeline, program)
-    selected = PassSelection(n for n in names[start:stop] if n not in skip)
-    with outer.derive([selected]):
-        return _run_all(pipeline[start:stop], program)
+    if start >= stop:
+        raise ValueCheckError(f"run(after={after!r}, until={until!r}) selects no pass",
+                              hint="`after` names the last pass already run, `until` the last one to run")
+    chosen = pipeline[start:stop]
+    if not skip:
+        return _run_all(chosen, program)
+    with PassContext.current().derive([PassSelection(n for n in names[start:stop] if n not in skip)]):
+        return _run_all(chosen, program)
 
 
 def _run_all(pipeline: Sequence[Pass], program: Program) -> Program:

@@ -6,7 +6,7 @@ path, whose LowerHostTensorCollectives builds each builtin chip program through 
     final = run_pipeline(CHIP_PIPELINE, program, until="InferTileMemorySpace")
 """
 
-from pypto.passes.allocate_memory_addr import allocate_memory_addr
+from pypto.passes.memory.allocate_memory_addr import allocate_memory_addr
 from pypto.passes.auto_tile_matmul_l0 import auto_tile_matmul_l0
 from pypto.passes.convert_tensor_to_tile_ops import convert_tensor_to_tile_ops
 from pypto.passes.convert_to_ssa import convert_to_ssa
@@ -15,13 +15,13 @@ from pypto.passes.flatten_call_expr import flatten_call_expr
 from pypto.passes.flatten_tile_nd_to_2d import flatten_tile_nd_to_2d
 from pypto.passes.fuse_create_assemble_to_slice import fuse_create_assemble_to_slice
 from pypto.passes.infer_tile_memory_space import infer_tile_memory_space
-from pypto.passes.init_mem_ref import init_mem_ref
+from pypto.passes.memory.init_mem_ref import init_mem_ref
 from pypto.passes.inject_gm_pipe_buffer import inject_gm_pipe_buffer
 from pypto.passes.inline_functions import inline_functions
 from pypto.passes.lower_auto_vector_split import lower_auto_vector_split
 from pypto.passes.lower_composite_ops import lower_composite_ops
-from pypto.passes.materialize_semantic_aliases import materialize_semantic_aliases
-from pypto.passes.memory_reuse import memory_reuse
+from pypto.passes.memory.materialize_semantic_aliases import materialize_semantic_aliases
+from pypto.passes.memory.memory_reuse import memory_reuse
 from pypto.passes.normalize_stmt_structure import normalize_stmt_structure
 from pypto.passes.optimize_orch_tensors import optimize_orch_tensors
 from pypto.passes.outline_cluster_scopes import outline_cluster_scopes

@@ -38,9 +38,9 @@ from pypto.ir.stmt import AssignStmt, ForStmt, ReturnStmt, WhileStmt
 from pypto.ir.types import MemRef, TensorType
 from pypto.ir.visitor import IRMutator, collect, substitute
 from pypto.passes.analysis import add_index, body_list, used_vars
-from pypto.passes.ddr_memrefs import slice_byte_offset
+from pypto.passes.memory.ddr_memrefs import slice_byte_offset
 from pypto.passes.base import Pass
-from pypto.passes.orch_tensor_strides import trailing_strides
+from pypto.passes.optimize_orch_tensors.orch_tensor_strides import trailing_strides
 from pypto.passes.properties import IRProperty, PassProperties
 
 _CALLERS = (FunctionType.Orchestration, FunctionType.Opaque)

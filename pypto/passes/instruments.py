@@ -43,9 +43,9 @@ class VerificationMode(enum.Enum):
     BEFORE_AND_AFTER = 3
 
 
-def _check(props, program, what: str) -> None:
+def _check(props, program, what: str, verify: Callable = verify_property) -> None:
     for prop in sorted(props, key=lambda p: p.value):
-        diags = verify_property(prop.value, program)
+        diags = verify(prop.value, program)
         if diags:
             more = f" (and {len(diags) - 1} more)" if len(diags) > 1 else ""
             raise InternalError(f"{what}: property {prop.value} does not hold: {diags[0].message}{more}",
@@ -66,8 +66,9 @@ class VerificationInstrument(Instrument):
     BASIC verification's cost otherwise. A pass called on its own checks everything it requires.
     """
 
-    def __init__(self, mode: VerificationMode = VerificationMode.AFTER):
+    def __init__(self, mode: VerificationMode = VerificationMode.AFTER, *, verify: Callable = verify_property):
         self.mode = mode
+        self.verify = verify                     # (property name, program) → diagnostics; pypto.ir.verifier's
         self._verified: Optional[set] = None     # properties known to hold during a pipeline run
 
     def begin_pipeline(self) -> None:
@@ -81,13 +82,13 @@ class VerificationInstrument(Instrument):
             required = pass_.properties.required
             if self._verified is not None:
                 required = required - self._verified
-            _check(required, program, f"before {pass_.name}")
+            _check(required, program, f"before {pass_.name}", self.verify)
             if self._verified is not None:
                 self._verified |= required
 
     def run_after_pass(self, pass_, program) -> None:
         if self.mode in (VerificationMode.AFTER, VerificationMode.BEFORE_AND_AFTER):
-            _check(pass_.properties.produced, program, f"after {pass_.name}")
+            _check(pass_.properties.produced, program, f"after {pass_.name}", self.verify)
         if self._verified is not None:
             if self.mode in (VerificationMode.AFTER, VerificationMode.BEFORE_AND_AFTER):
                 self._verified |= pass_.properties.produced

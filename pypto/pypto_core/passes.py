@@ -32,7 +32,7 @@ _FROM_PASSES = (
 )
 # pass factory → the module (or package) defining it
 _FACTORIES = {
-    "allocate_memory_addr": "pypto.passes.allocate_memory_addr",
+    "allocate_memory_addr": "pypto.passes.memory.allocate_memory_addr",
     "auto_tile_matmul_l0": "pypto.passes.auto_tile_matmul_l0",
     "convert_tensor_to_tile_ops": "pypto.passes.convert_tensor_to_tile_ops",
     "convert_to_ssa": "pypto.passes.convert_to_ssa",
@@ -41,7 +41,7 @@ _FACTORIES = {
     "flatten_tile_nd_to_2d": "pypto.passes.flatten_tile_nd_to_2d",
     "fuse_create_assemble_to_slice": "pypto.passes.fuse_create_assemble_to_slice",
     "infer_tile_memory_space": "pypto.passes.infer_tile_memory_space",
-    "init_mem_ref": "pypto.passes.init_mem_ref",
+    "init_mem_ref": "pypto.passes.memory.init_mem_ref",
     "inject_gm_pipe_buffer": "pypto.passes.inject_gm_pipe_buffer",
     "inline_functions": "pypto.passes.inline_functions",
     "lower_auto_vector_split": "pypto.passes.lower_auto_vector_split",
@@ -49,8 +49,8 @@ _FACTORIES = {
     "lower_host_tensor_collectives": "pypto.passes.lower_host_tensor_collectives",
     "materialize_comm_domain_scopes": "pypto.passes.materialize_comm_domain_scopes",
     "materialize_dist_tensor_ctx": "pypto.passes.materialize_dist_tensor_ctx",
-    "materialize_semantic_aliases": "pypto.passes.materialize_semantic_aliases",
-    "memory_reuse": "pypto.passes.memory_reuse",
+    "materialize_semantic_aliases": "pypto.passes.memory.materialize_semantic_aliases",
+    "memory_reuse": "pypto.passes.memory.memory_reuse",
     "normalize_stmt_structure": "pypto.passes.normalize_stmt_structure",
     "optimize_orch_tensors": "pypto.passes.optimize_orch_tensors",
     "outline_cluster_scopes": "pypto.passes.outline_cluster_scopes",

@@ -120,7 +120,7 @@ def memory_report(program: Program) -> str:
 
 def reuse_lines(func: Function, after: dict) -> list:
     """Peak bytes per space before MemoryReuse (one buffer per value group) and after it (top address)."""
-    from pypto.passes.memory_reuse import peak_before_reuse
+    from pypto.passes.memory.memory_reuse import peak_before_reuse
     before = peak_before_reuse(func)
     return [f"  {space.name} peak bytes: before reuse {before.get(space, 0)}, after reuse {after.get(space, 0)}"
             for space in sorted(set(before) | set(after), key=lambda s: s.value)]

@@ -2,30 +2,22 @@
 written in place into that tensor's window; the assemble goes. Before / Expected programs, the
 cases it must leave alone, and a numpy-equal run through the Default pipeline."""
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import pypto.language as pl
 from pypto import ir
-from pypto.ir.visitor import collect
 from pypto.pypto_core import passes
 from pypto.runtime import RunConfig, run
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_optimize_orch_strides import Blocks  # noqa: E402
+from tests.passes.optimize_orch_tensors.test_optimize_orch_strides import Blocks
+from tests.helpers import op_names
 
 TV = pl.TensorView
 
 
 def _fuse(program):
     return passes.fuse_create_assemble_to_slice()(program)
-
-
-def _ops(func):
-    return [c.op.name for c in collect(func.body, lambda n: isinstance(n, ir.Call) and not n.is_function_call())]
 
 
 @pl.program
@@ -77,7 +69,7 @@ def test_a_create_assembled_once_becomes_a_slice_of_the_target_and_the_assemble_
 def test_the_self_assemble_pattern_2_leaves_is_dropped():
     from pypto.passes.optimize_orch_tensors import optimize_orch_tensors
     staged = optimize_orch_tensors()(Blocks)
-    assert "tensor.assemble" in _ops(staged["main"])          # pattern 2: slice + a copy onto itself
+    assert "tensor.assemble" in op_names(staged["main"])          # pattern 2: slice + a copy onto itself
 
     @pl.program
     class Expected:
@@ -118,7 +110,7 @@ def test_a_window_the_kernel_would_address_contiguously_is_not_fused():
     """A [32, 32] block of a [128, 128] target is strided; the kernel's plain Out param is not."""
     after = _fuse(Blocks)
     assert after is Blocks
-    assert "tensor.create" in _ops(after["main"]) and "tensor.assemble" in _ops(after["main"])
+    assert "tensor.create" in op_names(after["main"]) and "tensor.assemble" in op_names(after["main"])
 
 
 def test_a_staged_slice_at_other_offsets_than_the_assemble_is_a_real_copy_and_is_kept():
@@ -132,8 +124,8 @@ def test_the_default_pipeline_writes_the_bands_in_place_and_matches_numpy():
     a = np.random.default_rng(21).uniform(-1, 1, (16, 128)).astype(np.float32)
     c = np.full((16, 128), np.nan, np.float32)
     compiled = run(Rows, a, c, config=RunConfig(platform="a2a3sim"))
-    assert "tensor.assemble" not in _ops(compiled.lowered["main"])
-    assert "tensor.create" not in _ops(compiled.lowered["main"])
+    assert "tensor.assemble" not in op_names(compiled.lowered["main"])
+    assert "tensor.create" not in op_names(compiled.lowered["main"])
     np.testing.assert_allclose(c, np.exp(a), rtol=1e-6)
 
 
@@ -142,5 +134,5 @@ def test_blocks_through_pattern_2_and_the_fusion_match_numpy(platform):
     a = np.random.default_rng(22).uniform(-1, 1, (128, 128)).astype(np.float32)
     c = np.full((128, 128), np.nan, np.float32)
     compiled = run(Blocks, a, c, config=RunConfig(platform=platform))
-    assert "tensor.assemble" not in _ops(compiled.lowered["main"])
+    assert "tensor.assemble" not in op_names(compiled.lowered["main"])
     np.testing.assert_allclose(c, np.exp(a), rtol=1e-6)

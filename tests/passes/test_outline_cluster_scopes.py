@@ -7,6 +7,7 @@ import pypto.language as pl
 from pypto import ir
 from pypto.errors import UnsupportedError
 from pypto.ir.verifier import verify_property
+from pypto.passes import PassManager
 from pypto.pypto_core import passes
 
 
@@ -75,8 +76,7 @@ def test_spmd_for_with_kernel_scope_becomes_an_spmd_wrapper_forwarding_to_the_ke
             out1: pl.Tensor[[128, 64], pl.FP32] = self.main_spmd_0(x, out)
             return out1
 
-    before = passes.flatten_call_expr()(passes.normalize_stmt_structure()(passes.convert_to_ssa()(Before)))
-    after = passes.outline_cluster_scopes()(passes.outline_incore_scopes()(before))
+    after = PassManager().run(Before, until="OutlineClusterScopes")
     ir.assert_structural_equal(after, Expected)
     assert not verify_property("ClusterOutlined", after)
 

@@ -13,6 +13,7 @@ from pypto.ir.visitor import collect
 from pypto.passes import (CHIP_PIPELINE, DEFAULT_PIPELINE, CallbackInstrument, OptimizationStrategy, PassContext,
                           PassManager, VerificationLevel)
 from pypto.pypto_core import passes
+from tests.helpers import op_names
 
 @pl.program
 class TensorLevel:
@@ -55,10 +56,6 @@ def _lower(program):
         return PassManager.get_strategy(OptimizationStrategy.Default).run_passes(program)
 
 
-def _op_names(f):
-    return [c.op.name for c in collect(f.body, lambda n: isinstance(n, ir.Call) and not n.is_function_call())]
-
-
 def test_the_manager_runs_the_default_pipeline_objects():
     pm = PassManager.get_strategy(OptimizationStrategy.Default)
     assert pm.passes == DEFAULT_PIPELINE
@@ -67,19 +64,27 @@ def test_the_manager_runs_the_default_pipeline_objects():
 
 
 def test_each_pass_is_named_after_its_module():
-    """File name = pass name: ConvertToSSA lives in pypto/passes/convert_to_ssa(.py | /)."""
+    """File name = pass name: ConvertToSSA is pypto/passes/convert_to_ssa(.py | /), InitMemRef
+    pypto/passes/memory/init_mem_ref.py; the module's factory of that name builds the pass."""
+    import importlib
     import pathlib
     import pypto.passes
     root = pathlib.Path(pypto.passes.__file__).parent
-    modules = {m.stem.replace("_", ""): m.stem for m in root.iterdir()
-               if m.suffix == ".py" or (m / "__init__.py").exists()}
+    modules = {}
+    for path in root.rglob("*.py"):
+        rel = path.relative_to(root).with_suffix("")
+        parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+        if parts:
+            modules.setdefault(parts[-1].replace("_", ""), ".".join(parts))
     names = [p.name for p in DEFAULT_PIPELINE]
     assert len(set(names)) == len(names)
-    for name in names:
-        module = modules.get(name.lower())
-        assert module is not None, f"pass {name} has no module pypto/passes/<{name} in snake_case>"
-        factory = getattr(passes, module)
-        assert factory().name == name
+    for p in DEFAULT_PIPELINE:
+        module = modules.get(p.name.lower())
+        assert module is not None, f"pass {p.name} has no module pypto/passes/[<package>/]<{p.name} in snake_case>"
+        stem = module.rpartition(".")[2]
+        factory = getattr(importlib.import_module(f"pypto.passes.{module}"), stem)
+        assert factory().name == p.name
+        assert getattr(passes, stem) is factory          # pypto.pypto_core.passes gathers every factory
 
 
 def test_every_required_property_is_produced_earlier_in_the_pipeline():
@@ -129,7 +134,7 @@ def test_tensor_level_program_lowers_to_an_aiv_kernel():
     kernel, main = final["main_incore_0"], final["main"]
     assert kernel.func_type is pl.FunctionType.AIV and main.func_type is pl.FunctionType.Orchestration
     assert kernel.param_directions == (pl.ParamDirection.In, pl.ParamDirection.In, pl.ParamDirection.Out)
-    names = [n for n in _op_names(kernel) if n != "tile.alloc"]
+    names = [n for n in op_names(kernel) if n != "tile.alloc"]
     # `acc = y` starts the loop but y is read inside it: the carry starts from a copy of y
     assert names == ["tile.load", "tile.add", "tile.move", "tile.add", "tile.muls", "tile.sub", "tile.store"]
     addrs = sorted(c.kwargs["addr"] for c in collect(kernel.body, lambda n: isinstance(n, ir.Call)
@@ -147,7 +152,7 @@ def test_tile_level_program_accumulates_in_place():
     # the load feeds only the loop and the body reads the carry before rewriting it: one buffer, no copy
     bases = {ia.type.memref.base, ia.init_value.type.memref.base, rv.type.memref.base,
              loop.body.stmts[-1].values[0].type.memref.base}
-    assert len(bases) == 1 and "tile.move" not in _op_names(kernel)
+    assert len(bases) == 1 and "tile.move" not in op_names(kernel)
 
 
 @pytest.mark.parametrize("n", [3, 1])
@@ -245,7 +250,7 @@ def test_blocked_softmax_kernel_in_orchestration_loop():
     assert kernel.param_directions[-1] is pl.ParamDirection.Out
     (loop,) = collect(main.body, lambda n: isinstance(n, ir.ForStmt))
     assert loop.body.stmts[0].value.args[2] is loop.iter_args[0]
-    assert _op_names(kernel).count("tile.create") == 2          # scratch tiles of row_max / row_sum
+    assert op_names(kernel).count("tile.create") == 2          # scratch tiles of row_max / row_sum
     x = np.random.default_rng(3).standard_normal((128, 64), dtype=np.float32)
     out = np.zeros((128, 64), np.float32)
     run(BlockedSoftmax, x, out, config=RunConfig())

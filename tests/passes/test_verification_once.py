@@ -10,7 +10,8 @@ import pypto.language as pl
 from pypto.errors import InternalError
 from pypto.ir import Function, FunctionType, Program, SeqStmts
 from pypto.passes import OptimizationStrategy, PassContext, PassManager, VerificationLevel
-import pypto.passes.instruments as instruments
+from pypto.ir.verifier import verify_property
+from pypto.passes import VerificationInstrument, VerificationMode
 
 
 @pl.program
@@ -26,17 +27,16 @@ class _Add:
         return y
 
 
-def test_a_pipeline_verifies_each_property_once_per_production(monkeypatch):
+def test_a_pipeline_verifies_each_property_once_per_production():
     counts = collections.Counter()
-    real = instruments.verify_property
 
     def counting(name, program):
         counts[name] += 1
-        return real(name, program)
+        return verify_property(name, program)
 
-    monkeypatch.setattr(instruments, "verify_property", counting)
     pm = PassManager.get_strategy(OptimizationStrategy.Default)
-    with PassContext(verification_level=VerificationLevel.BASIC):
+    checks = VerificationInstrument(VerificationMode.BEFORE_AND_AFTER, verify=counting)
+    with PassContext([checks], verification_level=VerificationLevel.BASIC):
         pm.run_passes(_Add)
     producers = collections.Counter(prop.value for p in pm.passes for prop in p.properties.produced)
     invalidations = collections.Counter(prop.value for p in pm.passes for prop in p.properties.invalidated)

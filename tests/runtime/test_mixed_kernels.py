@@ -7,17 +7,10 @@ import pytest
 import pypto.language as pl
 from pypto.ir.enums import FunctionType
 from pypto.runtime import RunConfig
+from tests.helpers import f16, matmul_ref
 
 SIMS = pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
 rng = np.random.default_rng(5)
-
-
-def _f16(*shape):
-    return rng.uniform(-1, 1, shape).astype(np.float16)
-
-
-def _mm(a, b):
-    return a.astype(np.float32) @ b.astype(np.float32)
 
 
 @pl.jit
@@ -62,41 +55,41 @@ def tensor_matmul_bias_exp(a: pl.Tensor, b: pl.Tensor, bias: pl.Tensor, c: pl.Ou
 
 @SIMS
 def test_tile_matmul_mat_left_right_acc_gm(platform):
-    a, b = _f16(32, 64), _f16(64, 32)
+    a, b = f16(rng, 32, 64), f16(rng, 64, 32)
     c = np.zeros((32, 32), np.float32)
     tile_matmul(a, b, c, config=RunConfig(platform=platform))
-    np.testing.assert_allclose(c, _mm(a, b), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(c, matmul_ref(a, b), rtol=1e-5, atol=1e-5)
 
 
 @SIMS
 def test_matmul_then_vector_ops_c2v(platform):
-    a, b = _f16(16, 32), _f16(32, 16)
+    a, b = f16(rng, 16, 32), f16(rng, 32, 16)
     c = np.zeros((16, 16), np.float32)
     matmul_then_vector(a, b, c, config=RunConfig(platform=platform))
-    z = _mm(a, b)
+    z = matmul_ref(a, b)
     np.testing.assert_allclose(c, np.exp(z) * z, rtol=1e-5, atol=1e-6)
 
 
 @SIMS
 def test_vector_ops_feeding_a_matmul_v2c(platform):
-    a, d, b = _f16(16, 32), _f16(16, 32), _f16(32, 16)
+    a, d, b = f16(rng, 16, 32), f16(rng, 16, 32), f16(rng, 32, 16)
     c = np.zeros((16, 16), np.float32)
     vector_then_matmul(a, d, b, c, config=RunConfig(platform=platform))
-    np.testing.assert_allclose(c, _mm(a + d, b), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(c, matmul_ref(a + d, b), rtol=1e-5, atol=1e-5)
 
 
 @SIMS
 def test_tensor_level_matmul_and_vector_ops_in_one_scope(platform):
-    a, b = _f16(16, 32), _f16(32, 16)
+    a, b = f16(rng, 16, 32), f16(rng, 32, 16)
     bias = rng.uniform(-1, 1, (16, 16)).astype(np.float32)
     c = np.zeros((16, 16), np.float32)
     tensor_matmul_bias_exp(a, b, bias, c, config=RunConfig(platform=platform))
-    np.testing.assert_allclose(c, np.exp(_mm(a, b) + bias), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(c, np.exp(matmul_ref(a, b) + bias), rtol=1e-5, atol=1e-6)
 
 
 @SIMS
 def test_the_lowered_mixed_kernel_is_aic_aiv_group_with_pipes(platform):
-    lowered = tensor_matmul_bias_exp.lower(_f16(16, 32), _f16(32, 16), np.zeros((16, 16), np.float32),
+    lowered = tensor_matmul_bias_exp.lower(f16(rng, 16, 32), f16(rng, 32, 16), np.zeros((16, 16), np.float32),
                                            np.zeros((16, 16), np.float32), config=RunConfig(platform=platform))
     kinds = [f.func_type for f in lowered.functions.values()]
     assert {FunctionType.AIC, FunctionType.AIV, FunctionType.Group} <= set(kinds)
@@ -121,11 +114,11 @@ def cube_gm_vector(a: pl.Tensor, b: pl.Tensor, scratch: pl.InOut[pl.Tensor], c: 
 @SIMS
 @pytest.mark.parametrize("seed", [6, 7, 8])      # seeds whose schedule runs the AIV first: unfenced, they fail
 def test_cube_store_vector_load_through_gm_is_fenced(platform, seed):
-    a, b = _f16(16, 32), _f16(32, 16)
+    a, b = f16(rng, 16, 32), f16(rng, 32, 16)
     scratch = np.full((16, 16), np.nan, np.float32)
     c = np.zeros((16, 16), np.float32)
     cube_gm_vector(a, b, scratch, c, config=RunConfig(platform=platform, sim_schedule="random", sim_seed=seed))
-    np.testing.assert_allclose(c, 2 * _mm(a, b), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(c, 2 * matmul_ref(a, b), rtol=1e-5, atol=1e-5)
 
 
 @pl.jit
@@ -140,13 +133,13 @@ def round_trip(a: pl.Tensor, d: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
 
 @SIMS
 def test_no_split_mixed_kernel_is_dual_dispatched_on_a2a3_only(platform):
-    a, d, b = _f16(16, 32), _f16(16, 32), _f16(32, 16)
+    a, d, b = f16(rng, 16, 32), f16(rng, 16, 32), f16(rng, 32, 16)
     c = np.full((16, 16), np.nan, np.float32)
     lowered = round_trip.lower(a, d, b, c, config=RunConfig(platform=platform))
     aiv = next(f for f in lowered.functions.values() if f.func_type is FunctionType.AIV)
     assert bool(aiv.attrs.get("dual_aiv_dispatch")) == (platform == "a2a3sim")
     round_trip(a, d, b, c, config=RunConfig(platform=platform, sim_schedule="random", sim_seed=4))
-    np.testing.assert_allclose(c, np.exp(_mm(a + d, b)), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(c, np.exp(matmul_ref(a + d, b)), rtol=1e-5, atol=1e-6)
 
 
 @pl.jit
@@ -165,7 +158,7 @@ def k_loop_both_sides(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
 
 @SIMS
 def test_a_loop_carrying_an_acc_on_the_cube_and_a_sum_on_the_vector_side(platform):
-    a, b = _f16(16, 64), _f16(64, 16)
+    a, b = f16(rng, 16, 64), f16(rng, 64, 16)
     c = np.full((16, 16), np.nan, np.float32)
     k_loop_both_sides(a, b, c, config=RunConfig(platform=platform))
     a2 = (a + a).astype(np.float32)

@@ -7,17 +7,10 @@ import pytest
 import pypto.language as pl
 from pypto.errors import UnsupportedError
 from pypto.runtime import RunConfig
+from tests.helpers import f16, matmul_ref
 
 SIMS = pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
 rng = np.random.default_rng(11)
-
-
-def _f16(*shape):
-    return rng.uniform(-1, 1, shape).astype(np.float16)
-
-
-def _mm(a, b):
-    return a.astype(np.float32) @ b.astype(np.float32)
 
 
 @pl.jit
@@ -40,17 +33,17 @@ def left_right(a: pl.Tensor, b: pl.Tensor, bias: pl.Tensor, c: pl.Out[pl.Tensor]
 @pytest.mark.parametrize("kernel, m, n", [(up_down, 16, 16), (up_down, 15, 16), (left_right, 16, 16),
                                           (left_right, 16, 15)], ids=["ud-even", "ud-odd", "lr-even", "lr-odd"])
 def test_split_c2v_matches_numpy(platform, kernel, m, n):
-    a, b = _f16(m, 32), _f16(32, n)
+    a, b = f16(rng, m, 32), f16(rng, 32, n)
     bias = rng.uniform(-1, 1, (m, n)).astype(np.float32)
     c = np.full((m, n), np.nan, np.float32)
     kernel(a, b, bias, c, config=RunConfig(platform=platform))
-    np.testing.assert_allclose(c, np.exp(_mm(a, b) + bias), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(c, np.exp(matmul_ref(a, b) + bias), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("kernel, m, n, code", [(up_down, 16, 16, 1), (up_down, 15, 16, 3), (left_right, 16, 16, 2),
                                                 (left_right, 16, 15, 4)])
 def test_split_codes_and_dual_lane_aiv(kernel, m, n, code):
-    lowered = kernel.lower(_f16(m, 32), _f16(32, n), np.zeros((m, n), np.float32), np.zeros((m, n), np.float32),
+    lowered = kernel.lower(f16(rng, m, 32), f16(rng, 32, n), np.zeros((m, n), np.float32), np.zeros((m, n), np.float32),
                            config=RunConfig(platform="a5sim"))
     text = lowered.as_python()
     assert f"pl.tile.tpush_to_aiv(z, split={code}" in text
@@ -73,10 +66,10 @@ def split_v2c(a: pl.Tensor, d: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
 
 @SIMS
 def test_split_v2c_lanes_push_halves_the_cube_pops_the_whole(platform):
-    a, d, b = _f16(16, 32), _f16(16, 32), _f16(32, 16)
+    a, d, b = f16(rng, 16, 32), f16(rng, 16, 32), f16(rng, 32, 16)
     c = np.full((16, 16), np.nan, np.float32)
     split_v2c(a, d, b, c, config=RunConfig(platform=platform))
-    np.testing.assert_allclose(c, _mm(a + d, b), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(c, matmul_ref(a + d, b), rtol=1e-5, atol=1e-5)
 
 
 @pl.jit
@@ -89,7 +82,7 @@ def split_col_sum(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
 
 def test_a_reduction_across_the_split_axis_is_rejected():
     with pytest.raises(UnsupportedError, match="UP_DOWN.*cannot be split across the two AIV lanes"):
-        split_col_sum.lower(_f16(16, 32), _f16(32, 16), np.zeros((1, 16), np.float32),
+        split_col_sum.lower(f16(rng, 16, 32), f16(rng, 32, 16), np.zeros((1, 16), np.float32),
                             config=RunConfig(platform="a5sim"))
 
 
@@ -109,7 +102,7 @@ def split_loop(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
 
 @SIMS
 def test_split_loop_with_both_directions_and_carries(platform):
-    a, b = _f16(16, 64), _f16(64, 16)
+    a, b = f16(rng, 16, 64), f16(rng, 64, 16)
     c = np.full((16, 16), np.nan, np.float32)
     split_loop(a, b, c, config=RunConfig(platform=platform))
     a2 = (a + a).astype(np.float32)

@@ -7,17 +7,10 @@ import pytest
 import pypto.language as pl
 from pypto.errors import UnsupportedError
 from pypto.runtime import RunConfig
+from tests.helpers import f16, matmul_ref
 
 SIMS = pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
 rng = np.random.default_rng(17)
-
-
-def _f16(*shape):
-    return rng.uniform(-1, 1, shape).astype(np.float16)
-
-
-def _mm(a, b):
-    return a.astype(np.float32) @ b.astype(np.float32)
 
 
 @pl.jit
@@ -42,21 +35,21 @@ def gather_matmul(a: pl.Tensor, w: pl.Tensor, c: pl.Out[pl.Tensor]):
 
 @SIMS
 def test_shard_gives_each_lane_its_rows(platform):
-    a, b = _f16(16, 32), _f16(32, 16)
+    a, b = f16(rng, 16, 32), f16(rng, 32, 16)
     c = np.full((16, 16), np.nan, np.float32)
     shard_exp(a, b, c, config=RunConfig(platform=platform))
-    np.testing.assert_allclose(c, np.exp(_mm(a, b)), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(c, np.exp(matmul_ref(a, b)), rtol=1e-5, atol=1e-6)
     text = shard_exp.lower(a, b, c, config=RunConfig(platform=platform)).as_python()
     assert "pl.tile.tpush_to_aiv(z, split=1" in text and "pl.tile.tpop_from_aic(split=1" in text
 
 
 @SIMS
 def test_gather_rejoins_the_lanes_for_the_cube(platform):
-    a, w = _f16(16, 32), _f16(32, 16)
+    a, w = f16(rng, 16, 32), f16(rng, 32, 16)
     c = np.full((16, 16), np.nan, np.float32)
     gather_matmul(a, w, c, config=RunConfig(platform=platform))
     sq = (a * a).astype(np.float16)
-    np.testing.assert_allclose(c, _mm(sq, w), rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(c, matmul_ref(sq, w), rtol=1e-3, atol=1e-3)
 
 
 @pl.jit
@@ -72,5 +65,5 @@ def vector_outside(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
 
 def test_a_vector_op_outside_every_region_is_rejected():
     with pytest.raises(UnsupportedError, match="vector op '.*' sits outside every pl.split_aiv region"):
-        vector_outside.lower(_f16(16, 32), _f16(32, 16), np.zeros((16, 16), np.float32),
+        vector_outside.lower(f16(rng, 16, 32), f16(rng, 32, 16), np.zeros((16, 16), np.float32),
                              config=RunConfig(platform="a5sim"))

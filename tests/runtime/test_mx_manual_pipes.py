@@ -15,6 +15,7 @@ from pypto.passes.analysis import calls_in
 from pypto.passes.context import PassContext
 from pypto.pypto_core import passes
 from pypto.runtime import RunConfig, run
+from tests.helpers import op_names
 
 SOURCE = '''
 import pypto.language as pl
@@ -73,14 +74,10 @@ def _expand(program):
         return passes.expand_mixed_kernel()(passes.convert_to_ssa()(program))
 
 
-def _names(func):
-    return [c.op.name for c in calls_in(func.body) if not c.is_function_call()]
-
-
 def test_scale_pushes_follow_the_consumers_pop_and_match_numpy_on_a5sim():
     after = _expand(_program())
     vec, cube = after.get_function("vec"), after.get_function("cube")
-    assert "tile.move" in _names(vec)                    # sb: row/row → col/col (the consumer's layout) ...
+    assert "tile.move" in op_names(vec)                    # sb: row/row → col/col (the consumer's layout) ...
     pushes = [c.args[0].type for c in calls_in(vec.body) if c.op.name == "tile.tpush_to_aic"]
     assert [tuple(d.value for d in t.shape) for t in pushes] == [(16, 2), (32, 2)]      # ... then its carrier
     assert all((t.tile_view.blayout if t.tile_view else TileLayout.row_major) is TileLayout.row_major
@@ -92,7 +89,7 @@ def test_scale_pushes_follow_the_consumers_pop_and_match_numpy_on_a5sim():
               and s.value.op.name == "tile.tpop_from_aiv"]
     assert frees == popped                                # the tfree frees the carrier it popped
     again = _expand(after)
-    assert _names(again.get_function("vec")) == _names(vec)   # idempotent
+    assert op_names(again.get_function("vec")) == op_names(vec)   # idempotent
 
     rng = np.random.default_rng(8)
     a = rng.uniform(-4, 4, (16, 64)).astype(ml_dtypes.float8_e4m3fn)

@@ -155,7 +155,7 @@ def test_strict_memory_mode_names_the_op_and_line_that_reads_unwritten_bytes():
 
 
 def test_strict_memory_mode_accepts_scratch_tiles_and_first_iteration_accumulators():
-    from tests.passes.memory.test_auto_tile_matmul_l0 import TensorMatmul   # K loop: matmul_acc(.., ko == 0)
+    from tests.passes.auto_tile_matmul_l0.test_auto_tile_matmul_l0 import TensorMatmul   # K loop: matmul_acc(.., ko == 0)
     rng = np.random.default_rng(12)
     a, b = rng.standard_normal((2, 256, 256), dtype=np.float32)
     c = np.zeros((256, 256), np.float32)

@@ -8,17 +8,10 @@ import pytest
 import pypto.language as pl
 from pypto.errors import UnsupportedError
 from pypto.runtime import RunConfig
+from tests.helpers import f16, matmul_ref
 
 SIMS = pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
 rng = np.random.default_rng(23)
-
-
-def _f16(*shape):
-    return rng.uniform(-1, 1, shape).astype(np.float16)
-
-
-def _mm(a, b):
-    return a.astype(np.float32) @ b.astype(np.float32)
 
 
 @pl.jit
@@ -34,15 +27,15 @@ def task_parallel(a: pl.Tensor, b: pl.Tensor, d: pl.Tensor, c: pl.Out[pl.Tensor]
 
 @SIMS
 def test_none_lanes_both_run_the_whole_region(platform):
-    a, b, d = _f16(16, 32), _f16(32, 16), rng.uniform(-1, 1, (32, 16)).astype(np.float32)
+    a, b, d = f16(rng, 16, 32), f16(rng, 32, 16), rng.uniform(-1, 1, (32, 16)).astype(np.float32)
     c = np.full((32, 16), np.nan, np.float32)
     task_parallel(a, b, d, c, config=RunConfig(platform=platform))
-    e = np.exp(_mm(a, b))
+    e = np.exp(matmul_ref(a, b))
     np.testing.assert_allclose(c, np.concatenate([e, e]) + d, rtol=1e-5, atol=1e-6)
 
 
 def test_none_lanes_are_dual_dispatched_without_the_replay():
-    args = (_f16(16, 32), _f16(32, 16), np.zeros((32, 16), np.float32), np.zeros((32, 16), np.float32))
+    args = (f16(rng, 16, 32), f16(rng, 32, 16), np.zeros((32, 16), np.float32), np.zeros((32, 16), np.float32))
     lowered = task_parallel.lower(*args, config=RunConfig(platform="a2a3sim"))
     aiv = next(f for f in lowered.functions.values() if f.name.endswith("_aiv"))
     assert aiv.attrs["dual_aiv_dispatch"] is True and aiv.attrs["split_aiv"] is True
@@ -62,7 +55,7 @@ def none_gather(a: pl.Tensor, w: pl.Tensor, c: pl.Out[pl.Tensor]):
 
 def test_a_gather_in_a_none_region_is_rejected():
     with pytest.raises(UnsupportedError, match=r"pl\.aic_gather inside a pl\.split_aiv\(2, mode=pl\.SplitMode\.NONE\)"):
-        none_gather.lower(_f16(16, 32), _f16(32, 16), np.zeros((16, 16), np.float32),
+        none_gather.lower(f16(rng, 16, 32), f16(rng, 32, 16), np.zeros((16, 16), np.float32),
                           config=RunConfig(platform="a5sim"))
 
 
@@ -90,10 +83,10 @@ def shard_cols(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
 @pytest.mark.parametrize("kernel, m, n, code", [(shard_rows, 15, 16, 3), (shard_cols, 16, 15, 4)],
                          ids=["up-down-15-rows", "left-right-15-cols"])
 def test_odd_extent_gives_lane0_the_ceil_and_lane1_the_floor(platform, kernel, m, n, code):
-    a, b = _f16(m, 32), _f16(32, n)
+    a, b = f16(rng, m, 32), f16(rng, 32, n)
     c = np.full((m, n), np.nan, np.float32)
     kernel(a, b, c, config=RunConfig(platform=platform))
-    np.testing.assert_allclose(c, np.exp(_mm(a, b)), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(c, np.exp(matmul_ref(a, b)), rtol=1e-5, atol=1e-6)
     text = kernel.lower(a, b, c, config=RunConfig(platform=platform)).as_python()
     lane = "[8, 16]" if m == 15 else "[16, 8]"                 # the lane tile: ceil(15 / 2) = 8
     assert f"pl.tile.tpush_to_aiv(z, split={code}" in text

@@ -20,7 +20,7 @@ peer's copy is that pointer moved by (base[peer] - base[me]) / element bytes:
 
 from __future__ import annotations
 
-from pypto.codegen.pto.registry import emits, lowered_away
+from pypto.codegen.pto.registry import emits, lowered_away, not_emitted
 from pypto.codegen.pto.types import partition_view_type, ptr_type, tensor_view_type
 from pypto.errors import UnsupportedError
 from pypto.ir.comm_enums import NotifyOp, WaitCmp
@@ -166,3 +166,7 @@ def _put(ctx):
 def _get(ctx):
     _transfer(ctx, "pto.comm.tget", 1)
 
+
+
+not_emitted("pld.tensor.remote_store", "the GM-to-peer-GM form needs a staging tile the IR does not name; write "
+                                       "pl.load + pld.tile.remote_store (one pto.tstore on the peer's view) instead")

@@ -16,16 +16,19 @@ from pypto.codegen.pto.tile import _flat_offset
 from pypto.codegen.pto.types import ptr_type
 
 _ORCHESTRATION_ONLY = {"tensor.create", "tensor.full", "tensor.slice", "tensor.assemble", "tensor.dim",
-                       "tensor.reshape"}
+                       "tensor.reshape", "tensor.expand_clone", "tensor.no_dep", "tensor.dump_tag",
+                       "tensor.gather", "tensor.scatter"}
 
-for _name in all_ops():
+_OPS = all_ops()
+for _name in _OPS:
     if not _name.startswith("tensor.") or _name in ("tensor.read", "tensor.write", "tensor.view"):
         continue
     if _name in _ORCHESTRATION_ONLY:
         lowered_away(_name, "orchestration-level: host code (orchestration artifact); inside a kernel "
                             "ConvertTensorToTileOps lowers it")
     else:
-        lowered_away(_name, f"ConvertTensorToTileOps lowers it to tile.{_name.split('.', 1)[1]} inside kernels")
+        target = _OPS[_name].lowers_to or "tile ops"
+        lowered_away(_name, f"ConvertTensorToTileOps lowers it to {target} inside kernels")
 
 
 @emits("tensor.read")

@@ -246,6 +246,24 @@ def fp32_only_rule(name: str):
     return deduce
 
 
+def ternary_rule(name: str, scalar: bool = False):
+    """lhs op rhs op rhs2 (addc / subc); with scalar=True rhs is a scalar (addsc / subsc). The tile operands
+    share one shape and dtype."""
+    def deduce(args, kw):
+        a = expect_shaped(name, "lhs", args[0])
+        if scalar:
+            scalar_fits(name, a, expect_scalar(name, "rhs", args[1]))
+        else:
+            b = expect_shaped(name, "rhs", args[1])
+            same_dtype(name, a.dtype, b.dtype, "arguments 'lhs' and 'rhs'")
+            same_shape(name, a.shape, b.shape, "arguments 'lhs' and 'rhs'")
+        c = expect_shaped(name, "rhs2", args[2])
+        same_dtype(name, a.dtype, c.dtype, "arguments 'lhs' and 'rhs2'")
+        same_shape(name, a.shape, c.shape, "arguments 'lhs' and 'rhs2'")
+        return result_like(a)
+    return deduce
+
+
 def cast_rule(name: str):
     def deduce(args, kw):
         a = expect_shaped(name, "x", args[0])
@@ -276,7 +294,7 @@ def cmps_rule(name: str):
     return deduce
 
 
-def reduce_rule(name: str, axis: int):
+def reduce_rule(name: str, axis: int, dtype: Optional[DataType] = None):
     """row_* (axis=1) reduce the last axis of a rank >= 2 operand, keeping it as 1 ([..., M, 1]; the
     leading axes are batch, as the reference allows: FlattenTileNdTo2D makes them rows); col_*
     (axis=0) → [1, N] of a 2-D operand. A scratch tile, when given, must match x's dtype and rank
@@ -296,7 +314,7 @@ def reduce_rule(name: str, axis: int):
             shape, valid = (*a.shape[:-1], one), (*a.valid_shape[:-1], one)
         else:
             shape, valid = (one, a.shape[1]), (one, a.valid_shape[1])
-        return result_like(a, shape=shape, valid=valid, keep_view=False)
+        return result_like(a, shape=shape, valid=valid, dtype=dtype, keep_view=False)
     return deduce
 
 

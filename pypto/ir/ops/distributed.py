@@ -137,6 +137,20 @@ def _remote_store(args, kw):
     return UnknownType()
 
 
+def _tensor_remote_store(args, kw):
+    name = "pld.tensor.remote_store"
+    src = args[0].type
+    if not isinstance(src, TensorType):
+        raise TypeCheckError(f"{name}: argument 'src' must be a Tensor, got {describe(src)}",
+                             hint="a tile goes through pld.tile.remote_store")
+    t = expect_window(name, "target", args[1])
+    expect_scalar(name, "peer", args[2])
+    _offsets(name, "offsets", args[3], t.rank)
+    if src.dtype is not t.dtype:
+        raise TypeCheckError(f"{name}: tensor dtype {src.dtype.name} differs from the window's {t.dtype.name}")
+    return UnknownType()
+
+
 def _same_as_target(name, signal_index, optional_signal=False):
     def deduce(args, kw):
         t = expect_window(name, "target", args[0])
@@ -197,6 +211,9 @@ register_op(OpDef("pld.tile.remote_store", args=("src", "target", "peer", "offse
                   kwargs={"atomic": Kwarg(AtomicType, AtomicType.None_)}, deduce=_remote_store, affinity=VECTOR,
                   input_memory={0: {MemorySpace.Vec}}, self_loading=True,
                   description="a local Vec tile into a peer's window slice"))
+register_op(OpDef("pld.tensor.remote_store", args=("src", "target", "peer", "offsets"),
+                  kwargs={"atomic": Kwarg(AtomicType, AtomicType.None_)}, deduce=_tensor_remote_store, affinity=VECTOR,
+                  effects={0: READ}, self_loading=True, description="a local GM tensor into a peer's window slice"))
 # Composite collectives: expanded by LowerCompositeOps (InCore) or LowerHostTensorCollectives (host).
 register_op(OpDef("pld.tensor.barrier", args=("signal",), deduce=_barrier, affinity=SHARED, effects={0: READWRITE},
                   reuses_input=0, self_loading=True, description="self-clearing cross-rank barrier"))

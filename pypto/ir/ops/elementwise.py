@@ -17,8 +17,11 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from pypto.ir.ops.common import binary_rule, expand_rule, fp32_only_rule, reduce_rule, scalar_binary_rule, unary_rule
-from pypto.ir.ops.registry import VECTOR, OpDef, register_op
+from pypto.ir.dtypes import INT32
+from pypto.ir.ops.common import (binary_rule, expand_rule, fp32_only_rule, reduce_rule, scalar_binary_rule,
+                                 ternary_rule, unary_rule)
+from pypto.ir.enums import MemorySpace
+from pypto.ir.ops.registry import READ, VECTOR, OpDef, register_op
 from pypto.ir.ops.tile import vector_op
 
 
@@ -74,14 +77,24 @@ def partial(name: str, fn: Callable, pto: str) -> None:
     _tensor_form(name, ("lhs", "rhs"), binary_rule(f"tensor.{name}"), "")
 
 
-def reduction(name: str, fn: Callable, pto: Optional[str], *, axis: int, tmp: str = "") -> None:
+def ternary(name: str, fn: Callable, pto: str, *, scalar: bool = False) -> None:
+    """tile.<name>(lhs, rhs, rhs2), three operands in one instruction; with scalar=True rhs is a scalar.
+    Tile-only, as in the reference."""
+    vector_op(f"tile.{name}", ("lhs", "rhs", "rhs2"), ternary_rule(f"tile.{name}", scalar=scalar),
+              n_tiles=3, numpy=fn, numpy_form="ternary", pto=pto,
+              input_memory={i: (MemorySpace.Vec,) for i in ((0, 2) if scalar else (0, 1, 2))},
+              effects={i: READ for i in ((0, 2) if scalar else (0, 1, 2))})
+
+
+def reduction(name: str, fn: Callable, pto: Optional[str], *, axis: int, tmp: str = "", dtype=None) -> None:
     """row_* (axis=1) / col_* (axis=0) reductions keeping the reduced axis as 1; `tmp` is "required" or
-    "optional" when the tile op takes the hardware's scratch tile (the tensor form never does)."""
+    "optional" when the tile op takes the hardware's scratch tile (the tensor form never does);
+    `dtype` is the result dtype when it is not the operand's (the arg* reductions give INT32 indices)."""
     args = ("x", "tmp") if tmp else ("x",)
-    vector_op(f"tile.{name}", args, reduce_rule(f"tile.{name}", axis=axis), n_tiles=len(args),
+    vector_op(f"tile.{name}", args, reduce_rule(f"tile.{name}", axis=axis, dtype=dtype), n_tiles=len(args),
               min_args=1 if tmp == "optional" else None, numpy=fn,
               numpy_form="row_reduce" if axis == 1 else "col_reduce", pto=pto)
-    _tensor_form(name, ("x",), reduce_rule(f"tensor.{name}", axis=axis), "")
+    _tensor_form(name, ("x",), reduce_rule(f"tensor.{name}", axis=axis, dtype=dtype), "")
 
 
 def broadcast(name: str, fn: Callable, pto: Optional[str], *, axis: int, pto_operands: Optional[int] = None,
@@ -117,6 +130,12 @@ binary("fmod",    np.fmod,        "pto.tfmod", "fmods",    "pto.tfmods")
 binary("prelu",   prelu,          "pto.tprelu", "lrelu",   "pto.tlrelu", dtypes="float", args=("x", "slope"),
        tmp=("binary",), description="x > 0 ? x : slope * x (slope per element, or a scalar for lrelu)")
 
+#       name    numpy                        PTO          rhs
+ternary("addc",  lambda a, b, c: a + b + c,   "pto.taddc")
+ternary("subc",  lambda a, b, c: a - b - c,   "pto.tsubc")
+ternary("addsc", lambda a, s, c: a + s + c,   "pto.taddsc", scalar=True)
+ternary("subsc", lambda a, s, c: a - s - c,   "pto.tsubsc", scalar=True)
+
 #       name        numpy       PTO
 partial("part_add", np.add,     "pto.tpartadd")
 partial("part_mul", np.multiply, "pto.tpartmul")
@@ -148,6 +167,12 @@ reduction("col_sum",  np.sum,  None,           axis=0, tmp="optional")
 reduction("col_max",  np.max,  "pto.tcolmax",  axis=0)
 reduction("col_min",  np.min,  "pto.tcolmin",  axis=0)
 reduction("col_prod", np.prod, "pto.tcolprod", axis=0)
+# Index of the row's / column's extremum within the valid region, as INT32 (the first one on ties,
+# numpy's choice); both forms need the hardware's scratch tile.
+reduction("row_argmax", np.argmax, "pto.trowargmax", axis=1, tmp="required", dtype=INT32)
+reduction("row_argmin", np.argmin, "pto.trowargmin", axis=1, tmp="required", dtype=INT32)
+reduction("col_argmax", np.argmax, "pto.tcolargmax", axis=0, tmp="required", dtype=INT32)
+reduction("col_argmin", np.argmin, "pto.tcolargmin", axis=0, tmp="required", dtype=INT32)
 
 
 def expdif(target, vec):

@@ -34,10 +34,11 @@ READ, WRITE, READWRITE = "read", "write", "readwrite"
 _REQUIRED = object()
 
 # How an OpDef's `numpy` function is applied to tile operands (pypto/runtime/sim/ops/elementwise.py):
-# unary f(x); binary f(lhs, rhs); scalar f(lhs, scalar); partial f(lhs, rhs) where rhs is valid, lhs
-# elsewhere; row/col reduce f(x, axis, keepdims); row/col expand f(target, vec) with vec broadcast
-# along the row / the column.
-NUMPY_FORMS = ("unary", "binary", "scalar", "partial", "row_reduce", "col_reduce", "row_expand", "col_expand")
+# unary f(x); binary f(lhs, rhs); scalar f(lhs, scalar); ternary f(lhs, rhs, rhs2) (rhs a tile or a
+# scalar); partial f(lhs, rhs) where rhs is valid, lhs elsewhere; row/col reduce f(x, axis, keepdims);
+# row/col expand f(target, vec) with vec broadcast along the row / the column.
+NUMPY_FORMS = ("unary", "binary", "scalar", "ternary", "partial", "row_reduce", "col_reduce", "row_expand",
+               "col_expand")
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,12 @@ def has_op(name: str) -> bool:
 def all_ops() -> dict[str, OpDef]:
     _ensure_loaded()
     return dict(_REGISTRY)
+
+
+def op_count() -> int:
+    """How many ops are registered (cheap: lets callers cache what they derive from all_ops())."""
+    _ensure_loaded()
+    return len(_REGISTRY)
 
 
 def _suggest(name: str) -> str:

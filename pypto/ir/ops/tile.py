@@ -27,8 +27,8 @@ def vector_op(name: str, args: tuple, deduce, n_tiles: int = 1, **extra) -> OpDe
     """A vector-unit op: runs on AIV, reads its tile operands from Vec, result stays in the lhs's space."""
     extra.setdefault("output_memory", "inherit")
     extra.setdefault("effects", {i: READ for i in range(n_tiles)})
-    return register_op(OpDef(name, args=args, deduce=deduce, affinity=VECTOR,
-                             input_memory={i: VEC for i in range(n_tiles)}, **extra))
+    extra.setdefault("input_memory", {i: VEC for i in range(n_tiles)})
+    return register_op(OpDef(name, args=args, deduce=deduce, affinity=VECTOR, **extra))
 
 
 # ---------------------------------------------------------------------------- data movement

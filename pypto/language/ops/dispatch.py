@@ -15,11 +15,11 @@ from __future__ import annotations
 import difflib
 from typing import Any, Optional
 
-from pypto.errors import TypeCheckError
+from pypto.errors import TypeCheckError, UnsupportedError
 from pypto.ir.dtypes import DataType
 from pypto.ir.expr import Expr, const
 from pypto.ir.ops.common import describe
-from pypto.ir.ops.registry import all_ops, create_op_call, get_op, has_op
+from pypto.ir.ops.registry import all_ops, create_op_call, get_op, has_op, op_count
 from pypto.ir.span import Span
 from pypto.ir.types import ScalarType, TensorType, TileType
 from pypto.language.ops.binding import bind, unwrap_const
@@ -31,7 +31,49 @@ ALIASES = {
     "full": "tensor.full", "alloc": "tile.alloc", "create_tensor": "tensor.create", "tensor.create_tensor": "tensor.create",
     "tile.create_tile": "tile.create", "dim": "tensor.dim",
     "create_l1": "tensor.create_l1", "paged_gather": "tensor.paged_gather",
+    "arange": "tensor.ci", "tensor.arange": "tensor.ci", "tile.arange": "tile.ci", "random": "tensor.random",
+    "tri": "tile.tri", "expand_clone": "tensor.expand_clone", "no_dep": "tensor.no_dep",
+    "dump_tag": "tensor.dump_tag", "mgather": "tile.mgather",
+    # system ops the reference also spells unqualified
+    "reserve_buffer": "system.reserve_buffer", "import_peer_buffer": "system.import_peer_buffer",
+    "tfree_to_aic": "system.tfree_to_aic", "tfree_to_aiv": "system.tfree_to_aiv",
+    "aic_initialize_pipe": "system.aic_initialize_pipe", "aiv_initialize_pipe": "system.aiv_initialize_pipe",
 }
+
+
+def _mrgsort_form(args: list, kwargs: dict) -> tuple:
+    """block_len= → format1 (runs inside one operand); else format2 (2..4 operands, a tmp= scratch tile last)."""
+    if "block_len" in kwargs:
+        return "mrgsort_format1", [*args, kwargs.pop("block_len")]
+    if "tmp" in kwargs:
+        args = [*args, kwargs.pop("tmp")]
+    return "mrgsort_format2", args
+
+
+def _gather_form(args: list, kwargs: dict) -> tuple:
+    return ("gather_mask" if "mask_pattern" in kwargs else "gather"), args
+
+
+def _array_form(path: str, args: list, kwargs: dict) -> tuple:
+    """pl.array.*: an on-core array is a 1-D Vec tile; its elements are read and written as tile elements."""
+    short = path.split(".", 1)[1]
+    if short == "create":
+        extent = args[0] if args else kwargs.pop("extent")
+        dtype = args[1] if len(args) > 1 else kwargs.pop("dtype", None)
+        return "tile.create", [[extent]], {**kwargs, "dtype": dtype}
+    if short == "get_element":
+        return "tile.read", [args[0], [args[1]]], kwargs
+    return "tile.write", [args[0], [args[1]], args[2]], kwargs
+
+
+ARRAY_PATHS = ("array.create", "array.get_element", "array.update_element")
+# Catalog names this project does not build yet: the DSL knows them and says so when one is called.
+NOT_BUILT = {"submit": "task submission with captured TaskIds (the task-graph runtime API)",
+             "spmd_submit": "spmd task submission with captured TaskIds (the task-graph runtime API)"}
+
+
+# DSL names that stand for one of several ops, chosen by the arguments (then by the operand's family).
+FORMS = {"mrgsort": _mrgsort_form, "gather": _gather_form}
 # Name of the scalar-rhs form where it is not simply "<op>s".
 SCALAR_FORM = {"cmp": "cmps", "and_": "ands", "or_": "ors", "xor": "xors"}
 # Ops whose operands commute, so a scalar lhs can move to the rhs (2 * t == t * 2).
@@ -46,17 +88,20 @@ _UNIFIED_CACHE: dict = {}
 
 def _unified_names() -> frozenset:
     """Short names of every tile.* / tensor.* op (recomputed only when more ops get registered)."""
-    ops = all_ops()
-    names = _UNIFIED_CACHE.get(len(ops))
+    count = op_count()
+    names = _UNIFIED_CACHE.get(count)
     if names is None:
         _UNIFIED_CACHE.clear()
-        names = _UNIFIED_CACHE[len(ops)] = frozenset(op.short_name for op in ops.values() if op.category in _FAMILIES)
+        names = _UNIFIED_CACHE[count] = frozenset(op.short_name for op in all_ops().values()
+                                                  if op.category in _FAMILIES)
     return names
 
 
 def dsl_op_paths() -> frozenset:
     """Every accepted `pl.<path>` op spelling (registered ops may grow, so computed on demand)."""
     return (frozenset(all_ops()) | _unified_names() | frozenset(ALIASES) | SCALAR_ONLY_PATHS | {"cast", "const", "abs"}
+            | frozenset(FORMS) | {f"{fam}.{n}" for fam in _FAMILIES for n in FORMS} | frozenset(ARRAY_PATHS)
+            | frozenset(NOT_BUILT)
             | {f"{fam}.{n}" for fam in _FAMILIES for n in SHAPED_SYNONYMS})
 
 
@@ -64,7 +109,8 @@ def is_dsl_op(path: str) -> bool:
     path = _strip(path)
     family, _, short = path.rpartition(".")
     return path in ALIASES or path in SCALAR_ONLY_PATHS or path in ("const", "cast") or has_op(path) \
-        or path in _unified_names() or (family in _FAMILIES and short in SHAPED_SYNONYMS)
+        or path in _unified_names() or (family in _FAMILIES and short in SHAPED_SYNONYMS) \
+        or (family in ("", *_FAMILIES) and short in FORMS) or path in ARRAY_PATHS or path in NOT_BUILT
 
 
 def _strip(path: str) -> str:
@@ -97,6 +143,17 @@ def build_call(path: str, args, kwargs: Optional[dict] = None, span: Optional[Sp
     if path in ALIASES:
         return _call(ALIASES[path], display, args, kwargs, span)
     family, _, short = path.rpartition(".")
+    if path in NOT_BUILT:
+        raise UnsupportedError(f"{display} is not supported yet: {NOT_BUILT[path]} is not built", span,
+                               hint="dispatch kernels by calling them from the orchestration function")
+    if path in ARRAY_PATHS:
+        name, args, kwargs = _array_form(path, list(args), kwargs)
+        return _call(name, display, args, kwargs, span)
+    if short in FORMS and family in ("", *_FAMILIES):
+        short, args = FORMS[short](list(args), kwargs)
+        first = args[0] if args else None
+        path = f"{family or _kind(first) or 'tensor'}.{short}"
+        return _call(path, display, args, kwargs, span)
     if family and family not in _FAMILIES:
         if has_op(path):
             return _call(path, display, args, kwargs, span)

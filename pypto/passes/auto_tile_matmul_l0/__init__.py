@@ -36,7 +36,7 @@ from pypto.passes.auto_tile_matmul_l0.fixpipe_cast_fold import fold_fixpipe_cast
 from pypto.passes.auto_tile_matmul_l0.ir_queries import all_assigns, op_name
 from pypto.passes.auto_tile_matmul_l0.tile_choice import choose_l0_tile
 from pypto.passes.auto_tile_matmul_l0.tiler import MatmulTiler
-from pypto.passes.loop_carry_buffers import substitute_with_inits
+from pypto.passes.memory.loop_carry_buffers import substitute_with_inits
 from pypto.passes.base import function_pass
 from pypto.passes.properties import IRProperty, PassProperties
 

@@ -78,6 +78,15 @@ for _op in all_ops().values():
         CONVERTERS[_op.name] = _one_to_one
 
 
+@converts("tensor.mrgsort_format2")
+def _mrgsort_format2(call: Call, ctx):
+    """The tile merge writes into a scratch tile of the result's shape, its last operand."""
+    t = call.type
+    tmp = ctx.bind("tmp", create_op_call("tile.create", [list(t.shape)],
+                                         {"dtype": t.dtype, "target_memory": MemorySpace.Vec}, call.span))
+    return tile_op(ctx, "tile.mrgsort_format2", [ctx.tile(a) for a in call.args] + [tmp], call)
+
+
 @converts("tensor.create")
 def _create(call: Call, ctx):
     return tile_op(ctx, "tile.create", [ctx.plain(call.args[0])], call, {"target_memory": MemorySpace.Vec})

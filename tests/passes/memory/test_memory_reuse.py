@@ -14,7 +14,7 @@ from pypto.errors import CapacityError
 from pypto.ir.enums import MemorySpace
 from pypto.ir.visitor import collect
 from pypto.passes import PassContext, PassManager
-from pypto.passes.memory_reuse import peak_before_reuse
+from pypto.passes.memory.memory_reuse import peak_before_reuse
 from pypto.runtime import RunConfig, run
 from pypto.runtime.compile import compile_program
 

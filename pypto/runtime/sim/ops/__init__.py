@@ -28,6 +28,6 @@ def _collect() -> dict:
 
 
 SIM_OPS: dict = _collect()
-LOWERED_BEFORE_SIM: frozenset = _tensor.lowered_before_sim()
+LOWERED_BEFORE_SIM: frozenset = _tensor.lowered_before_sim(SIM_OPS)
 
 __all__ = ["LOWERED_BEFORE_SIM", "SIM_OPS"]

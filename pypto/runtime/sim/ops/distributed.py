@@ -130,6 +130,18 @@ def remote_store(ctx, out, src, target, peer, offsets, atomic=AtomicType.None_):
     return None
 
 
+def tensor_remote_store(ctx, out, src, target, peer, offsets, atomic=AtomicType.None_):
+    what = "pld.tensor.remote_store"
+    remote = _world(ctx, what).peer_view(target, peer, what)
+    region = _region(remote, offsets, src.shape, what)
+    data = np.asarray(src).astype(remote.dtype, copy=False)
+    if atomic is AtomicType.Add:
+        remote[region] += data
+    else:
+        remote[region] = data
+    return None
+
+
 def _transfer_regions(dst, src, dst_offsets, src_offsets, shape, what):
     if shape is None:
         shape = src.shape
@@ -167,6 +179,6 @@ def table() -> dict:
             "pld.system.wait": wait,
             "pld.system.defer_wait": defer_wait,
             "pld.tile.remote_load": remote_load,
-            "pld.tile.remote_store": remote_store,
+            "pld.tile.remote_store": remote_store, "pld.tensor.remote_store": tensor_remote_store,
             "pld.tile.put": put,
             "pld.tile.get": get}

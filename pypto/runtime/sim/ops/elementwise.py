@@ -32,6 +32,15 @@ def _scalar(fn):
     return op
 
 
+def _ternary(fn):
+    def op(ctx, out, lhs, rhs, rhs2, **kwargs):
+        a = widen(lhs.view())
+        b = widen(rhs.data[lhs.region]) if hasattr(rhs, "data") else scalar_as(rhs, lhs.data.dtype)
+        with np.errstate(all="ignore"):
+            return write_valid(out, fn(a, b, widen(rhs2.data[lhs.region])))
+    return op
+
+
 def _partial(fn):
     def op(ctx, out, lhs, rhs, **kwargs):
         a = widen(lhs.view())
@@ -73,7 +82,7 @@ def _expand(axis: int):
     return wrap
 
 
-WRAPPERS = {"unary": _unary, "binary": _binary, "scalar": _scalar, "partial": _partial, "row_reduce": _reduce(1),
+WRAPPERS = {"unary": _unary, "binary": _binary, "scalar": _scalar, "ternary": _ternary, "partial": _partial, "row_reduce": _reduce(1),
             "col_reduce": _reduce(0), "row_expand": _expand(1), "col_expand": _expand(0)}
 
 

@@ -34,7 +34,7 @@ from pypto.ir.stmt import AssignStmt, ForStmt, ReturnStmt, SeqStmts
 from pypto.ir.types import TensorLayout, TensorType, TensorView
 from pypto.ir.visitor import IRMutator, IRVisitor, collect
 from pypto.passes.analysis import body_list, used_vars
-from pypto.passes.param_retyping import retype_params
+from pypto.passes.optimize_orch_tensors.param_retyping import retype_params
 
 _CALLERS = (FunctionType.Orchestration, FunctionType.Opaque)
 

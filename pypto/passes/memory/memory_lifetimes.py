@@ -25,7 +25,7 @@ from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, WhileStmt
 from pypto.ir.types import TileType, static_dims
 from pypto.ir.visitor import collect
 from pypto.passes.analysis import body_list, used_vars
-from pypto.passes.loop_carry_buffers import yielded
+from pypto.passes.memory.loop_carry_buffers import yielded
 
 
 @dataclass

@@ -13,10 +13,10 @@ import pypto.language as pl
 from pypto import ir
 from pypto.ir.enums import MemorySpace
 from pypto.ir.types import static_dims
-from pypto.ir.visitor import collect
 from pypto.pypto_core import passes
 from pypto.runtime import RunConfig, run
 from pypto.runtime.compile import compile_program
+from tests.helpers import op_calls
 
 BF16 = ml_dtypes.bfloat16
 
@@ -55,18 +55,13 @@ class Chain:
 """)
 
 
-def _calls(func, name=None):
-    found = collect(func.body, lambda n: isinstance(n, ir.Call) and not n.is_function_call())
-    return [c for c in found if name is None or c.op.name == name]
-
-
 def test_an_oversized_result_read_back_on_chip_is_assembled_block_by_block_into_mat():
     # t: [256, 256] FP32 = 256 KiB, over a2a3's 128 KiB L0C (a5's 256 KiB L0C holds it: nothing to tile there)
     program = _chain(256, 64, 256, 32, "pl.FP32")
     kernel = compile_program(program, platform="a2a3sim").lowered["k"]
-    acc = [c.type for c in _calls(kernel) if isinstance(c.type, ir.TileType) and c.type.memory_space is MemorySpace.Acc]
+    acc = [c.type for c in op_calls(kernel) if isinstance(c.type, ir.TileType) and c.type.memory_space is MemorySpace.Acc]
     assert max(t.nbytes() for t in acc) <= 128 * 1024
-    (assemble,) = _calls(kernel, "tile.assemble")                    # inside the M-block loop
+    (assemble,) = op_calls(kernel, "tile.assemble")                    # inside the M-block loop
     assert assemble.type.memory_space is MemorySpace.Mat and static_dims(assemble.type.shape) == (256, 256)
     rng = np.random.default_rng(31)
     a = rng.standard_normal((256, 64), dtype=np.float32)
@@ -131,7 +126,7 @@ def test_folded_bf16_chain_stays_on_the_cube_and_matches_numpy(platform, dims):
     lowered = compile_program(program, platform=platform).lowered
     kinds = {f.func_type for f in lowered.functions.values()}
     assert kinds == {pl.FunctionType.AIC, pl.FunctionType.Orchestration}      # no vector half, no pipes
-    assert not _calls(lowered["k"], "tile.cast")
+    assert not op_calls(lowered["k"], "tile.cast")
     rng = np.random.default_rng(32)
     a, b = rng.standard_normal((M, K)).astype(BF16), rng.standard_normal((K, N)).astype(BF16)
     d = rng.standard_normal((N, P)).astype(BF16)
@@ -161,7 +156,7 @@ def test_a_rint_cast_before_the_gm_store_folds_into_the_acc_store(platform, n):
     program = _cast_store_program(n, "pl.CastMode.rint")
     lowered = compile_program(program, platform=platform).lowered
     assert {f.func_type for f in lowered.functions.values()} == {pl.FunctionType.AIC, pl.FunctionType.Orchestration}
-    stores = _calls(lowered["main_incore_0"], "tile.store")
+    stores = op_calls(lowered["main_incore_0"], "tile.store")
     assert stores and all(s.args[0].type.memory_space is MemorySpace.Acc and s.args[0].type.dtype is pl.FP32
                           for s in stores)                            # FP32 Acc → BF16 GM: FIXPIPE converts
     rng = np.random.default_rng(33)
@@ -175,7 +170,7 @@ def test_a_rint_cast_before_the_gm_store_folds_into_the_acc_store(platform, n):
 
 def test_a_round_mode_cast_before_the_store_keeps_the_vector_cast():
     lowered = compile_program(_cast_store_program(128, "pl.CastMode.round"), platform="a5sim").lowered
-    casts = [c for f in lowered.functions.values() for c in _calls(f, "tile.cast")]
+    casts = [c for f in lowered.functions.values() for c in op_calls(f, "tile.cast")]
     assert casts and all(c.args[0].type.memory_space is MemorySpace.Vec for c in casts)
 
 

@@ -19,13 +19,13 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt, ForStmt, WhileStmt
 from pypto.ir.types import MemRef, TileType
-from pypto.ir.verifier import defined_vars
+from pypto.ir.visitor import defined_vars
 from pypto.ir.visitor import IRMutator, collect
 from pypto.passes.analysis import as_seq, body_list
-from pypto.passes.init_mem_ref import apply_memrefs
-from pypto.passes.loop_carry_buffers import yielded
+from pypto.passes.memory.init_mem_ref import apply_memrefs
+from pypto.passes.memory.loop_carry_buffers import yielded
 from pypto.passes.base import function_pass
-from pypto.passes.memory_reuse import is_alloc
+from pypto.passes.memory.memory_reuse import is_alloc
 from pypto.passes.properties import IRProperty, PassProperties
 
 

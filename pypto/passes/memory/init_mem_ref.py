@@ -27,10 +27,10 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt
 from pypto.ir.types import MemRef, PtrType, TileType
-from pypto.ir.verifier import defined_vars
+from pypto.ir.visitor import defined_vars
 from pypto.passes.analysis import VarMemRefs, as_seq, body_list
-from pypto.passes.ddr_memrefs import attach_ddr_memrefs
-from pypto.passes.loop_carry_buffers import BufferGroups, plan_carry_buffers
+from pypto.passes.memory.ddr_memrefs import attach_ddr_memrefs
+from pypto.passes.memory.loop_carry_buffers import BufferGroups, plan_carry_buffers
 from pypto.passes.base import function_pass
 from pypto.passes.properties import IRProperty, PassProperties
 

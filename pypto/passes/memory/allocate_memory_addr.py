@@ -23,7 +23,7 @@ from pypto.ir.expr import Call, GlobalVar
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import AssignStmt
 from pypto.ir.types import TileType
-from pypto.ir.verifier import defined_vars
+from pypto.ir.visitor import defined_vars
 from pypto.ir.visitor import IRMutator, collect
 from pypto.passes.context import current_platform
 from pypto.passes.base import function_pass

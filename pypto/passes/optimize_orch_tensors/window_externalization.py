@@ -35,9 +35,9 @@ from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, SeqStmts
 from pypto.ir.types import ScalarType, TupleType, TensorLayout, TensorType, TensorView, TileType
 from pypto.ir.visitor import IRMutator, collect, substitute
 from pypto.passes.analysis import body_list, used_vars
-from pypto.passes.orch_tensor_strides import CallSites, trailing_strides
-from pypto.passes.param_retyping import retype_uses
-from pypto.passes.window_aggregate_loop import RebaseStores, aggregate_output_window
+from pypto.passes.optimize_orch_tensors.orch_tensor_strides import CallSites, trailing_strides
+from pypto.passes.optimize_orch_tensors.param_retyping import retype_uses
+from pypto.passes.optimize_orch_tensors.window_aggregate_loop import RebaseStores, aggregate_output_window
 
 _SUFFIX = "__windowed"
 

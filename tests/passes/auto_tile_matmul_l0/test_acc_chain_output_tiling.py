@@ -7,12 +7,11 @@ import numpy as np
 import pytest
 
 import pypto.language as pl
-from pypto import ir
-from pypto.ir.visitor import collect
 from pypto.passes import PassContext
 from pypto.pypto_core import passes
 from pypto.runtime import RunConfig, run
 from pypto.runtime.compile import compile_program
+from tests.helpers import op_calls
 
 
 def _chain(M: int, K0: int, K1: int, N: int):
@@ -32,20 +31,15 @@ class AccChain:
 """)
 
 
-def _calls(func, name):
-    found = collect(func.body, lambda n: isinstance(n, ir.Call) and not n.is_function_call())
-    return [x for x in found if x.op.name == name]
-
-
 @pytest.mark.parametrize("platform, l0c", [("a2a3sim", 128 * 1024), ("a5sim", 256 * 1024)])
 def test_an_oversized_matmul_acc_chain_is_tiled_block_by_block_and_matches_numpy(platform, l0c):
     M, K0, K1, N = 512, 32, 48, 256                   # the [512, 256] FP32 accumulator is 512 KiB
     program = _chain(M, K0, K1, N)
     kernel = compile_program(program, platform=platform).lowered["main_incore_0"]
-    accs = _calls(kernel, "tile.matmul_acc")
+    accs = op_calls(kernel, "tile.matmul_acc")
     assert max(x.type.nbytes() for x in accs) <= l0c
     assert {len(x.args) for x in accs} == {3, 4}      # the second link carries the block on (no init_cond)
-    assert not _calls(kernel, "tile.matmul")
+    assert not op_calls(kernel, "tile.matmul")
     rng = np.random.default_rng(51)
     a0, b0 = rng.standard_normal((M, K0), dtype=np.float32), rng.standard_normal((K0, N), dtype=np.float32)
     a1, b1 = rng.standard_normal((M, K1), dtype=np.float32), rng.standard_normal((K1, N), dtype=np.float32)

@@ -1,4 +1,5 @@
-"""Simplify: fold scalar constants, propagate them (into shapes inside types too), drop dead scalars.
+"""Simplify: fold scalar constants, propagate them (into shapes inside types too), drop dead scalars,
+and apply the local op rewrites of `rules.py` (`tile.muls(x, 1.0)` → x, ...).
 
 Requires: — / Produces: — / Invalidates: —
 Reference: pass doc 05 (compiler-and-runtime.md §2, dumps 05 and 45).
@@ -17,12 +18,13 @@ import numpy as np
 
 from pypto.ir.expr import BinaryExpr, Call, ConstBool, ConstFloat, ConstInt, IterArg, UnaryExpr, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.stmt import AssignStmt, SeqStmts
+from pypto.ir.stmt import AssignStmt, EvalStmt, SeqStmts
 from pypto.ir.types import MemRef, ScalarType, TensorType, TileType, TupleType
 from pypto.ir.visitor import IRMutator
 from pypto.passes.analysis import used_vars, vars_in_type
 from pypto.passes.base import function_pass
 from pypto.passes.properties import PassProperties
+from pypto.passes.simplify.rules import apply_rules
 
 _INT_FOLD = {
     "add": operator.add, "sub": operator.sub, "mul": operator.mul,
@@ -167,7 +169,13 @@ class _Simplifier(IRMutator):
         c = self.mutate_children(c)
         if self._needs_retype(c.type):
             c = c.replace(type=self.type(c.type))
-        return c
+        return apply_rules(c)
+
+    def mutate_eval_stmt(self, s: EvalStmt):
+        new = self.mutate_children(s)
+        # a call rewritten to a bare value would leave a statement with no effect (the printer's
+        # `x` line, which the parser drops): keep the call
+        return new if isinstance(new.expr, Call) or not isinstance(s.expr, Call) else s
 
     def mutate_assign_stmt(self, s: AssignStmt):
         value = self.mutate(s.value)

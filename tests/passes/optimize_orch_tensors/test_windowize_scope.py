@@ -10,10 +10,9 @@ import pytest
 import pypto.language as pl
 from pypto import ir
 from pypto.errors import PyptoError
-from pypto.ir.visitor import collect
-from pypto.passes.flatten_call_expr import flatten_call_expr
-from pypto.pypto_core import passes
+from pypto.passes import PassManager
 from pypto.runtime import RunConfig, run
+from tests.helpers import op_names
 
 
 @pl.program
@@ -29,10 +28,6 @@ class RowBands:
         return out
 
 
-def _ops(func):
-    return [c.op.name for c in collect(func.body, lambda n: isinstance(n, ir.Call) and not n.is_function_call())]
-
-
 def test_the_flag_prints_and_parses_back():
     text = RowBands.as_python()
     assert "windowize=True" in text
@@ -42,10 +37,10 @@ def test_the_flag_prints_and_parses_back():
 
 
 def test_the_outlined_kernel_carries_the_opt_in():
-    prog = passes.outline_incore_scopes()(flatten_call_expr()(passes.convert_to_ssa()(RowBands)))
+    prog = PassManager().run(RowBands, until="OutlineIncoreScopes")
     assert prog["rows"].attrs.get("windowize") is True
     plain = pl.parse(RowBands.as_python().replace(", windowize=True", ""))
-    plain = passes.outline_incore_scopes()(flatten_call_expr()(passes.convert_to_ssa()(plain)))
+    plain = PassManager().run(plain, until="OutlineIncoreScopes")
     assert "windowize" not in plain["rows"].attrs
 
 
@@ -58,7 +53,7 @@ def test_each_task_gets_its_window_and_results_match_numpy(platform):
     assert "rows__windowed" in compiled.lowered.functions
     windowed = compiled.lowered["rows__windowed"]
     assert [[d.value for d in p.type.shape] for p in windowed.params if isinstance(p.type, ir.TensorType)] == [[32, 64]] * 2
-    assert _ops(main).count("tensor.slice") == 2 and "tensor.assemble" not in _ops(main)
+    assert op_names(main).count("tensor.slice") == 2 and "tensor.assemble" not in op_names(main)
     np.testing.assert_allclose(out, np.exp(x), rtol=1e-6)
 
 

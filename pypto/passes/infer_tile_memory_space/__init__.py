@@ -24,11 +24,11 @@ from __future__ import annotations
 from pypto.ir.enums import FunctionType
 from pypto.ir.function import Function, Program
 from pypto.passes.base import function_pass
-from pypto.passes.mat_load_hoisting import hoist_invariant_mat_loads
-from pypto.passes.operand_moves import insert_operand_moves
+from pypto.passes.infer_tile_memory_space.mat_load_hoisting import hoist_invariant_mat_loads
+from pypto.passes.infer_tile_memory_space.operand_moves import insert_operand_moves
 from pypto.passes.properties import IRProperty, PassProperties
-from pypto.passes.tile_memory_demand import retarget_loads_by_demand
-from pypto.passes.tile_memory_resolution import resolve_tile_memory
+from pypto.passes.infer_tile_memory_space.tile_memory_demand import retarget_loads_by_demand
+from pypto.passes.infer_tile_memory_space.tile_memory_resolution import resolve_tile_memory
 
 
 def _run(func: Function, program: Program) -> Function:

@@ -14,6 +14,7 @@ from pypto.passes.auto_tile_matmul_l0 import choose_l0_tile
 from pypto.pypto_core import passes
 from pypto.runtime import RunConfig, run
 from pypto.runtime.compile import compile_program
+from tests.helpers import op_names
 
 
 @pytest.mark.parametrize("platform", ["a2a3", "a5"])
@@ -101,16 +102,12 @@ class TensorMatmul:
         return c
 
 
-def _ops(func):
-    return [c.op.name for c in collect(func.body, lambda n: isinstance(n, ir.Call) and not n.is_function_call())]
-
-
 @pytest.mark.parametrize("platform, output_blocks", [("a2a3sim", True), ("a5sim", False)])
 def test_256_cubed_fp32_tensor_matmul_is_tiled_for_l0_and_matches_numpy(platform, output_blocks):
     compiled = compile_program(TensorMatmul, platform=platform)
     kernel = compiled.lowered["main_incore_0"]
     assert kernel.func_type is pl.FunctionType.AIC
-    names = _ops(kernel)
+    names = op_names(kernel)
     assert "tile.extract" in names and "tile.matmul" not in names and "tile.move" not in names
     loops = collect(kernel.body, lambda n: isinstance(n, ir.ForStmt))
     assert len(loops) == (2 if output_blocks else 1)       # [M-block loop,] K loop

@@ -7,12 +7,11 @@ import numpy as np
 import pytest
 
 import pypto.language as pl
-from pypto import ir
 from pypto.errors import CapacityError
 from pypto.ir.enums import FunctionType
-from pypto.ir.visitor import collect
 from pypto.runtime import RunConfig, run
 from pypto.runtime.compile import compile_program
+from tests.helpers import op_names
 
 
 @pl.program
@@ -36,18 +35,13 @@ class VecLeft:
         return out2
 
 
-def _ops(func) -> list:
-    calls = collect(func.body, lambda n: isinstance(n, ir.Call) and not n.is_function_call())
-    return [c.op.name for c in calls]
-
-
 def test_the_staged_vec_operand_crosses_to_the_cube_and_matches_numpy_on_a5sim():
     lowered = compile_program(VecLeft, platform="a5sim").lowered
     aic = next(f for f in lowered.functions.values() if f.func_type is FunctionType.AIC)
     aiv = next(f for f in lowered.functions.values() if f.func_type is FunctionType.AIV)
-    assert "tile.tpush_to_aic" in _ops(aiv) and "tile.exp" in _ops(aiv)
-    assert "tile.tpop_from_aiv" in _ops(aic)
-    assert _ops(aic).count("tile.extract") == 2 and "tile.extract" not in _ops(aiv)   # the K loop is the cube's
+    assert "tile.tpush_to_aic" in op_names(aiv) and "tile.exp" in op_names(aiv)
+    assert "tile.tpop_from_aiv" in op_names(aic)
+    assert op_names(aic).count("tile.extract") == 2 and "tile.extract" not in op_names(aiv)   # the K loop is the cube's
     rng = np.random.default_rng(41)
     x = rng.standard_normal((64, 512), dtype=np.float32) * 0.25
     v = rng.standard_normal((512, 64), dtype=np.float32)

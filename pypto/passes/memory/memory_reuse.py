@@ -27,13 +27,13 @@ from pypto.ir.expr import Call, GlobalVar
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import AssignStmt
 from pypto.ir.types import MemRef, TileType
-from pypto.ir.verifier import defined_vars
+from pypto.ir.visitor import defined_vars
 from pypto.ir.visitor import collect
 from pypto.passes.analysis import as_seq, body_list
 from pypto.passes.context import current_platform
-from pypto.passes.init_mem_ref import apply_memrefs
+from pypto.passes.memory.init_mem_ref import apply_memrefs
 from pypto.passes.base import function_pass
-from pypto.passes.memory_lifetimes import buffer_lifetimes, may_write_over
+from pypto.passes.memory.memory_lifetimes import buffer_lifetimes, may_write_over
 from pypto.passes.properties import IRProperty, PassProperties
 
 
@@ -148,7 +148,7 @@ def peak_before_reuse(func: Function, alignment: int = 32) -> dict:
     """{MemorySpace: bytes} the kernel would need with one buffer per value group (InitMemRef's plan:
     aliases, in-place results and loop carries together, nothing else shared), all placed side by
     side — what MemoryReuse starts from. Works on final IR too, since the groups are recomputed."""
-    from pypto.passes.loop_carry_buffers import plan_carry_buffers
+    from pypto.passes.memory.loop_carry_buffers import plan_carry_buffers
     _func, groups = plan_carry_buffers(func)
     sizes: dict = {}
     for v in groups.parent:

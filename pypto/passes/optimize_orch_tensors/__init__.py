@@ -19,6 +19,9 @@ cross-function counterpart of ConvertTensorToTileOps's assemble-loop rewrite. Bu
 5. Static window externalization (window_externalization.py, opt-in `attrs={"windowize": True}`):
    a kernel touching one static window of a tensor gets that window, sliced at the call site.
 
+The package's other modules are its helpers: window_aggregate_loop.py (pattern 5 over a loop of
+windows) and param_retyping.py (a kernel parameter and its uses re-typed, for patterns 2, 4, 5).
+
     before:  for i, (acc,) in range(n, init=(a0,)): o = tensor.create(...); r = self.k(acc, x, o); yield r
     after:   for i, (acc,) in range(n, init=(a0,)): r = self.k(acc, x); yield r      # k(acc: InOut, x)
 """
@@ -34,8 +37,8 @@ from pypto.ir.visitor import IRMutator, IRVisitor, substitute
 from pypto.passes.analysis import as_seq, body_list, used_vars
 from pypto.passes.convert_tensor_to_tile_ops.assemble_loop import store_loop
 from pypto.passes.base import Pass
-from pypto.passes.orch_tensor_strides import apply_parent_strides
-from pypto.passes.window_externalization import externalize_windows
+from pypto.passes.optimize_orch_tensors.orch_tensor_strides import apply_parent_strides
+from pypto.passes.optimize_orch_tensors.window_externalization import externalize_windows
 from pypto.passes.properties import IRProperty, PassProperties
 
 _KERNELS = (FunctionType.InCore,)

@@ -12,6 +12,7 @@ from pypto.ir.enums import MemorySpace
 from pypto.ir.visitor import collect
 from pypto.runtime import RunConfig, run
 from pypto.runtime.compile import compile_program
+from tests.helpers import op_calls
 
 
 def _trans_program(M: int, K: int, N: int, a_trans: bool):
@@ -31,20 +32,15 @@ class MMT:
 """)
 
 
-def _calls(node, name):
-    return [c for c in collect(node, lambda n: isinstance(n, ir.Call) and not n.is_function_call())
-            if c.op.name == name]
-
-
 @pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
 def test_512_cubed_fp32_matmul_with_b_trans_streams_transposed_blocks_and_matches_numpy(platform):
     program = _trans_program(512, 512, 512, a_trans=False)
     kernel = compile_program(program, platform=platform).lowered["main_incore_0"]
     k_loop = next(lp for lp in collect(kernel.body, lambda n: isinstance(n, ir.ForStmt))
                   if lp.loop_var.name_hint.startswith("ko"))
-    loads, views = _calls(k_loop.body, "tile.load"), _calls(k_loop.body, "tile.transpose_view")
+    loads, views = op_calls(k_loop.body, "tile.load"), op_calls(k_loop.body, "tile.transpose_view")
     assert len(loads) == 2 and len(views) == 1 and views[0].type.memory_space is MemorySpace.Mat
-    assert all(c.type.nbytes() < 512 * 512 * 4 for c in _calls(kernel.body, "tile.load"))   # no whole operand
+    assert all(c.type.nbytes() < 512 * 512 * 4 for c in op_calls(kernel.body, "tile.load"))   # no whole operand
     rng = np.random.default_rng(21)
     a = rng.standard_normal((512, 512), dtype=np.float32)
     b = rng.standard_normal((512, 512), dtype=np.float32)
@@ -82,6 +78,6 @@ def test_operands_that_are_slices_at_runtime_offsets_stream_from_their_windows()
     b = rng.standard_normal((512, 1024), dtype=np.float32)
     c = np.zeros((128, 384), np.float32)
     kernel = compile_program(SliceOperands, platform="a2a3sim").lowered["main_incore_0"]
-    assert all(c.type.nbytes() < 128 * 512 * 4 for c in _calls(kernel.body, "tile.load"))   # streamed blocks
+    assert all(c.type.nbytes() < 128 * 512 * 4 for c in op_calls(kernel.body, "tile.load"))   # streamed blocks
     run(SliceOperands, a, b, 200, c, config=RunConfig(platform="a2a3sim"))
     np.testing.assert_allclose(c, a[200:328] @ b[:, 256:640], rtol=1e-4, atol=1e-3)

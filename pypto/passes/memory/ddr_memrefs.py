@@ -30,7 +30,7 @@ from pypto.ir.function import Function
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ScopeStmt, WhileStmt
 from pypto.ir.types import MemRef, PtrType, TensorType
 from pypto.passes.analysis import VarMemRefs, add_index, body_list
-from pypto.passes.loop_carry_buffers import yielded
+from pypto.passes.memory.loop_carry_buffers import yielded
 
 TENSOR_VIEWS = ("tensor.slice", "tensor.view", "tensor.reshape", "tensor.reinterpret_view")
 
