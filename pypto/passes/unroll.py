@@ -2,8 +2,10 @@
 body per iteration.
 
 In copy k the loop variable is the constant start + k·step and the iter_args are the values the
-previous copy yielded (the init values for the first); every Var the body defines gets a fresh
-copy, so the result stays single-assignment. The loop's return_vars are bound to the last yield.
+previous copy yielded (the init values for the first); every Var local to the body gets a fresh
+copy, so SSA input stays single-assignment. A Var the body reads before assigning it (non-SSA input,
+`x = f(x)` on an outer `x`) keeps its identity: each copy re-assigns it, as the loop did. The loop's
+return_vars are bound to the last yield.
 Other loops are left alone; an unroll loop whose bounds are not constants is a clear error.
 """
 
@@ -15,7 +17,8 @@ from pypto.ir.expr import ConstInt, IterArg, Var, as_int
 from pypto.ir.node import DEF, Node
 from pypto.ir.stmt import AssignStmt, ForStmt, SeqStmts, YieldStmt, flatten_to_stmts
 from pypto.ir.types import Type
-from pypto.ir.visitor import IRMutator, SplicingMutator
+from pypto.ir.visitor import IRMutator, SplicingMutator, defined_vars
+from pypto.passes.analysis import used_vars
 
 
 def _defined_vars(node, out: set) -> set:
@@ -32,6 +35,17 @@ def _defined_vars(node, out: set) -> set:
             if isinstance(value, (Node, tuple, list)):
                 _defined_vars(value, out)
     return out
+
+
+def _read_before_assigned(stmts: list) -> set:
+    """Vars a statement list reads before (or without) binding them itself: values from outside the loop."""
+    seen: set = set()
+    outer: set = set()
+    for s in stmts:
+        reads = set(used_vars(s.value)) if isinstance(s, AssignStmt) else set(used_vars(s)) - set(defined_vars(s))
+        outer |= reads - seen
+        seen |= set(defined_vars(s))
+    return outer
 
 
 class _FreshCopy(IRMutator):
@@ -63,7 +77,7 @@ class _Unroller(SplicingMutator):
         tail = body[-1] if body and isinstance(body[-1], YieldStmt) else None
         if tail is not None:
             body = body[:-1]
-        defined = _defined_vars(body, set())
+        defined = _defined_vars(body, set()) - _read_before_assigned(body)
         values = [ia.init_value for ia in loop.iter_args]
         out = []
         for i in range(start, stop, step):

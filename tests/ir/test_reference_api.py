@@ -178,3 +178,11 @@ def test_an_inner_context_borrows_the_parser_of_an_outer_roundtrip_instrument():
         with passes.PassContext([], verification_level=passes.VerificationLevel.ROUNDTRIP):
             assert passes.PassContext.current().parser() is pl.parse
             passes.convert_to_ssa()(UnrollMe)   # the implied roundtrip check finds a parser
+
+
+def test_unroll_before_ssa_keeps_reassigned_outer_vars():
+    after = passes.convert_to_ssa()(passes.unroll_loops()(UnrollMe))
+    body = ir.flatten_to_stmts(after.get_function("k").body)
+    adds = [s for s in body if isinstance(s, ir.AssignStmt) and isinstance(s.value, ir.Call)
+            and s.value.op.name == "tile.adds"]
+    assert len(adds) == 3 and adds[2].value.args[0] is adds[1].var and adds[1].value.args[0] is adds[0].var
