@@ -186,3 +186,9 @@ def test_unroll_before_ssa_keeps_reassigned_outer_vars():
     adds = [s for s in body if isinstance(s, ir.AssignStmt) and isinstance(s.value, ir.Call)
             and s.value.op.name == "tile.adds"]
     assert len(adds) == 3 and adds[2].value.args[0] is adds[1].var and adds[1].value.args[0] is adds[0].var
+
+
+def test_operand_less_tile_ops_have_unqualified_spellings():
+    from pypto.language.ops import build_call
+    assert build_call("get_block_idx", []).op.name == "tile.get_block_idx"
+    assert build_call("tpop_from_aic", [], {"split": 0}).op.name == "tile.tpop_from_aic"

@@ -38,6 +38,10 @@ ALIASES = {
     "reserve_buffer": "system.reserve_buffer", "import_peer_buffer": "system.import_peer_buffer",
     "tfree_to_aic": "system.tfree_to_aic", "tfree_to_aiv": "system.tfree_to_aiv",
     "aic_initialize_pipe": "system.aic_initialize_pipe", "aiv_initialize_pipe": "system.aiv_initialize_pipe",
+    # operand-less tile ops the reference also spells unqualified (no operand to dispatch on)
+    "tpop_from_aic": "tile.tpop_from_aic", "tpop_from_aiv": "tile.tpop_from_aiv",
+    "get_block_idx": "tile.get_block_idx", "get_subblock_idx": "tile.get_subblock_idx",
+    "get_block_num": "tile.get_block_num",
 }
 
 
