@@ -1,8 +1,8 @@
 """Compile latency per phase (frontend / passes / codegen), side by side with a baseline tree.
 
-    python bench/compile_latency.py                      # this tree vs the baseline tree, alternating runs
+    python bench/compile_latency.py                      # this tree vs the baseline tree, paired samples
     python bench/compile_latency.py --baseline none      # this tree only
-    python bench/compile_latency.py --baseline /path/to/other/checkout --rounds 5 --repeat 5
+    python bench/compile_latency.py --baseline /path/to/other/checkout --repeat 30
 
 Kernels: (a) 128x128 tile add, (b) row softmax 64x128, (c) 128^3 matmul + add (a mixed kernel:
 AIC + AIV after ExpandMixedKernel), (d) chains of 1 / 10 / 100 elementwise ops (chain100 is (d)).
@@ -10,11 +10,13 @@ Each is DSL text: frontend = `pl.parse`, passes = the Default pipeline (`lower`)
 for every kernel + the host orchestration artifact. The 1 -> 10 -> 100 chain gives the per-op
 slope; a constant slope means compile time is linear in program size.
 
-Both trees run this same file in child processes (`--child`, PYTHONPATH = the tree), alternating
-rounds so machine load hits both alike; medians over all rounds are printed with baseline / this
-ratios (> 1: this tree is faster). The default baseline is the issue-17 starting commit checked out
-by `git worktree add --detach /work/scratch/perf/base 4cf2943`. PYPTO_VERIFY_LEVEL is removed from
-the children's environment so both use the default verification level.
+Both trees run this same file in a long-lived child process each (`--child`, PYTHONPATH = the
+tree); the parent asks them for one compile at a time, alternately, so every sample of this tree has
+a baseline sample taken next to it under the same machine load. Times are CPU seconds of the child
+(time.process_time: other processes on a shared machine do not count); printed are the medians and
+the median of the paired baseline / this ratios (> 1: this tree is faster). The default baseline is
+the issue-17 starting commit 4cf2943, checked out on first use into a temporary folder
+(`git archive`, no worktree left behind in the repository). PYPTO_VERIFY_LEVEL is removed from the children's environment (both use the default level).
 
 The child also reports the old single-kernel figures: `kernel.compile` of a 64x128 @pl.jit add with a
 fresh cache (target <= 25 ms) and a cache-hit call (target <= 200 us).
@@ -31,7 +33,8 @@ import sys
 import time
 from pathlib import Path
 
-DEFAULT_BASELINE = "/work/scratch/perf/base"
+BASELINE_COMMIT = "4cf2943"
+DEFAULT_BASELINE = "commit"
 PHASES = ("frontend", "passes", "codegen", "total")
 CHAINS = (1, 10, 100)
 
@@ -130,32 +133,63 @@ def _jit_figures(repeat: int) -> dict:
     return {"jit_compile": compile_s, "jit_hit": hit_s}
 
 
-def child(repeat: int, kernels: list) -> None:
-    out: dict = {}
-    for name in kernels:
-        _compile_once(KERNELS[name])                  # warm imports and first-use caches
-        samples = [_compile_once(KERNELS[name]) for _ in range(repeat)]
-        out[name] = {p: [s[p] for s in samples] for p in PHASES}
-    out["_jit"] = _jit_figures(repeat)
-    json.dump(out, sys.stdout)
+def serve() -> None:
+    """Child loop: `compile <kernel>` → one compile's phase seconds; `jit <repeat>` → the jit figures."""
+    for line in sys.stdin:
+        cmd, arg = line.split()
+        got = _compile_once(KERNELS[arg]) if cmd == "compile" else _jit_figures(int(arg))
+        sys.stdout.write(json.dumps(got) + "\n")
+        sys.stdout.flush()
 
 
 # ---------------------------------------------------------------- parent: alternate trees, report
-def _run_child(tree: Path, repeat: int, kernels: list) -> dict:
-    env = {k: v for k, v in os.environ.items() if k != "PYPTO_VERIFY_LEVEL"}
-    env["PYTHONPATH"] = str(tree)
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "--repeat", str(repeat),
-           "--kernels", ",".join(kernels)]
-    done = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"child run in {tree} failed:\n{done.stderr}")
-    return json.loads(done.stdout)
+class _Child:
+    def __init__(self, tree: Path):
+        env = {k: v for k, v in os.environ.items() if k != "PYPTO_VERIFY_LEVEL"}
+        env["PYTHONPATH"] = str(tree)
+        self.tree = tree
+        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--child"], cwd=tree, env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def ask(self, cmd: str, arg) -> dict:
+        self.proc.stdin.write(f"{cmd} {arg}\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise SystemExit(f"the child run in {self.tree} failed (see its traceback above)")
+        return json.loads(line)
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait()
 
 
-def _merge(into: dict, got: dict) -> None:
-    for kernel, phases in got.items():
-        for phase, values in phases.items():
-            into.setdefault(kernel, {}).setdefault(phase, []).extend(values)
+def measure(trees: dict, kernels: list, repeat: int) -> tuple:
+    """({label: {kernel: {phase: [s]}}}, {kernel: {phase: [baseline / this per pair]}}): each sample of
+    one tree is taken right after (or before) the other's, so both see the same machine load."""
+    children = {label: _Child(tree) for label, tree in trees.items()}
+    samples: dict = {label: {} for label in trees}
+    ratios: dict = {}
+    try:
+        for k in kernels:
+            for c in children.values():
+                c.ask("compile", k)                       # warm imports and first-use caches
+        for r in range(repeat):
+            for k in kernels:
+                order = list(children) if r % 2 == 0 else list(reversed(children))
+                got = {label: children[label].ask("compile", k) for label in order}
+                for label, phases in got.items():
+                    for phase, sec in phases.items():
+                        samples[label].setdefault(k, {}).setdefault(phase, []).append(sec)
+                if "base" in got:
+                    for phase in PHASES:
+                        ratios.setdefault(k, {}).setdefault(phase, []).append(got["base"][phase] / got["this"][phase])
+        for label, c in children.items():
+            samples[label]["_jit"] = c.ask("jit", max(5, repeat // 2))
+    finally:
+        for c in children.values():
+            c.close()
+    return samples, ratios
 
 
 def _med_ms(samples: dict, kernel: str, phase: str) -> float:
@@ -169,56 +203,65 @@ def _slopes(samples: dict) -> list:
              (totals[i + 1] - totals[i]) / (CHAINS[i + 1] - CHAINS[i])) for i in range(len(CHAINS) - 1)]
 
 
-def report(trees: dict, kernels: list) -> None:
-    cur, base = trees["this"], trees.get("base")
+def report(samples: dict, ratios: dict, kernels: list) -> None:
+    cur, base = samples["this"], samples.get("base")
     head = f"{'kernel':14}" + "".join(f"{p:>10}" for p in PHASES)
     if base:
-        head += "".join(f"{'x ' + p:>11}" for p in ("passes", "total"))
-    print("median ms (this tree)" + ("; 'x' columns: baseline / this" if base else ""))
+        head += "".join(f"{'x ' + p:>11}" for p in PHASES)
+    print("median ms (this tree)" + ("; 'x' columns: median of paired baseline / this ratios" if base else ""))
     print(head)
     for k in kernels:
         row = f"{k:14}" + "".join(f"{_med_ms(cur, k, p):10.2f}" for p in PHASES)
         if base:
-            row += "".join(f"{_med_ms(base, k, p) / _med_ms(cur, k, p):10.2f}x" for p in ("passes", "total"))
+            row += "".join(f"{statistics.median(ratios[k][p]):10.2f}x" for p in PHASES)
         print(row)
     if all(f"chain{n}" in kernels for n in CHAINS):
-        for label, samples in (("this", cur), ("baseline", base)):
-            if samples:
-                s = _slopes(samples)
+        for label, got in (("this", cur), ("baseline", base)):
+            if got:
+                s = _slopes(got)
                 print(f"per-op slope ({label}): passes {s[0][0]:.3f} -> {s[1][0]:.3f} ms/op, "
                       f"total {s[0][1]:.3f} -> {s[1][1]:.3f} ms/op  (chain 1->10, 10->100)")
-    for label, samples in (("this", cur), ("baseline", base)):
-        if samples:
-            j = samples["_jit"]
+    for label, got in (("this", cur), ("baseline", base)):
+        if got:
+            j = got["_jit"]
             print(f"jit 64x128 add ({label}): compile {statistics.median(j['jit_compile']) * 1e3:.2f} ms "
                   f"(target <= 25), cache hit {statistics.median(j['jit_hit']) * 1e6:.1f} us (target <= 200)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=5, help="compiles per kernel per child run")
-    parser.add_argument("--rounds", type=int, default=3, help="alternating child runs per tree")
-    parser.add_argument("--baseline", default=DEFAULT_BASELINE, help="another checkout, or 'none'")
+    parser.add_argument("--repeat", type=int, default=15, help="paired compiles per kernel")
+    parser.add_argument("--baseline", default=DEFAULT_BASELINE,
+                        help=f"another checkout, 'none', or 'commit' ({BASELINE_COMMIT}, the default)")
     parser.add_argument("--kernels", default=",".join(KERNELS))
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     opts = parser.parse_args()
-    kernels = opts.kernels.split(",")
     if opts.child:
-        child(opts.repeat, kernels)
+        serve()
         return
-    here = Path(__file__).resolve().parents[1]
-    trees = {"this": here}
+    kernels = opts.kernels.split(",")
+    trees = {"this": Path(__file__).resolve().parents[1]}
+    if opts.baseline == DEFAULT_BASELINE:
+        opts.baseline = str(checkout_baseline(trees["this"]))
     if opts.baseline != "none":
         if not Path(opts.baseline, "pypto").is_dir():
             raise SystemExit(f"no baseline checkout at {opts.baseline} (git worktree add --detach {opts.baseline} "
                              "4cf2943, or --baseline none)")
         trees["base"] = Path(opts.baseline)
-    samples: dict = {label: {} for label in trees}
-    for r in range(opts.rounds):
-        order = list(trees) if r % 2 == 0 else list(reversed(trees))
-        for label in order:
-            _merge(samples[label], _run_child(trees[label], opts.repeat, kernels))
-    report(samples, kernels)
+    samples, ratios = measure(trees, kernels, opts.repeat)
+    report(samples, ratios, kernels)
+
+
+def checkout_baseline(repo: Path) -> Path:
+    """The baseline commit's tree in a temporary folder (reused across runs of the same commit)."""
+    import tempfile
+    target = Path(tempfile.gettempdir()) / f"pypto-bench-{BASELINE_COMMIT}"
+    if not (target / "pypto").is_dir():
+        target.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "-C", str(repo), "archive", BASELINE_COMMIT], check=True,
+                                 capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+    return target
 
 
 if __name__ == "__main__":

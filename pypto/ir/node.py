@@ -35,6 +35,7 @@ class Node:
     _field_names: ClassVar[tuple[str, ...]] = ()
     _child_fields: ClassVar[tuple[str, ...]] = ()
     _def_fields: ClassVar[tuple[str, ...]] = ()
+    _use_fields: ClassVar[tuple[tuple[str, bool], ...]] = ()     # (name, is a binding site), FIELDS order
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -42,13 +43,15 @@ class Node:
         cls._field_names = tuple(name for name, _kind in cls.FIELDS)
         cls._child_fields = tuple(name for name in cls._field_names if name not in plain)
         cls._def_fields = tuple(name for name, kind in cls.FIELDS if kind == DEF)
+        cls._use_fields = tuple((name, kind == DEF) for name, kind in cls.FIELDS if kind == DEF or name not in plain)
 
     def __setattr__(self, key: str, value: Any) -> None:
         raise AttributeError(f"IR nodes are immutable; use .replace({key}=...) to get a changed copy")
 
     def _set(self, **values: Any) -> None:
+        set_ = object.__setattr__
         for k, v in values.items():
-            object.__setattr__(self, k, v)
+            set_(self, k, v)
 
     def replace(self, **changes: Any) -> "Node":
         """A copy with some fields changed (the same node when nothing changes)."""

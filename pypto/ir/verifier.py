@@ -26,7 +26,7 @@ from pypto.ir.span import Span
 from pypto.ir.stmt import (AssignStmt, ClusterScopeStmt, CommDomainScopeStmt, ForStmt, IfStmt, InCoreScopeStmt,
                            ScopeStmt, SeqStmts, SpmdScopeStmt, Stmt, WhileStmt)
 from pypto.ir.types import TileType
-from pypto.ir.visitor import defined_vars, preorder
+from pypto.ir.walks import defined_vars, preorder
 
 KERNEL_TYPES = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
 # Tensor ops a kernel may keep: scalar reads / writes of GM (they load and store by themselves).

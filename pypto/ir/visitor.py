@@ -13,18 +13,22 @@ nothing for names / numbers / Types); a node is walked through its class's `_chi
 (pypto.ir.node). Tables live on the visitor class itself, so a class defined inside a function is
 freed with it. A visitor that overrides `visit` (or a mutator overriding `mutate`) is walked the
 plain way — every field, each value through `self.visit` — so its override sees everything.
-Hooks are resolved on a class's first visit: set them in the class body, not by patching later.
+Hooks are collected when a class is defined: set them in the class body, not by patching later.
+The cached whole-subtree queries (preorder, collect, defined_vars) live in pypto.ir.walks and are
+re-exported here.
 """
 
 from __future__ import annotations
 
 import re
 
-from pypto.ir.node import Node, memo_of
+from pypto.ir.node import Node
 from pypto.ir.types import Type
+# whole-subtree queries, cached on the nodes (re-exported: passes import them from here)
+from pypto.ir.walks import EXPR, LEAF, STMT, VAR, collect, defined_vars, node_kind, preorder  # noqa: F401
 
 _SNAKE_CACHE: dict = {}
-_HOOK_NAMES: dict = {}           # (prefix, node class) → hook name: one string object per name
+_HOOK_NAMES: dict = {}           # (prefix, node class) → its hook names: one string object per name
 _CONTAINERS = (Node, list, tuple, dict)
 
 
@@ -35,21 +39,34 @@ def _snake(cls) -> str:
     return name
 
 
-def _hook_name(prefix: str, cls) -> str:
-    name = _HOOK_NAMES.get((prefix, cls))
-    if name is None:
-        name = _HOOK_NAMES[(prefix, cls)] = prefix + _snake(cls)
-    return name
+def _hook_names(prefix: str, ncls) -> tuple:
+    """The hook names for node class ncls, most specific first (its MRO up to Node)."""
+    names = _HOOK_NAMES.get((prefix, ncls))
+    if names is None:
+        names = []
+        for klass in ncls.__mro__:
+            if klass is Node or klass is object:
+                break
+            names.append(prefix + _snake(klass))
+        names = _HOOK_NAMES[(prefix, ncls)] = tuple(names)
+    return names
 
 
-def _hook_of(vcls, ncls, prefix: str):
+def _class_hooks(vcls, prefix: str) -> dict:
+    """{hook name: attribute as defined} of a visitor class and its bases (the subclass's wins)."""
+    hooks: dict = {}
+    for klass in reversed(vcls.__mro__[:-1]):          # object has no hooks
+        for name, raw in vars(klass).items():
+            if name.startswith(prefix):
+                hooks[name] = raw
+    return hooks
+
+
+def _hook_of(vcls, ncls, prefix: str, hooks: dict):
     """The function of vcls's most specific `prefix<snake>` hook for node class ncls, or None."""
-    for klass in ncls.__mro__:
-        if klass is Node or klass is object:
-            return None
-        name = _hook_name(prefix, klass)
-        if getattr(vcls, name, None) is not None:
-            raw = next((k.__dict__[name] for k in vcls.__mro__ if name in k.__dict__), None)
+    for name in _hook_names(prefix, ncls):
+        raw = hooks.get(name)
+        if raw is not None:
             if isinstance(raw, (staticmethod, classmethod)):
                 return lambda self, node, _name=name: getattr(self, _name)(node)
             return getattr(vcls, name)
@@ -90,7 +107,7 @@ def _visit_handler(vcls, cls):
     elif cls is dict:
         h = _visit_dict_plain if plain else _visit_dict
     elif issubclass(cls, Node) and not issubclass(cls, Type):
-        h = _hook_of(vcls, cls, "visit_") or vcls.visit_children
+        h = _hook_of(vcls, cls, "visit_", vcls._visit_hooks) or vcls.visit_children
     else:
         h = None
     vcls._visit_table[cls] = h
@@ -99,11 +116,13 @@ def _visit_handler(vcls, cls):
 
 class IRVisitor:
     _visit_table: dict = {}
+    _visit_hooks: dict = {}
     _plain_walk = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls._visit_table = {}
+        cls._visit_hooks = _class_hooks(cls, "visit_")
         cls._plain_walk = cls.visit is not IRVisitor.visit
 
     def visit(self, node):
@@ -133,33 +152,34 @@ class IRVisitor:
 
 
 # ---------------------------------------------------------------------------------------- mutator
-def _mutate_each(self, seq) -> list:
+def _mutate_each(self, seq):
+    """The mutated elements as a list, or None when every element came back unchanged."""
     if self._plain_walk:
-        return [self.mutate(x) for x in seq]
-    table, out = self._mutate_table, []
-    for x in seq:
+        new = [self.mutate(x) for x in seq]
+        return new if any(a is not b for a, b in zip(new, seq)) else None
+    table, out = self._mutate_table, None
+    for i, x in enumerate(seq):
         try:
             h = table[x.__class__]
         except KeyError:
             h = _mutate_handler(type(self), x.__class__)
-        out.append(x if h is None else h(self, x))
+        nx = x if h is None else h(self, x)
+        if out is not None:
+            out.append(nx)
+        elif nx is not x:
+            out = list(seq[:i])
+            out.append(nx)
     return out
 
 
 def _mutate_tuple(self, seq):
     new = _mutate_each(self, seq)
-    for a, b in zip(new, seq):
-        if a is not b:
-            return tuple(new)
-    return seq
+    return seq if new is None else tuple(new)
 
 
 def _mutate_list(self, seq):
     new = _mutate_each(self, seq)
-    for a, b in zip(new, seq):
-        if a is not b:
-            return new
-    return seq
+    return seq if new is None else new
 
 
 def _mutate_dict(self, d):
@@ -180,7 +200,7 @@ def _mutate_handler(mcls, cls):
     elif cls is dict:
         h = _mutate_dict
     elif issubclass(cls, Node) and not issubclass(cls, Type):
-        h = _hook_of(mcls, cls, "mutate_") or mcls.mutate_children
+        h = _hook_of(mcls, cls, "mutate_", mcls._mutate_hooks) or mcls.mutate_children
     else:
         h = None
     mcls._mutate_table[cls] = h
@@ -189,11 +209,13 @@ def _mutate_handler(mcls, cls):
 
 class IRMutator:
     _mutate_table: dict = {}
+    _mutate_hooks: dict = {}
     _plain_walk = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls._mutate_table = {}
+        cls._mutate_hooks = _class_hooks(cls, "mutate_")
         cls._plain_walk = cls.mutate is not IRMutator.mutate
 
     def mutate(self, node):
@@ -253,111 +275,3 @@ class VarSubstituter(IRMutator):
 
 def substitute(node, mapping: dict):
     return VarSubstituter(mapping).mutate(node) if mapping else node
-
-
-# ---------------------------------------------------------------------------------------- queries
-# How the walks below treat a value, by its class: not an IR node (or a Type), a Var, another
-# expression (walked inline), or a statement / function / program / other node (answers cached on it).
-LEAF, VAR, EXPR, STMT = 0, 1, 2, 3
-_KIND: dict = {}
-
-
-def node_kind(cls) -> int:
-    kind = _KIND.get(cls)
-    if kind is None:
-        from pypto.ir.expr import Expr, Var
-        if not issubclass(cls, Node) or issubclass(cls, Type):
-            kind = LEAF
-        elif issubclass(cls, Var):
-            kind = VAR
-        else:
-            kind = EXPR if issubclass(cls, Expr) else STMT
-        kind = _KIND[cls] = kind
-    return kind
-
-
-def _walk(out: list, values) -> None:
-    """Append to `out`, in pre-order, the IR nodes (types excluded) under `values`, a sequence of
-    field values; statements contribute their cached pre-order (`preorder`)."""
-    stack = list(values)
-    stack.reverse()
-    pop, kinds = stack.pop, _KIND
-    while stack:
-        n = pop()
-        cls = n.__class__
-        if cls is tuple or cls is list:
-            stack.extend(reversed(n))
-            continue
-        if cls is dict:
-            stack.extend(reversed(list(n.values())))
-            continue
-        kind = kinds.get(cls)
-        if kind is None:
-            kind = node_kind(cls)
-        if kind == STMT:
-            out.extend(preorder(n))
-        elif kind != LEAF:
-            out.append(n)
-            fields = cls._child_fields
-            for i in range(len(fields) - 1, -1, -1):
-                stack.append(getattr(n, fields[i]))
-
-
-def preorder(node) -> tuple:
-    """Every IR node under `node` (itself included, types excluded) in pre-order. A statement's,
-    function's or program's answer is cached on it, so unchanged statements are not walked again."""
-    if node_kind(node.__class__) != STMT:
-        out: list = []
-        _walk(out, (node,))
-        return tuple(out)
-    memo = memo_of(node)
-    got = memo.get("preorder")
-    if got is None:
-        out = [node]
-        _walk(out, [getattr(node, name) for name in node._child_fields])
-        got = memo["preorder"] = tuple(out)
-    return got
-
-
-def collect(node, predicate) -> list:
-    """All nodes under `node` (types excluded) for which predicate(node) is true, in pre-order."""
-    return [n for n in preorder(node) if predicate(n)]
-
-
-def defined_vars(node) -> list:
-    """Every binding site under `node` in pre-order (params, assignments, loop vars, iter args, return
-    vars). Bindings live in statements and functions only (an expression binds nothing), so the walk
-    visits those alone and caches each statement's answer on it."""
-    return list(_defs(node))
-
-
-def _defs(node) -> tuple:
-    cls = node.__class__
-    if cls is tuple or cls is list or cls is dict:
-        out: list = []
-        for x in (node.values() if cls is dict else node):
-            xc = x.__class__
-            if xc is tuple or xc is list or xc is dict or node_kind(xc) == STMT:
-                out.extend(_defs(x))
-        return tuple(out)
-    if node_kind(cls) != STMT:
-        return ()
-    try:
-        return node._memo["defs"]
-    except (AttributeError, KeyError):
-        pass
-    out = []
-    for name in cls._def_fields:
-        value = getattr(node, name)
-        out.extend(value if isinstance(value, tuple) else (value,))
-    nested = False
-    for name in cls._child_fields:
-        value = getattr(node, name)
-        vcls = value.__class__
-        if vcls is tuple or vcls is list or vcls is dict or node_kind(vcls) == STMT:
-            out.extend(_defs(value))
-            nested = True
-    got = tuple(out)
-    if nested:                   # a leaf statement is quicker to redo than to cache
-        memo_of(node)["defs"] = got
-    return got

@@ -14,7 +14,8 @@ from pypto.ir.dtypes import FP32, INDEX
 from pypto.ir.expr import Expr, IterArg, Var
 from pypto.ir.node import DEF, PLAIN_FIELD_NAMES, Node
 from pypto.ir.types import ScalarType, TileType, Type
-from pypto.ir.visitor import IRMutator, IRVisitor, collect, defined_vars, preorder
+from pypto.ir.visitor import IRMutator, IRVisitor
+from pypto.ir.walks import collect, defined_vars, preorder
 from pypto.passes import PassContext, PassManager, VerificationLevel
 from pypto.passes.analysis import used_vars, vars_in_type
 

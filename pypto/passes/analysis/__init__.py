@@ -14,7 +14,8 @@ from pypto.ir.function import Function
 from pypto.ir.node import DEF, Node, memo_of
 from pypto.ir.stmt import SeqStmts, Stmt, flatten_to_stmts
 from pypto.ir.types import ShapedType, TupleType
-from pypto.ir.visitor import EXPR, STMT, VAR, IRMutator, IRVisitor, collect, defined_vars, node_kind  # noqa: F401
+from pypto.ir.visitor import IRMutator, IRVisitor  # noqa: F401
+from pypto.ir.walks import EXPR, LEAF, STMT, VAR, collect, defined_vars, node_kind  # noqa: F401  (defined_vars, collect: re-exported)
 
 
 def as_seq(stmts: Iterable[Stmt], span=None) -> SeqStmts:
@@ -38,32 +39,69 @@ def used_vars(node, include_types: bool = False) -> list:
     return list(order)
 
 
-def _uses_into(order: dict, root, include_types: bool) -> None:
-    stack = [root]
-    pop, push = stack.pop, stack.append
-    while stack:
-        n = pop()
-        cls = n.__class__
-        if cls is tuple or cls is list:
-            stack.extend(reversed(n))
-            continue
-        if cls is dict:
-            stack.extend(reversed(list(n.values())))
-            continue
-        kind = node_kind(cls)
-        if kind == EXPR:                 # expressions bind nothing: every Var under them is a use
-            fields = cls._child_fields
-            for i in range(len(fields) - 1, -1, -1):
-                push(getattr(n, fields[i]))
-        elif kind == VAR:
-            # a use of an IterArg reads the carried value, not its init (read at the loop header)
-            order.setdefault(n, None)
-            if include_types:
-                for d in vars_in_type(n.type):
-                    order.setdefault(d, None)
-        elif kind == STMT:
-            for v in _stmt_uses(n, include_types):
-                order.setdefault(v, None)
+def _uses_into(order: dict, value, include_types: bool) -> None:
+    try:
+        h = _USES[value.__class__]
+    except KeyError:
+        h = _uses_handler(value.__class__)
+    if h is not None:
+        h(order, value, include_types)
+
+
+def _uses_values(order: dict, values, include_types: bool) -> None:
+    table = _USES
+    for x in values:
+        try:
+            h = table[x.__class__]
+        except KeyError:
+            h = _uses_handler(x.__class__)
+        if h is not None:
+            h(order, x, include_types)
+
+
+def _uses_dict(order: dict, d: dict, include_types: bool) -> None:
+    if d:
+        _uses_values(order, d.values(), include_types)
+
+
+def _uses_var(order: dict, v: Var, include_types: bool) -> None:
+    # a use of an IterArg reads the carried value, not its init (read at the loop header)
+    order[v] = None
+    if include_types:
+        for d in vars_in_type(v.type):
+            order[d] = None
+
+
+def _uses_expr(order: dict, e, include_types: bool) -> None:
+    """Expressions bind nothing: every Var under them is a use."""
+    table = _USES
+    for name in e._child_fields:
+        x = getattr(e, name)
+        try:
+            h = table[x.__class__]
+        except KeyError:
+            h = _uses_handler(x.__class__)
+        if h is not None:
+            h(order, x, include_types)
+
+
+def _uses_stmt(order: dict, s, include_types: bool) -> None:
+    for v in _stmt_uses(s, include_types):
+        order[v] = None
+
+
+_USES: dict = {}                 # value class → how used_vars walks it (None: holds no Var)
+
+
+def _uses_handler(cls):
+    if cls is tuple or cls is list:
+        h = _uses_values
+    elif cls is dict:
+        h = _uses_dict
+    else:
+        h = {LEAF: None, VAR: _uses_var, EXPR: _uses_expr, STMT: _uses_stmt}[node_kind(cls)]
+    _USES[cls] = h
+    return h
 
 
 def _stmt_uses(n: Node, include_types: bool) -> tuple:
@@ -74,18 +112,17 @@ def _stmt_uses(n: Node, include_types: bool) -> tuple:
     except (AttributeError, KeyError):
         pass
     order: dict = {}
-    children = n._child_fields
-    for name, kind in n.FIELDS:
+    for name, binds in n._use_fields:
         value = getattr(n, name)
-        if kind == DEF:
-            for v in (value if isinstance(value, tuple) else (value,)):
-                if isinstance(v, IterArg):
-                    _uses_into(order, v.init_value, include_types)
-                if include_types and isinstance(v, Var):
-                    for d in vars_in_type(v.type):
-                        order.setdefault(d, None)
-        elif name in children:
+        if not binds:
             _uses_into(order, value, include_types)
+            continue
+        for v in (value if isinstance(value, tuple) else (value,)):
+            if isinstance(v, IterArg):
+                _uses_into(order, v.init_value, include_types)
+            if include_types and isinstance(v, Var):
+                for d in vars_in_type(v.type):
+                    order[d] = None
     got = memo_of(n)[key] = tuple(order)
     return got
 

@@ -11,9 +11,9 @@ rounding to FP8.
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
+from pypto.ir.dtypes import FP8E4M3FN
 from pypto.runtime.sim.ops.numeric import write_valid
 from pypto.runtime.sim.values import TileValue
 
@@ -33,7 +33,7 @@ def mx_quantize_groups(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         biased = np.where(has_nan, 255, biased).astype(np.uint8)
         scale = np.exp2(biased.astype(np.float64) - 127)[..., None]
         q = np.clip(x / scale, -E4M3_MAX, E4M3_MAX)          # NaN stays NaN through clip
-        data = q.astype(np.float32).astype(ml_dtypes.float8_e4m3fn)
+        data = q.astype(np.float32).astype(FP8E4M3FN.to_numpy())
     return data.view(np.int8), biased
 
 

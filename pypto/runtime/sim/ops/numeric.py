@@ -11,22 +11,25 @@ from __future__ import annotations
 
 import numpy as np
 
-try:
+
+
+def _ml_dtypes():
+    """ml_dtypes, imported on first need: its extension costs about a second, and a dtype of its
+    ("V" kind) exists only once something else has loaded it."""
     import ml_dtypes
-except ImportError:  # pragma: no cover
-    ml_dtypes = None
+    return ml_dtypes
 
 from pypto.ir.enums import PadValue
 
 
 def is_float(dt) -> bool:
     dt = np.dtype(dt)
-    return dt.kind == "f" or (ml_dtypes is not None and dt.kind == "V" and _ml_finfo(dt) is not None)
+    return dt.kind == "f" or (dt.kind == "V" and _ml_finfo(dt) is not None)
 
 
 def _ml_finfo(dt):
     try:
-        return ml_dtypes.finfo(dt)
+        return _ml_dtypes().finfo(dt)
     except (ValueError, TypeError):
         return None
 
@@ -66,7 +69,7 @@ def dtype_limits(dt) -> tuple:
         return info.min, info.max
     if dt.kind == "b":
         return False, True
-    info = np.finfo(dt) if dt.kind == "f" else ml_dtypes.finfo(dt)
+    info = np.finfo(dt) if dt.kind == "f" else _ml_dtypes().finfo(dt)
     return info.min, info.max
 
 
