@@ -7,6 +7,8 @@
 
 from pypto.errors import (CapacityError, DeadlockError, InternalError, PyptoError, SimulationError, TypeCheckError,
                           UnsupportedError, ValueCheckError)
+from pypto.ir.dtypes import DataType
+from pypto.log_level import LogLevel, get_log_level, set_log_level
 
 Error = PyptoError
 __version__ = "0.1.0"

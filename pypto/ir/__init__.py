@@ -19,7 +19,16 @@ from pypto.ir.stmt import (AssignStmt, BreakStmt, ClusterScopeStmt, ContinueStmt
                            SpmdScopeStmt, SplitAivScopeStmt, Stmt, WhileStmt, YieldStmt, flatten_to_stmts)
 from pypto.ir.types import (DistributedTensorType, MemRef, PtrType, ScalarType, TensorType, TensorView, TileType,
                             TileView, TupleType, Type, UnknownType)
-from pypto.ir.visitor import IRMutator, IRVisitor
+
+# The reference's Python IR API layer (docs/internals.md, "The reference's IR API"); the visitor
+# classes exported as ir.IRVisitor / ir.IRMutator are the reference protocol (pypto.ir.visitor_protocol).
+from pypto.ir.builder import IRBuilder  # noqa: E402
+from pypto.ir.ops.registry import OpDef as Op  # noqa: E402
+from pypto.ir.reference_nodes import VIEWS as _VIEWS  # noqa: E402
+from pypto.ir.visitor_protocol import IRMutator, IRVisitor  # noqa: E402
+
+TupleGetItemExpr = TupleGetItem
+globals().update(_VIEWS)
 
 Mem = MemorySpace
 

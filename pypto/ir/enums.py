@@ -18,6 +18,22 @@ class _DslEnum(enum.Enum):
 
     __str__ = __repr__
 
+    # The reference's enums are integer enums: `int(pld.NotifyOp.AtomicAdd)` and `mode == 0` hold there.
+    def __int__(self) -> int:
+        if isinstance(self.value, int):
+            return self.value
+        raise TypeError(f"{self!r} has no integer value")
+
+    def __index__(self) -> int:
+        return self.__int__()
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, int) and not isinstance(other, (bool, enum.Enum)):
+            return isinstance(self.value, int) and self.value == other
+        return self is other
+
+    __hash__ = enum.Enum.__hash__
+
 
 class MemorySpace(_DslEnum):
     DDR = 0

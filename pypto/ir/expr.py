@@ -31,6 +31,11 @@ class Var(Expr):
     def name(self) -> str:
         return self.name_hint
 
+    @property
+    def unique_id(self) -> int:
+        """An integer naming this Var's identity (the reference's per-Var id): a Var is its object."""
+        return id(self)
+
 
 class IterArg(Var):
     """A loop-carried value: a Var bound per iteration, starting at `init_value`."""
@@ -88,6 +93,9 @@ class Call(Expr):
 
     def __init__(self, op, args: Sequence[Expr], kwargs: Optional[dict] = None, type: Optional[Type] = None,
                  attrs: Optional[dict] = None, span: Optional[Span] = None):
+        if not (kwargs is None or isinstance(kwargs, dict)) or isinstance(type, (Span, dict)) \
+                or isinstance(attrs, (Type, Span)):
+            kwargs, type, attrs, span = _reference_call_form(kwargs, type, attrs, span)
         self._set(op=op, args=tuple(args), kwargs=dict(kwargs or {}), attrs=dict(attrs or {}),
                   type=type if type is not None else UnknownType(), span=span)
 
@@ -97,6 +105,24 @@ class Call(Expr):
 
     def is_function_call(self) -> bool:
         return isinstance(self.op, GlobalVar)
+
+
+def _reference_call_form(*positional):
+    """Sort the reference's positional Call forms ((span), (type, span), (kwargs, span), (kwargs, type, span),
+    (kwargs, attrs, type, span)) into kwargs / type / attrs / span by the kind of each value."""
+    kwargs = type_ = attrs = span = None
+    for value in positional:
+        if value is None:
+            continue
+        if isinstance(value, Span):
+            span = value
+        elif isinstance(value, Type):
+            type_ = value
+        elif kwargs is None and isinstance(value, dict):
+            kwargs = value
+        else:
+            attrs = dict(value)
+    return kwargs, type_, attrs, span
 
 
 # name → python-operator symbol (None: printed as a pl.* function call)
@@ -125,6 +151,14 @@ class BinaryExpr(Expr):
     @property
     def dtype(self) -> DataType:
         return self.type.dtype
+
+    @property
+    def left(self) -> Expr:  # the reference's name for lhs
+        return self.lhs
+
+    @property
+    def right(self) -> Expr:
+        return self.rhs
 
 
 class UnaryExpr(Expr):

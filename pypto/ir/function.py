@@ -35,9 +35,20 @@ class Function(Node):
               ("func_type", USUAL), ("level", USUAL), ("role", USUAL), ("attrs", USUAL), ("body", USUAL))
 
     def __init__(self, name: str, params: Sequence[Var], return_types: Sequence[Type], body: Stmt,
-                 func_type: FunctionType = FunctionType.Opaque, *, param_directions: Optional[Sequence[ParamDirection]] = None,
-                 level: Optional[Level] = None, role: Optional[Role] = None, attrs: Optional[dict] = None,
-                 span: Optional[Span] = None):
+                 func_type: FunctionType = FunctionType.Opaque, *reference_rest,
+                 param_directions: Optional[Sequence[ParamDirection]] = None, level: Optional[Level] = None,
+                 role: Optional[Role] = None, attrs: Optional[dict] = None, span: Optional[Span] = None,
+                 type: Optional[FunctionType] = None, requires_runtime_binding: bool = False):
+        if isinstance(func_type, Span) or reference_rest or type is not None:
+            # the reference's order: (name, params, return_types, body, span, type, level, role, attrs)
+            if isinstance(func_type, Span):
+                span, func_type = func_type, FunctionType.Opaque
+            rest = list(reference_rest) + [None] * (4 - len(reference_rest))
+            func_type = rest[0] or type or func_type
+            level, role, attrs = rest[1] or level, rest[2] or role, rest[3] if rest[3] is not None else attrs
+        if any(isinstance(p, tuple) for p in params):  # the reference's (Var, ParamDirection) pairs
+            pairs = [p if isinstance(p, tuple) else (p, ParamDirection.In) for p in params]
+            params, param_directions = [p for p, _d in pairs], [d for _p, d in pairs]
         params = tuple(params)
         directions = tuple(param_directions) if param_directions is not None else (ParamDirection.In,) * len(params)
         if len(directions) != len(params):
@@ -46,6 +57,15 @@ class Function(Node):
             level, role = default_level_role(func_type)
         self._set(name=name, params=params, param_directions=directions, return_types=tuple(return_types), body=body,
                   func_type=func_type, level=level, role=role, attrs=dict(attrs or {}), span=span)
+
+    @property
+    def split(self):
+        """The SplitMode of a cross-core kernel (attrs["split"]), or None."""
+        return self.attrs.get("split")
+
+    def as_python(self, concise: bool = False) -> str:
+        from pypto.ir.printer import python_print
+        return python_print(self)
 
     def with_type(self, func_type: FunctionType) -> "Function":
         """Retype the function, re-deriving level / role for the new type."""

@@ -23,5 +23,24 @@ class Span:
     def __str__(self) -> str:
         return f"{self.filename}:{self.line}:{self.column}" if self.is_known() else "<unknown>"
 
+    # The reference's spellings (IR API layer, docs/internals.md).
+    @staticmethod
+    def unknown() -> "Span":
+        return NO_SPAN
+
+    @property
+    def begin_line(self) -> int:
+        return self.line
+
+    @property
+    def begin_column(self) -> int:
+        return self.column
+
+    def is_valid(self) -> bool:
+        return self.is_known()
+
+    def to_string(self) -> str:
+        return str(self)
+
 
 NO_SPAN = Span()

@@ -48,6 +48,8 @@ class YieldStmt(Stmt):
     FIELDS = (("values", USUAL),)
 
     def __init__(self, values: Sequence[Expr] = (), span: Optional[Span] = None):
+        if isinstance(values, Span):  # the reference's (YieldStmt(span)) form
+            values, span = (), values
         self._set(values=tuple(values), span=span)
 
 
@@ -56,6 +58,8 @@ class ReturnStmt(Stmt):
     FIELDS = (("values", USUAL),)
 
     def __init__(self, values: Sequence[Expr] = (), span: Optional[Span] = None):
+        if isinstance(values, Span):  # the reference's (ReturnStmt(span)) form
+            values, span = (), values
         self._set(values=tuple(values), span=span)
 
 
@@ -91,6 +95,9 @@ class ForStmt(Stmt):
     def __init__(self, loop_var: Var, start: Expr, stop: Expr, step: Expr, iter_args: Sequence[IterArg] = (),
                  body: Optional[Stmt] = None, return_vars: Sequence[Var] = (), kind: ForKind = ForKind.Sequential,
                  attrs: Optional[dict] = None, span: Optional[Span] = None):
+        if isinstance(kind, Span):  # the reference's order: (..., return_vars, span, kind, attrs)
+            kind, attrs, span = (attrs if isinstance(attrs, ForKind) else ForKind.Sequential,
+                                 span if isinstance(span, dict) else None, kind)
         self._set(loop_var=loop_var, start=start, stop=stop, step=step, iter_args=tuple(iter_args),
                   body=body if body is not None else SeqStmts([]), return_vars=tuple(return_vars), kind=kind,
                   attrs=dict(attrs or {}), span=span)

@@ -21,3 +21,19 @@ from pypto.passes.chip_pipeline import CHIP_PIPELINE
 from pypto.passes.manager import DEFAULT_PIPELINE, OptimizationStrategy, PassManager
 from pypto.passes.properties import IRProperty, IRPropertySet, PassProperties
 
+
+# The reference's `passes.<factory>()` spelling (see factories.py).
+import sys as _sys  # noqa: E402
+
+from pypto.passes import factories as _factories  # noqa: E402
+
+_sys.modules[__name__].__class__ = _factories.PassesPackage
+
+
+def __getattr__(name):
+    if name in ("run_verifier", "unroll_loops"):
+        return getattr(_factories, name)
+    import importlib.util
+    if not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        return importlib.import_module(f"{__name__}.{name}")  # a pass not loaded yet
+    raise AttributeError(f"module 'pypto.passes' has no attribute {name!r}")

@@ -1,7 +1,8 @@
 """PassContext: the configuration every pass call runs under (instruments, verification, platform).
 
 Contexts nest; the innermost one is `PassContext.current()`, and outside any `with` block a
-default context (verification level from the environment, platform a2a3) applies:
+default context (verification level from the environment, platform from `pypto.backend`, else a2a3)
+applies:
 
     with PassContext([TimingInstrument()], verification_level=VerificationLevel.ROUNDTRIP):
         program = passes.convert_to_ssa()(program)
@@ -55,12 +56,13 @@ class PassContext:
     """Instruments and options for the passes run inside it (a nestable context manager)."""
 
     def __init__(self, instruments: Sequence = (), verification_level: Optional[VerificationLevel] = None,
-                 platform: str = "a2a3", *, parse: Optional[Callable[[str], object]] = None):
+                 platform: Optional[str] = None, *, parse: Optional[Callable[[str], object]] = None):
         self.instruments = tuple(instruments)
         self._verification_level = verification_level
-        self.platform = platform
+        self._platform = platform
         self._parse = parse
-        get_platform(platform)  # reject unknown names where the context is built
+        if platform is not None:
+            get_platform(platform)  # reject unknown names where the context is built
         self._implied: dict = {}  # verification level → the instruments it implies (instruments.effective_instruments)
 
     @property
@@ -72,23 +74,35 @@ class PassContext:
     def get_verification_level(self) -> VerificationLevel:
         return self.verification_level
 
+    @property
+    def platform(self) -> str:
+        """The context's platform; without one, the backend chosen with pypto.backend, else a2a3."""
+        if self._platform is not None:
+            return self._platform
+        from pypto.backend import configured_platform
+        return configured_platform() or "a2a3"
+
     def get_platform(self) -> Platform:
         return get_platform(self.platform)
 
     def parser(self) -> Optional[Callable[[str], object]]:
-        """The DSL parser handed to this context or, failing that, to the nearest enclosing one."""
+        """The DSL parser handed to this context or, failing that, to the nearest enclosing one (to it or to
+        one of its instruments: the reference's fixtures hand `make_roundtrip_instrument()` its parser)."""
         if self._parse is not None:
             return self._parse
         for ctx in reversed(_stack()):
             if ctx._parse is not None:
                 return ctx._parse
+            for inst in ctx.instruments:
+                if callable(getattr(inst, "parse", None)):
+                    return inst.parse
         return None
 
     def derive(self, extra_instruments: Sequence = (), *, keep_instruments: bool = True) -> "PassContext":
         """A context with this one's level, platform and parser, plus `extra_instruments`."""
         base = self.instruments if keep_instruments else ()
         return PassContext((*base, *extra_instruments), verification_level=self._verification_level,
-                           platform=self.platform, parse=self.parser())
+                           platform=self._platform, parse=self.parser())
 
     @staticmethod
     def current() -> "PassContext":

@@ -31,7 +31,17 @@ class IRProperty(enum.Enum):
     DistTensorCtxMaterialized = "DistTensorCtxMaterialized"
 
 
-IRPropertySet = frozenset
+class IRPropertySet(set):
+    """A set of IRProperty with the reference's method names (`insert`, `contains`, `to_list`)."""
+
+    def insert(self, prop: IRProperty) -> None:
+        self.add(prop)
+
+    def contains(self, prop: IRProperty) -> bool:
+        return prop in self
+
+    def to_list(self) -> list:
+        return sorted(self, key=lambda p: p.value)
 
 
 def property_set(*props: IRProperty) -> frozenset:

@@ -59,6 +59,8 @@ _FACTORIES = {
     "split_vector_kernel": "pypto.passes.split_vector_kernel",
     "stamp_tfree_split": "pypto.passes.stamp_tfree_split",
     "synthesize_all_reduce_signals": "pypto.passes.synthesize_all_reduce_signals",
+    "run_verifier": "pypto.passes.factories",
+    "unroll_loops": "pypto.passes.factories",
 }
 __getattr__, __dir__ = lazy_exports(__name__, {**_FACTORIES, **{name: "pypto.passes" for name in _FROM_PASSES},
                                                "Diagnostic": "pypto.ir.verifier",
