@@ -4,8 +4,11 @@ body per iteration.
 In copy k the loop variable is the constant start + k·step and the iter_args are the values the
 previous copy yielded (the init values for the first); every Var local to the body gets a fresh
 copy, so SSA input stays single-assignment. A Var the body reads before assigning it (non-SSA input,
-`x = f(x)` on an outer `x`) keeps its identity: each copy re-assigns it, as the loop did. The loop's
-return_vars are bound to the last yield.
+`x = f(x)` on an outer `x`) gets a fresh version per copy, each copy reading the previous one, and
+the code after the loop reads the last version: the unrolled code is straight-line single-assignment,
+which is also what the DSL parser makes of it when the printed program is read back. (When such a
+Var is assigned inside nested control flow of the body, it keeps its identity instead: each copy
+re-assigns it, as the loop did.) The loop's return_vars are bound to the last yield.
 Other loops are left alone; an unroll loop whose bounds are not constants is a clear error.
 """
 
@@ -51,9 +54,17 @@ def _read_before_assigned(stmts: list) -> set:
 class _FreshCopy(IRMutator):
     """Copies statements, giving each Var they define a new identity and substituting `bound` values."""
 
-    def __init__(self, bound: dict, defined: set):
+    def __init__(self, bound: dict, defined: set, versioned: frozenset = frozenset()):
         self.map = dict(bound)
         self.defined = defined
+        self.versioned = versioned
+
+    def mutate_assign_stmt(self, s):
+        if s.var not in self.versioned:
+            return self.mutate_children(s)
+        value = self.mutate(s.value)                 # reads the previous version
+        self.map[s.var] = new = Var(s.var.name_hint, s.var.type, s.var.span)
+        return AssignStmt(new, value, s.span)
 
     def mutate_var(self, var):
         new = self.map.get(var)
@@ -64,7 +75,26 @@ class _FreshCopy(IRMutator):
         return var if new is None else new
 
 
+def _top_level_versionable(body: list, outer: set) -> frozenset:
+    """The outer Vars the body re-assigns only in its own top-level AssignStmts."""
+    top = {s.var for s in body if isinstance(s, AssignStmt)} & outer
+    nested = set()
+    for s in body:
+        if not isinstance(s, AssignStmt):
+            nested |= _defined_vars(s, set())
+    return frozenset(top - nested)
+
+
 class _Unroller(SplicingMutator):
+    """Unrolls loops in program order; `latest` maps a re-assigned outer Var to its last version,
+    so the statements after an unrolled loop read it."""
+
+    def __init__(self):
+        self.latest: dict = {}
+
+    def mutate_var(self, var):
+        return self.latest.get(var, var)
+
     def mutate_for_stmt(self, loop: ForStmt):
         loop = self.mutate_children(loop)
         if loop.kind is not ForKind.Unroll:
@@ -77,16 +107,22 @@ class _Unroller(SplicingMutator):
         tail = body[-1] if body and isinstance(body[-1], YieldStmt) else None
         if tail is not None:
             body = body[:-1]
-        defined = _defined_vars(body, set()) - _read_before_assigned(body)
+        outer = _read_before_assigned(body)
+        defined = _defined_vars(body, set()) - outer
+        versioned = _top_level_versionable(body, outer)
+        current = {v: v for v in versioned}
         values = [ia.init_value for ia in loop.iter_args]
         out = []
         for i in range(start, stop, step):
             bound = {loop.loop_var: ConstInt(i, loop.loop_var.type.dtype, loop.span)}
             bound.update(zip(loop.iter_args, values))
-            copier = _FreshCopy(bound, defined)
+            bound.update(current)
+            copier = _FreshCopy(bound, defined, versioned)
             out.extend(copier.mutate(s) for s in body)
+            current = {v: copier.map[v] for v in versioned}
             if tail is not None:
                 values = [copier.mutate(v) for v in tail.values]
+        self.latest.update((v, new) for v, new in current.items() if new is not v)
         out.extend(AssignStmt(rv, v, loop.span) for rv, v in zip(loop.return_vars, values))
         return SeqStmts(out, loop.span)
 
