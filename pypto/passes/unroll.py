@@ -17,27 +17,9 @@ from __future__ import annotations
 from pypto.errors import ValueCheckError
 from pypto.ir.enums import ForKind
 from pypto.ir.expr import ConstInt, IterArg, Var, as_int
-from pypto.ir.node import DEF, Node
 from pypto.ir.stmt import AssignStmt, ForStmt, SeqStmts, YieldStmt, flatten_to_stmts
-from pypto.ir.types import Type
 from pypto.ir.visitor import IRMutator, SplicingMutator, defined_vars
 from pypto.passes.analysis import used_vars
-
-
-def _defined_vars(node, out: set) -> set:
-    """Every Var bound somewhere under `node` (the DEF fields of its statements)."""
-    if isinstance(node, (tuple, list)):
-        for n in node:
-            _defined_vars(n, out)
-    elif isinstance(node, Node) and not isinstance(node, Type):
-        for _name, kind, value in node.field_values():
-            if kind == DEF:
-                for v in value if isinstance(value, tuple) else (value,):
-                    if isinstance(v, Var):
-                        out.add(v)
-            if isinstance(value, (Node, tuple, list)):
-                _defined_vars(value, out)
-    return out
 
 
 def _read_before_assigned(stmts: list) -> set:
@@ -81,7 +63,7 @@ def _top_level_versionable(body: list, outer: set) -> frozenset:
     nested = set()
     for s in body:
         if not isinstance(s, AssignStmt):
-            nested |= _defined_vars(s, set())
+            nested |= set(defined_vars(s))
     return frozenset(top - nested)
 
 
@@ -108,7 +90,7 @@ class _Unroller(SplicingMutator):
         if tail is not None:
             body = body[:-1]
         outer = _read_before_assigned(body)
-        defined = _defined_vars(body, set()) - outer
+        defined = set(defined_vars(body)) - outer
         versioned = _top_level_versionable(body, outer)
         current = {v: v for v in versioned}
         values = [ia.init_value for ia in loop.iter_args]
