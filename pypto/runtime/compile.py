@@ -69,6 +69,8 @@ def compile_program(program, output_dir=None, dump_passes=False, platform: Optio
     from pypto.runtime.compile_options import dump_flag, split_options
     options = split_options(options)
     program = _as_program(program)
+    from pypto.runtime.output_writes import check_discarded_output_writes
+    check_discarded_output_writes(program)
     platform = _platform_for(platform, backend_type)
     dump_passes = dump_flag(dump_passes) or dump_passes_forced()   # PYPTO_DUMP_PASSES=1 reaches ir.compile too
     profiling = options.get("profiling", False)
