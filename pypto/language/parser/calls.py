@@ -20,6 +20,7 @@ from pypto.language.parser.diagnostics import InvalidOperationError, ParserSynta
 from pypto.language.parser.dispatch import eval_expr, expression
 from pypto.language.parser.expressions import NO_OP
 from pypto.language.parser.inline import InlineFunction, expand_inline
+from pypto.language.parser import task_graph
 from pypto.language.parser.op_bridge import build_call
 from pypto.language.parser.values import (MethodRef, describe_value, is_scalar_expr, to_expr, to_op_arg)
 
@@ -75,6 +76,9 @@ def parse_call(ctx, node: ast.Call):
     if callee is builtins.print:
         raise InvalidOperationError("print() does nothing inside a kernel", span,
                                     hint="use pl.static_print(...) to print at parse time")
+    if callee is scopes.submit or callee is scopes.spmd_submit:
+        raise ParserSyntaxError(f"pl.{callee.__name__}(...) is a statement: `results..., tid = "
+                                f"pl.{callee.__name__}(self.kernel, ...)`", span)
     if callee is scopes.static_print or callee is scopes.static_assert:
         return static_check(ctx, node, callee)
     args, kwargs = eval_call_parts(ctx, node)
@@ -166,6 +170,12 @@ def op_call(ctx, node, path: str, args: list, kwargs: dict):
     scalar = _scalar_form(path, args, kwargs, span)
     if scalar is not None:
         return scalar
+    if path.startswith("array."):
+        tasks = task_graph.array_op(path, args, kwargs, span)
+        if tasks is not None:
+            return tasks
+    if path == "system.task_dummy":
+        return task_graph.task_dummy(args, kwargs, span)
     try:
         call = build_call(path, [to_op_arg(a, span) for a in args], kwargs, span)
     except PyptoError:

@@ -46,7 +46,7 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
         world = world if world is not None else World(compiled.distributed_config.world_size)
         per_rank = host_dispatches(compiled.host_code(), world, sim, sim_args)
     results = run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
-                        window=config.sim_task_window)
+                        window=config.sim_task_window, race_check=config.sim_race_check)
     if world is not None:
         compiled.last_windows = world.windows
     if host_function is None and not host.return_style:
@@ -190,7 +190,7 @@ def _returned_params(compiled) -> Optional[tuple]:
 
 # ------------------------------------------------------------------ 3. the scheduler loop
 def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic", seed: Optional[int] = None,
-              window: int = 64) -> list:
+              window: int = 64, race_check: bool = True) -> list:
     """Run `per_rank[r]` = [(FunctionCode, args), ...] on rank r, all ranks under one loop.
 
     Returns, per rank, the results of its dispatches. Deterministic: the first runnable agent in
@@ -202,7 +202,9 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
     for r in range(n):
         # one rank keeps the plain seed (a chip call); rank r of a world gets its own stream
         rank_seed = seed if n == 1 or seed is None else seed * 7919 + r
-        run = Run(sim, machine_for(sim.platform, r), schedule=schedule, seed=rank_seed, window=window)
+        # the race detector checks a chip's task graph (the ranks of a world also sync through signals)
+        run = Run(sim, machine_for(sim.platform, r), schedule=schedule, seed=rank_seed, window=window,
+                  race_check=race_check and world is None)
         run.world, run.rank = world, r
         dispatches = per_rank[r]
         name = f"host orchestrator ({dispatches[0][0].name})" if n == 1 and dispatches else \
@@ -223,6 +225,8 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
                 for run in runs:
                     if run.agents or run.ready or run.live:
                         raise _deadlock(runs)
+                for run in runs:
+                    run.dispatch_done()          # the last dispatch's race check
                 return results
             if rng is not None:
                 run, agent = rng.choice(candidates)
@@ -255,6 +259,8 @@ def _rank_host(run: Run, dispatches: list):
         if i and (run.live or run.ready):      # a rank finishes one dispatch before the next starts
             prev = dispatches[i - 1][0].name
             yield Block(lambda: not run.live and not run.ready, "end of dispatch", f"tasks of {prev} still running")
+        if i:
+            run.dispatch_done()
         results.append((yield from code.fn(ctx, *args)))
     return results
 
