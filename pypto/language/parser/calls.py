@@ -176,6 +176,8 @@ def op_call(ctx, node, path: str, args: list, kwargs: dict):
             return tasks
     if path == "system.task_dummy":
         return task_graph.task_dummy(args, kwargs, span)
+    if path in task_graph.CREATE_TENSOR_PATHS and kwargs.get("manual_dep") is not None:
+        attrs = task_graph.manual_dep_attrs(kwargs, attrs, span)
     try:
         call = build_call(path, [to_op_arg(a, span) for a in args], kwargs, span)
     except PyptoError:

@@ -31,6 +31,16 @@ from pypto.language.parser.values import MethodRef, describe_value, to_expr
 _COMPARE = {ast.Eq: "eq", ast.NotEq: "ne", ast.Gt: "gt", ast.Lt: "lt", ast.GtE: "ge", ast.LtE: "le"}
 _MIRROR = {"eq": "eq", "ne": "ne", "gt": "lt", "lt": "gt", "ge": "le", "le": "ge"}
 TASK_OPTION_KEYS = ("deps", "no_dep_args", "predicate", "allow_early_resolve")
+CREATE_TENSOR_PATHS = ("create_tensor", "tensor.create", "tensor.create_tensor")
+
+
+def manual_dep_attrs(kwargs: dict, attrs, span):
+    """`pl.create_tensor(..., manual_dep=True)`: the tensor leaves dependency tracking for its whole lifetime,
+    carried as the call's attrs (printed only when set)."""
+    value = kwargs.pop("manual_dep")
+    if not isinstance(value, bool):
+        raise ParserTypeError(f"manual_dep= must be True or False, got {describe_value(value)}", span)
+    return {**(attrs or {}), "manual_dep": True} if value else attrs
 
 
 def is_task_id(e) -> bool:
@@ -201,26 +211,29 @@ def parse_submit_assign(ctx, targets, node: ast.Call, span) -> None:
                               f"returns {n_results} (the last name takes the TaskId)", span,
                               hint="unpack only what the kernel returns, or give it a return type")
     emit_options(ctx, span, **opts)
-    holder = Var(f"{kernel.name}_result", call.type, span) if n_results else None
-    stmt = AssignStmt(holder, call, span) if holder is not None else EvalStmt(call, span)
-    if core_num is None:
-        ctx.emit(stmt)
-    else:
+    from pypto.language.parser.statements import assign_target
+    if core_num is not None:                   # the call inside a pl.spmd region: one launch, one TaskId
         ctx.push_block()
-        ctx.emit(stmt)
+    holder = None
+    if names is None:                          # `res = pl.submit(...)`: the flat tuple in one name
+        holder = Var(f"{kernel.name}_result", call.type, span) if n_results else None
+        ctx.emit(AssignStmt(holder, call, span) if holder is not None else EvalStmt(call, span))
+    elif n_results == 0:
+        ctx.emit(EvalStmt(call, span))
+    else:                                      # the call itself is assigned, so `out = ...` is no copy
+        target = names[0] if n_results == 1 else ast.Tuple(elts=names[:-1], ctx=ast.Store())
+        assign_target(ctx, target, call, span)
+    if core_num is not None:
         body = ctx.pop_block(span)
         ctx.emit(SpmdScopeStmt(body, to_expr(core_num, span), bool(sync_start), "", span))
+    if names is not None:
+        bind_task_id(ctx, names[-1], span)
+        return
     results = [] if holder is None else [holder] if n_results == 1 else \
         [TupleGetItem(holder, i, span) for i in range(n_results)]
-    from pypto.language.parser.statements import assign_target
-    if names is None:
-        tid = Var("task_id", ScalarType(TASK_ID), span)
-        ctx.emit(AssignStmt(tid, create_op_call("system.task_id", [], {}, span), span))
-        ctx.bind(targets.id, (*results, tid), span)
-        return
-    for t, v in zip(names[:-1], results):
-        assign_target(ctx, t, v, span)
-    bind_task_id(ctx, names[-1], span)
+    tid = Var("task_id", ScalarType(TASK_ID), span)
+    ctx.emit(AssignStmt(tid, create_op_call("system.task_id", [], {}, span), span))
+    ctx.bind(targets.id, (*results, tid), span)
 
 
 # ---------------------------------------------------------------------------- TaskId arrays

@@ -318,7 +318,7 @@ class SourceGenerator:
         if name == "tensor.create" and self.is_host:
             t = value.type
             shape = self.tuple_text([self.expr(d) for d in t.shape]) if t.shape else "()"
-            manual = ", manual_dep=True" if value.kwargs.get("manual_dep") else ""
+            manual = ", manual_dep=True" if value.attrs.get("manual_dep") else ""
             self.emit(ind, f"{lhs}_sim_ctx.create_tensor({shape}, {self.dtype_const(t.dtype)}{manual})",
                       name, value.span or span)
             return
