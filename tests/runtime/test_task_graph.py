@@ -375,3 +375,31 @@ def test_allow_early_resolve_is_accepted_and_changes_nothing():
     mid, res = np.zeros_like(x), np.zeros_like(x)
     hinted(x, mid, res)
     np.testing.assert_allclose(res, 4 * x, rtol=1e-6)
+
+
+def test_the_for_form_of_spmd_takes_a_predicate_but_no_deps():
+    @pl.jit
+    def gated_blocks(x: pl.Tensor, flags: pl.Tensor, out: pl.InOut[pl.Tensor]):
+        for b in pl.spmd(4, predicate=(flags[1] == 1)):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                t = pl.load(x, [b * 16, 0], [16, C])
+                pl.store(pl.neg(t), [b * 16, 0], out)
+        return out
+
+    x = _data(8)
+    out = np.zeros_like(x)
+    gated_blocks(x, np.array([0, 1], np.int32), out)
+    np.testing.assert_allclose(out, -x)
+    out = np.zeros_like(x)
+    gated_blocks(x, np.array([1, 0], np.int32), out)
+    assert not out.any()
+    with pytest.raises(PyptoError, match=r"pl.spmd\(\) does not accept 'deps=' here"):
+        @pl.jit
+        def bad(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+            with pl.at(level=pl.Level.CORE_GROUP) as t0:
+                out[:] = pl.add(x, x)
+            for b in pl.spmd(2, deps=[t0]):
+                with pl.at(level=pl.Level.CORE_GROUP):
+                    out[:] = pl.add(out, x)
+            return out
+        bad(x, np.zeros_like(x))
