@@ -125,7 +125,7 @@ class Run:
         self.rank = 0
         # the task graph: what the OverlapMap infers, what the program declares, what it opts out of
         self.tasks: dict = {}            # every top-level task of the current dispatch by id (done ones too)
-        self.overlap: dict = {}          # buffer id → [(task, lo, hi, writes)]: the accesses later tasks meet
+        self.overlap: dict = {}          # buffer id → ([writes], [reads]) as (task, lo, hi): what later tasks meet
         self.options = None              # the next task's declared deps / opt-outs (system.task_options)
         self.last_task_id = None         # what system.task_id returns
         self.manual_depth = 0            # inside pl.manual_scope: no inferred edges
@@ -170,13 +170,14 @@ class Run:
         preds = []
         for a, writes in accesses:
             key, lo, hi = _bounds(a)
-            entries = self.overlap.setdefault(key, [])
-            for other, olo, ohi, ow in entries:
-                if (writes or ow) and olo < hi and lo < ohi and other is not task:
-                    preds.append(other)
-            if writes:
-                entries[:] = [e for e in entries if not (lo <= e[1] and e[2] <= hi)]
-            entries.append((task, lo, hi, writes))
+            writers, readers = self.overlap.setdefault(key, ([], []))
+            for entries in ((writers, readers) if writes else (writers,)):   # a read meets only writes
+                for other, olo, ohi in entries:
+                    if olo < hi and lo < ohi and other is not task:
+                        preds.append(other)
+                if writes:
+                    entries[:] = [e for e in entries if not (lo <= e[1] and e[2] <= hi)]
+            (writers if writes else readers).append((task, lo, hi))
         return preds
 
     def _declared(self, deps) -> list:
