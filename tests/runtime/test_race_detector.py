@@ -168,3 +168,38 @@ def test_a_data_race_error_is_a_pypto_error():
     assert issubclass(DataRaceError, PyptoError)
     import pypto
     assert pypto.DataRaceError is DataRaceError
+
+
+def _no_dep_call_program(overlap: bool):
+    """Plain kernel calls (no pl.submit) with pl.no_dep at an argument: bands of one output."""
+    step = 16 if overlap else 32
+
+    @pl.program
+    class Bands:
+        @pl.function(type=pl.FunctionType.InCore)
+        def band(self, x: pl.Tensor[[R, C], pl.FP32], row: pl.Scalar[pl.INDEX],
+                 out: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
+            t: pl.Tile[[32, C], pl.FP32] = pl.load(x, [row, 0], [32, C])
+            ret = pl.store(pl.add(t, 2.0), [row, 0], out)
+            return ret
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[R, C], pl.FP32],
+                 out: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
+            out = self.band(x, 0, pl.no_dep(out))
+            out = self.band(x, step, pl.no_dep(out))
+            return out
+
+    return Bands
+
+
+def test_no_dep_at_a_plain_kernel_call():
+    x = np.random.default_rng(2).standard_normal((R, C), dtype=np.float32)
+    ok = ir.compile(_no_dep_call_program(False), platform="a2a3sim")
+    for config in CONFIGS[:3]:
+        out = np.zeros_like(x)
+        ok(x, out, config=config)
+        np.testing.assert_allclose(out, x + 2, rtol=1e-6)
+    racy = ir.compile(_no_dep_call_program(True), platform="a2a3sim")
+    with pytest.raises(DataRaceError, match=r"elements \[16:32, 0:128\]"):
+        racy(x, np.zeros_like(x))

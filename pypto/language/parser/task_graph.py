@@ -79,6 +79,17 @@ def no_dep_list(value, span) -> list:
     return list(items)
 
 
+def unwrap_no_dep(values: list) -> tuple:
+    """(the arguments with each `pl.no_dep(t)` replaced by t, the tensors so marked)."""
+    out, marked = [], []
+    for v in values:
+        if isinstance(v, Call) and not v.is_function_call() and v.op.name == "tensor.no_dep":
+            v = v.args[0]
+            marked.append(v)
+        out.append(v)
+    return out, marked
+
+
 def parse_predicate(ctx, node: ast.expr) -> tuple:
     """`tensor[indices] OP int-literal` (or mirrored) → (tensor, [indices], op name, literal)."""
     span = ctx.span(node)
@@ -175,13 +186,7 @@ def parse_submit_assign(ctx, targets, node: ast.Call, span) -> None:
     if not isinstance(kernel, MethodRef):
         raise ParserSyntaxError(f"{name}(...) first argument must be a self.<kernel> method reference", span,
                                 hint="from @pl.jit use `with pl.at(..., deps=[...]) as tid:` instead")
-    args, no_dep = [], []
-    for a in node.args[1:]:
-        v = eval_expr(ctx, a)
-        if isinstance(v, Call) and not v.is_function_call() and v.op.name == "tensor.no_dep":
-            v = v.args[0]
-            no_dep.append(v)
-        args.append(v)
+    args, no_dep = unwrap_no_dep([eval_expr(ctx, a) for a in node.args[1:]])
     kwargs = {}
     for kw in node.keywords:
         if kw.arg is None:
