@@ -158,6 +158,11 @@ def emit_options(ctx, span, *, deps=(), no_dep=(), predicate=None, allow_early_r
 def bind_task_id(ctx, target, span) -> None:
     """`name = pl.system.task_id()` (the TaskId of the task just submitted)."""
     from pypto.language.parser.statements import assign_target
+    if isinstance(target, ast.Name) and target.id in ctx.names and ctx.names[target.id] is None \
+            and ctx.control_depth > 0:
+        raise ParserTypeError(f"'{target.id}' carries a TaskId through a loop but was seeded with the Python value "
+                              "None, which cannot be carried", span,
+                              hint=f"seed it with {target.id} = pl.system.task_invalid() (the TaskId of no task)")
     assign_target(ctx, target, create_op_call("system.task_id", [], {}, span), span)
 
 
