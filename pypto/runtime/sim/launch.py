@@ -18,6 +18,7 @@ A call goes through four steps, the same for every caller (`CompiledProgram.__ca
 from __future__ import annotations
 
 import random
+import time
 from typing import Optional
 
 import numpy as np
@@ -32,10 +33,15 @@ from pypto.runtime.sim.machine import machine_for
 from pypto.runtime.sim.scheduler import Agent, Run
 
 
-def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool = False):
-    """Run one call of `compiled`; the result in return style, else None (outputs written in place)."""
+def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool = False, spans=None):
+    """Run one call of `compiled`; the result in return style, else None (outputs written in place).
+    `spans` (a dict, for pypto.runtime.benchmark) receives the perf_counter time at each step's end."""
+    if spans is not None:
+        spans["start"] = time.perf_counter()
     config = _config_for(compiled, config, worker)
     host, sim_args = _bind(compiled, list(args), config, worker, torch)
+    if spans is not None:
+        spans["bind"] = time.perf_counter()
     sim = compiled._sim_for(config)
     host_function = getattr(compiled, "host_function", None)
     if host_function is None:                      # a chip program: one dispatch on rank 0
@@ -47,11 +53,15 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
         per_rank = host_dispatches(compiled.host_code(), world, sim, sim_args)
     results = run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
                         window=config.sim_task_window, race_check=config.sim_race_check)
+    if spans is not None:
+        spans["run"] = time.perf_counter()
     if world is not None:
         compiled.last_windows = world.windows
     if host_function is None and not host.return_style:
         _returns_into_outputs(compiled, results[0][0], sim_args)
     host.write_back()
+    if spans is not None:
+        spans["write_back"] = time.perf_counter()
     if host_function is not None or not host.return_style:
         return None
     return host.results(results[0][0])
