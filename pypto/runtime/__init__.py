@@ -10,8 +10,9 @@ from pypto.runtime.benchmark import BenchmarkResult, benchmark
 from pypto.runtime.compiled_program import CompiledProgram
 from pypto.runtime.config import RunConfig
 from pypto.runtime.distributed import DistributedCompiledProgram, DistributedConfig
+from pypto.runtime.distributed_worker import DistributedWorker
 from pypto.runtime.runner import run
 from pypto.runtime.worker import ChipWorker, DeviceTensor
 
 __all__ = ["RunConfig", "run", "CompiledProgram", "ChipWorker", "DeviceTensor", "benchmark", "BenchmarkResult",
-           "DistributedConfig", "DistributedCompiledProgram"]
+           "DistributedConfig", "DistributedCompiledProgram", "DistributedWorker"]

@@ -41,12 +41,18 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
     if host_function is None:                      # a chip program: one dispatch on rank 0
         per_rank = [[(sim.entry_code(compiled.entry), sim_args)]]
     else:
-        from pypto.runtime.sim.host_level import host_dispatches
+        from pypto.runtime.distributed_sub_workers import sub_worker_runner
+        from pypto.runtime.sim.host_level import host_phases
         from pypto.runtime.sim.world import World
         world = world if world is not None else World(compiled.distributed_config.world_size)
-        per_rank = host_dispatches(compiled.host_code(), world, sim, sim_args)
-    results = run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
-                        window=config.sim_task_window)
+        # a HOST orchestrator runs in phases: a SubWorker call waits for the dispatches before it
+        for per_rank in host_phases(compiled.host_code(), world, sim, sim_args,
+                                    sub_worker_runner(compiled, worker, host)):
+            results = run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
+                                window=config.sim_task_window)
+    if host_function is None:
+        results = run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
+                            window=config.sim_task_window)
     if world is not None:
         compiled.last_windows = world.windows
     if host_function is None and not host.return_style:
