@@ -27,7 +27,7 @@ from __future__ import annotations
 from pypto.errors import TypeCheckError, ValueCheckError
 from pypto.ir.dtypes import INDEX
 from pypto.ir.enums import FunctionType, ParamDirection
-from pypto.ir.expr import Call, GlobalVar, Var, const
+from pypto.ir.expr import Call, GlobalVar, MakeTuple, Var, const
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt, CommDomainScopeStmt, EvalStmt, ForStmt, ReturnStmt, SeqStmts
@@ -51,6 +51,14 @@ def _stacked(call: Call, i: int, a) -> bool:
     return True
 
 
+def _flat_signal(call: Call, i: int, a) -> bool:
+    """A rank-1 `[NR]` signal window (the host form the reference's builtins take): the kernel sees it as
+    the `[NR, 1]` mesh signal the credit-barrier recipes address (same bytes, one cell per rank)."""
+    names = call.op.args
+    return i < len(names) and names[i] == "signal" and isinstance(a.type, DistributedTensorType) \
+        and len(a.type.shape) == 1
+
+
 def _builtin_pair(name: str, call: Call, span) -> list:
     """(InCore kernel, Orchestration wrapper) running `call` on per-rank operands."""
     params, dirs = [], []
@@ -60,7 +68,8 @@ def _builtin_pair(name: str, call: Call, span) -> list:
             dirs.append(ParamDirection.In)
         else:
             # a fresh type: the host value's MemRef (InitMemRef ran on the host function) is not the kernel's
-            params.append(Var(f"w{i}", DistributedTensorType(a.type.shape, a.type.dtype,
+            shape = (a.type.shape[0], const(1)) if _flat_signal(call, i, a) else a.type.shape
+            params.append(Var(f"w{i}", DistributedTensorType(shape, a.type.dtype,
                                                               tensor_view=a.type.tensor_view), span))
             dirs.append(ParamDirection.InOut)
     inner = create_op_call(call.op.name, params, dict(call.kwargs), span)
@@ -143,6 +152,16 @@ class _Lower(SplicingMutator):
                 shard = create_op_call("pld.stacked_index", [a, device], {}, span)
                 v = Var(f"{a.name_hint if isinstance(a, Var) else 'x'}_r", shard.type, span)
                 stmts.append(AssignStmt(v, shard, span))
+                a = v
+            elif _flat_signal(call, i, a):
+                buf = window_buffer_of(a, self.defs)
+                if buf is None:
+                    raise ValueCheckError(f"host {call.op.name}: cannot tell which window buffer the signal views",
+                                          call.span, hint="view the signal with pld.window(buf, [n], dtype=pl.INT32)")
+                view = create_op_call("pld.window", [buf, MakeTuple([a.type.shape[0], const(1)])],
+                                      {"dtype": a.type.dtype}, span)
+                v = Var(f"{a.name_hint if isinstance(a, Var) else 'signal'}_2d", view.type, span)
+                stmts.append(AssignStmt(v, view, span))
                 a = v
             args.append(a)
         dispatch = Call(GlobalVar(orch.name, span), args, type=orch.return_types[0], attrs={"device": device},

@@ -154,6 +154,10 @@ def compile_distributed(program: Program, distributed_config: DistributedConfig,
         (new_build_dir(program.name) if dump_passes or save_kernels else None)
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
+    from pypto.runtime.distributed_world_size import fold_world_size
+    folded = fold_world_size(host_in, distributed_config.world_size)
+    if folded is not host_in:                    # the host knows its world: static window shapes for the builtins
+        program = program.with_functions([folded if f is host_in else f for f in program.functions.values()])
     lowered = lower(program, platform=platform, strategy=strategy, dump_passes=dump_passes, output_dir=out_dir)
     host, chip_lowered, sub_workers = split_host(lowered)
     chip = CompiledProgram(chip_in, chip_lowered, platform=platform, output_dir=out_dir)
