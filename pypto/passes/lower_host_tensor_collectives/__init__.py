@@ -10,6 +10,10 @@ wrapper on every rank of the comm domain holding the call's windows (`for r in p
 for a world domain, one constant `device=d` dispatch per member of a subset domain: the recipes
 address peers by domain rank, which the runtime maps to world ranks); the result is the updated window.
 
+`core_num=k` on a host allreduce builds a different builtin: a grid of k synchronized AIV blocks
+per rank, each reducing its block-cyclic share of the payload on its own signal lane
+(multicore_allreduce.py).
+
 Operands: window views are passed as they are. A plain host tensor operand (the local input of
 allgather / all_to_all / all_to_all_v and the send counts of all_to_all_v) is a stacked per-rank
 tensor: rank r's operand is its shard `x[r]` (leading dimension = ranks), read-only in the kernel.
@@ -38,6 +42,8 @@ from pypto.passes.chip_pipeline import CHIP_PIPELINE
 from pypto.passes.context import PassContext
 from pypto.passes.materialize_comm_domain_scopes import (HOST_COLLECTIVES, RESULT_ALIASES, assignment_defs,
                                                           is_host_orchestrator, window_buffer_of)
+from pypto.passes.lower_host_tensor_collectives import multicore_allreduce
+from pypto.passes.lower_host_tensor_collectives.multicore_allreduce import core_num_of
 from pypto.passes.properties import IRProperty, PassProperties
 
 def _stacked(call: Call, i: int, a) -> bool:
@@ -132,7 +138,10 @@ class _Lower(SplicingMutator):
             name = f"pld_builtin_{call.op.name.rsplit('.', 1)[1]}_{len(self.built)}"
             while name in self.taken or f"{name}_orch" in self.taken:
                 name += "_"
-            built = sub_build(_builtin_pair(name, call, span), name)
+            if call.op.name == "pld.tensor.allreduce" and core_num_of(call) > 1:
+                built = sub_build(multicore_allreduce.builtin_functions(name, call), name)
+            else:
+                built = sub_build(_builtin_pair(name, call, span), name)
             self.taken |= set(built.functions)
             self.added += list(built.functions.values())
             orch = self.built[key] = built.functions[f"{name}_orch"]
