@@ -73,6 +73,8 @@ class HostLevel:
 
     def comm_domain(self, name: str, buffers: tuple, devices, span):
         """Windows are allocated per world; a domain over some devices numbers its members 0..k-1."""
+        if devices is not None and list(devices) == list(range(self.world.nranks)):
+            devices = None                       # every rank, in order: the world's own domain
         if devices is not None:
             bad = [d for d in devices if not 0 <= d < self.world.nranks]
             if bad:
