@@ -44,15 +44,21 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
         spans["bind"] = time.perf_counter()
     sim = compiled._sim_for(config)
     host_function = getattr(compiled, "host_function", None)
+    def run(per_rank):
+        return run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
+                         window=config.sim_task_window, race_check=config.sim_race_check)
+
     if host_function is None:                      # a chip program: one dispatch on rank 0
-        per_rank = [[(sim.entry_code(compiled.entry), sim_args)]]
+        results = run([[(sim.entry_code(compiled.entry), sim_args)]])
     else:
-        from pypto.runtime.sim.host_level import host_dispatches
+        from pypto.runtime.distributed_sub_workers import sub_worker_runner
+        from pypto.runtime.sim.host_level import host_phases
         from pypto.runtime.sim.world import World
         world = world if world is not None else World(compiled.distributed_config.world_size)
-        per_rank = host_dispatches(compiled.host_code(), world, sim, sim_args)
-    results = run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
-                        window=config.sim_task_window, race_check=config.sim_race_check)
+        # a HOST orchestrator runs in phases: a SubWorker call waits for the dispatches before it
+        for per_rank in host_phases(compiled.host_code(), world, sim, sim_args,
+                                    sub_worker_runner(compiled, worker, host)):
+            results = run(per_rank)
     if spans is not None:
         spans["run"] = time.perf_counter()
     if world is not None:
