@@ -3,6 +3,7 @@
     PYPTO_PROG_BUILD_DIR   base of timestamped build directories (default ./build_output)
     PYPTO_VERIFY_LEVEL     none / basic / roundtrip: pass verification (interpreted by pypto.passes.context)
     PYPTO_DUMP_PASSES=1    dump the IR after every pass for every compile, without editing the program
+    PYPTO_CHIP_SWIMLANE=1  every simulated run writes dfx_outputs/swimlane.json (as RunConfig(enable_chip_swimlane=True))
     PTO_BACKTRACE=1        the opt-in excepthook prints the Python traceback of user errors too
     NO_COLOR               (any value) diagnostics are never colored
 
@@ -19,6 +20,7 @@ BUILD_DIR_ENV = "PYPTO_PROG_BUILD_DIR"
 VERIFY_LEVEL_ENV = "PYPTO_VERIFY_LEVEL"
 DUMP_PASSES_ENV = "PYPTO_DUMP_PASSES"
 BACKTRACE_ENV = "PTO_BACKTRACE"
+SWIMLANE_ENV = "PYPTO_CHIP_SWIMLANE"
 NO_COLOR_ENV = "NO_COLOR"
 
 
@@ -42,3 +44,7 @@ def backtrace_requested() -> bool:
 
 def color_disabled() -> bool:
     return bool(os.environ.get(NO_COLOR_ENV))
+
+
+def swimlane_forced() -> bool:
+    return os.environ.get(SWIMLANE_ENV, "").strip().lower() in ("1", "true", "yes", "on")

@@ -45,8 +45,13 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
         from pypto.runtime.sim.world import World
         world = world if world is not None else World(compiled.distributed_config.world_size)
         per_rank = host_dispatches(compiled.host_code(), world, sim, sim_args)
+    recorder = _timeline_recorder(sim, config)
     results = run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
-                        window=config.sim_task_window)
+                        window=config.sim_task_window, recorder=recorder)
+    compiled.last_timeline = None
+    if recorder is not None:                       # dfx_outputs/swimlane.json, deps.json
+        from pypto.runtime.sim.timeline import write_outputs
+        compiled.last_timeline = write_outputs(recorder, compiled, config)
     if world is not None:
         compiled.last_windows = world.windows
     if host_function is None and not host.return_style:
@@ -55,6 +60,16 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
     if host_function is not None or not host.return_style:
         return None
     return host.results(results[0][0])
+
+
+def _timeline_recorder(sim, config):
+    """A TimelineRecorder when the run asks for a swimlane / task graph (pypto.runtime.sim.timeline), else None."""
+    from pypto.runtime.sim.timeline import TimelineRecorder, wants_timeline
+    if not wants_timeline(config):
+        return None
+    recorder = TimelineRecorder(sim.platform)
+    recorder.generated_files = sim.by_filename
+    return recorder
 
 
 # ------------------------------------------------------------------ 1. binding
@@ -190,7 +205,7 @@ def _returned_params(compiled) -> Optional[tuple]:
 
 # ------------------------------------------------------------------ 3. the scheduler loop
 def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic", seed: Optional[int] = None,
-              window: int = 64) -> list:
+              window: int = 64, recorder=None) -> list:
     """Run `per_rank[r]` = [(FunctionCode, args), ...] on rank r, all ranks under one loop.
 
     Returns, per rank, the results of its dispatches. Deterministic: the first runnable agent in
@@ -203,7 +218,7 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
         # one rank keeps the plain seed (a chip call); rank r of a world gets its own stream
         rank_seed = seed if n == 1 or seed is None else seed * 7919 + r
         run = Run(sim, machine_for(sim.platform, r), schedule=schedule, seed=rank_seed, window=window)
-        run.world, run.rank = world, r
+        run.world, run.rank, run.recorder = world, r, recorder
         dispatches = per_rank[r]
         name = f"host orchestrator ({dispatches[0][0].name})" if n == 1 and dispatches else \
             f"rank {r} host orchestrator"

@@ -105,6 +105,7 @@ class Run:
         self.host: Optional[Agent] = None
         self.world = None                # the World of a distributed run (pld ops find peers through it)
         self.rank = 0
+        self.recorder = None             # a timeline.TimelineRecorder when the run records a swimlane
 
     # ------------------------------------------------------------------ host side
     def submit(self, site, args: tuple):
@@ -116,6 +117,8 @@ class Run:
             if _conflict(other.accesses, accesses):
                 other.dependents.append(task)
                 task.deps_left += 1
+        if self.recorder is not None:
+            self.recorder.submitted(self, task)
         self.live[task.id] = task
         if task.deps_left == 0:
             self.ready.append(task)
@@ -258,6 +261,8 @@ class Run:
         return self._results(site, args)
 
     def _start_lane(self, task: Task, code, ctx: CoreContext, args: tuple, name: str, defer: bool = False) -> None:
+        if self.recorder is not None:
+            self.recorder.lane_started(self, ctx, task, code)
         if code.is_generator or defer:
             agent = Agent(name, None, task, ctx.core, code)
             ctx.agent = agent
@@ -279,6 +284,8 @@ class Run:
             return
         for core in task.cores:
             core.busy = False
+        if self.recorder is not None:
+            self.recorder.task_finished(self, task)
         if task.deferred:                         # the kernel ended; its completion waits for signal cells
             conds, task.deferred, task.cores, task.lanes_left = task.deferred, None, [], 1
             self.agents.append(Agent(f"{task.name} (deferred completion)", _await_all(conds), task, None, task.code))
