@@ -17,6 +17,7 @@ A call goes through four steps, the same for every caller (`CompiledProgram.__ca
 
 from __future__ import annotations
 
+import logging
 import random
 from typing import Optional
 
@@ -24,11 +25,13 @@ import numpy as np
 
 from pypto.errors import DeadlockError, TypeCheckError, ValueCheckError
 from pypto.ir.enums import ParamDirection
+from pypto.log_level import pypto_logger
 from pypto.runtime.config import default_config, require_simulator
 from pypto.runtime.sim.blocking import Block
 from pypto.runtime.sim.contexts import HostContext
 from pypto.runtime.sim.host_args import HostArgs, plan_params
 from pypto.runtime.sim.machine import machine_for
+from pypto.runtime.sim.progress import TICK_STEPS, RunProgress
 from pypto.runtime.sim.scheduler import Agent, Run
 
 
@@ -46,6 +49,10 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
         world = world if world is not None else World(compiled.distributed_config.world_size)
         per_rank = host_dispatches(compiled.host_code(), world, sim, sim_args)
     recorder = _timeline_recorder(sim, config)
+    log = pypto_logger("runtime")
+    if log.isEnabledFor(logging.INFO):
+        log.info("running %s on %s (%d rank(s), %s schedule)", compiled.entry, config.platform, len(per_rank),
+                 config.sim_schedule)
     results = run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
                         window=config.sim_task_window, recorder=recorder)
     compiled.last_timeline = None
@@ -229,12 +236,19 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
     if schedule == "random":
         rng = runs[0].random if n == 1 else random.Random(seed if seed is not None else 0)
     results: list = [None] * n
+    progress, steps = RunProgress.for_terminal(runs), 0       # a progress line once a run takes > 2 s
     with np.errstate(all="ignore"):            # float overflow / NaN are data on the chip, not warnings
         while True:
             for run in runs:
                 run.start_ready()
             candidates = [(run, a) for run in runs for a in run.agents if a.block is None or a.block.ready()]
+            if progress is not None:
+                steps += 1
+                if steps % TICK_STEPS == 0:
+                    progress.tick()
             if not candidates:
+                if progress is not None:
+                    progress.close()
                 for run in runs:
                     if run.agents or run.ready or run.live:
                         raise _deadlock(runs)
