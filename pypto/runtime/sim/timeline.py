@@ -338,14 +338,14 @@ def wants_timeline(config) -> bool:
 
 def write_outputs(recorder: TimelineRecorder, compiled, config) -> dict:
     """Write dfx_outputs/swimlane.json (and deps.json with enable_dep_gen) under the program's build
-    directory (a fresh one when it has none); the paths by kind."""
+    directory (one made for it when it has none; later runs overwrite the files); the paths by kind."""
     import json
 
     from pypto.env import swimlane_forced
     from pypto.runtime.config import new_build_dir
-    base = getattr(compiled, "output_dir", None)
-    if base is None:
-        base = new_build_dir(getattr(compiled.lowered, "name", None) or "program")
+    base = getattr(compiled, "output_dir", None) or getattr(compiled, "_timeline_dir", None)
+    if base is None:                             # one directory per compiled program: the last run's files
+        base = compiled._timeline_dir = new_build_dir(getattr(compiled.lowered, "name", None) or "program")
     out = base / "dfx_outputs"
     out.mkdir(parents=True, exist_ok=True)
     paths = {}
