@@ -205,7 +205,7 @@ nav ol { list-style:none; margin:0; padding:0; }
 nav li { padding:3px 12px; cursor:pointer; font-family:ui-monospace, monospace; font-size:12.5px; white-space:nowrap; }
 nav li.unchanged { color:var(--dim); }
 nav li.sel { background:#dfe7f5; }
-nav li .cnt { float:right; font-size:11px; }
+nav li .cnt { margin-left:8px; font-size:11px; }
 nav li .cnt .a { color:#1a7f37; } nav li .cnt .r { color:#c62828; }
 nav.changed-only li.unchanged { display:none; }
 main { flex:1; display:flex; flex-direction:column; min-width:0; }
@@ -219,6 +219,8 @@ header input { width:240px; padding:3px 6px; }
 table { border-collapse:collapse; font:12.5px/1.45 ui-monospace, SFMono-Regular, Menlo, monospace; width:100%; }
 td { padding:0 8px; white-space:pre; vertical-align:top; }
 td.ln { color:var(--dim); text-align:right; user-select:none; width:1%; }
+table.diff { table-layout:fixed; } table.diff td.ln { width:3.5em; }
+table.diff td.l, table.diff td.r { white-space:pre-wrap; word-break:break-all; }
 td.src { text-align:right; width:1%; font-size:11px; }
 td.src a { color:#5a6fa8; text-decoration:none; }
 tr.add td.r, tr.chg td.r { background:var(--add); } tr.del td.l, tr.chg td.l { background:var(--del); }
@@ -246,7 +248,8 @@ function item(s) {
   li.className = s.changed ? 'changed' : 'unchanged';
   li.innerHTML = s.name.replace(/&/g,'&amp;').replace(/</g,'&lt;') + (s.changed && s.index ?
     ` <span class="cnt"><span class="a">+${s.added}</span> <span class="r">-${s.removed}</span></span>` :
-    (s.changed ? '' : ' <span class="cnt">unchanged</span>'));
+    '');
+  if (!s.changed) li.title = 'this pass left the IR unchanged';
   li.onclick = () => show(s.index); return li;
 }
 S.forEach(s => $('list').appendChild(item(s)));
@@ -261,7 +264,7 @@ function irTable(s) {
 function diffTable(s) {
   if (!s.index) return '<div class="note">the first stage: nothing to compare with</div>';
   if (!s.changed) return '<div class="note">this pass left the IR unchanged</div>';
-  return '<table>' + s.diff.map(r => r[0] === 'gap' ? '<tr class="gap"><td colspan="4">…</td></tr>' :
+  return '<table class="diff">' + s.diff.map(r => r[0] === 'gap' ? '<tr class="gap"><td colspan="4">…</td></tr>' :
     `<tr class="${r[0]}"><td class="ln">${r[1] ?? ''}</td><td class="l">${r[2] || ' '}</td><td class="ln">${r[3] ?? ''}</td><td class="r">${r[4] || ' '}</td></tr>`).join('') + '</table>';
 }
 function show(i) {

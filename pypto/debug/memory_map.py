@@ -108,6 +108,9 @@ def _svg(km: KernelMap, space: str, width: int = 640) -> str:
     cap = km.capacity.get(space) or max((b.addr or 0) + b.size for b in bufs)
     placed_top = max([(b.addr or 0) + b.size for b in bufs if b.addr is not None] + [0])
     span_bytes = max(cap, placed_top)
+    zoomed = 0 < placed_top < cap / 4               # a small kernel: draw the used range, say so
+    if zoomed:
+        span_bytes = _round_up(placed_top * 1.25)
     unplaced = [b for b in bufs if b.addr is None]
     row_h = max(6, min(22, 360 // max(1, km.positions)))
     left, top = 46, 22
@@ -143,14 +146,21 @@ def _svg(km: KernelMap, space: str, width: int = 640) -> str:
                      f'<title>{html.escape(title)}</title></rect>')
         if w > 60 and h >= 12:
             parts.append(f'<text x="{x + 4:.1f}" y="{y + min(h, row_h) - 4:.1f}" class="lbl">{html.escape(b.name)}</text>')
-    parts.append(f'<text x="{left}" y="{height - 6}" class="tick">address → (capacity {_kb(cap)}); '
-                 f'program order ↓</text>')
+    scale = f"showing 0–{_kb(span_bytes)} of {_kb(cap)}" if zoomed else f"capacity {_kb(cap)}"
+    parts.append(f'<text x="{left}" y="{height - 6}" class="tick">address → ({scale}); program order ↓</text>')
     parts.append("</svg>")
     return "".join(parts)
 
 
+def _round_up(n: float) -> int:
+    step = 1
+    while step * 10 < n:
+        step *= 2
+    return int(-(-n // step) * step)
+
+
 def _kb(n: float) -> str:
-    return f"{n / 1024:.0f} KB" if n >= 1024 else f"{n:.0f} B"
+    return f"{n / 1024:.3g} KB" if n >= 1024 else f"{n:.0f} B"
 
 
 def render_html(maps: list, *, title: str = "memory map", report: str = "") -> str:
