@@ -178,3 +178,18 @@ def _simulate(report, program, final, args, platform, reference, names, rtol, at
         for i, v in enumerate(values):
             got["return" if len(values) == 1 else f"return.{i}"] = v
     _record(report, SIMULATOR_STAGE, got, reference, names, rtol, atol)
+
+
+def validate_ir(target, args, *, expected: Optional[dict] = None, rtol: float = 5e-2, atol: float = 5e-2,
+                platform: str = "a2a3sim", pipeline=None) -> BisectReport:
+    """The reference's per-pass check: bisect, and raise ValueCheckError naming the first stage that
+    disagrees (its tensor and max error). Pass your own rtol / atol: the defaults are loose, as the
+    reference's are."""
+    from pypto.errors import ValueCheckError
+    report = bisect(target, args, expected=expected, rtol=rtol, atol=atol, platform=platform, pipeline=pipeline)
+    if report.culprit:
+        bad = report.stages[-1]
+        raise ValueCheckError(f"the IR after {report.culprit} computes a different result: max |error| "
+                              f"{bad.max_error:.3e} in '{bad.tensor}'" if bad.max_error is not None else
+                              f"{report.culprit}: {bad.detail}", hint="run pypto.debug.bisect for every stage's status")
+    return report

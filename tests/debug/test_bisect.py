@@ -91,3 +91,13 @@ def test_the_reference_interpreter_computes_the_frontend_program():
     np.testing.assert_allclose(out["y"], np.exp(2 * x), rtol=1e-6)
     with pytest.raises(NotRunnable, match="takes 2 arguments"):
         run_reference(program, [x])
+
+
+
+def test_validate_ir_raises_naming_the_pass():
+    from pypto.debug.bisect import validate_ir
+    from pypto.errors import ValueCheckError
+    x = _x()
+    assert validate_ir(scale_exp, [x, np.zeros_like(x)], rtol=1e-5, atol=1e-5).culprit is None
+    with pytest.raises(ValueCheckError, match="the IR after InferTileMemorySpace computes a different result"):
+        validate_ir(scale_exp, [x, np.zeros_like(x)], pipeline=_broken("InferTileMemorySpace"))
