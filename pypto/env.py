@@ -4,6 +4,7 @@
     PYPTO_VERIFY_LEVEL     none / basic / roundtrip: pass verification (interpreted by pypto.passes.context)
     PYPTO_DUMP_PASSES=1    dump the IR after every pass for every compile, without editing the program
     PYPTO_SIMULATE=1       device platforms a2a3 / a5 run on their simulators a2a3sim / a5sim instead
+    PYPTO_CHIP_SWIMLANE=1  every simulated run writes dfx_outputs/swimlane.json (as RunConfig(enable_chip_swimlane=True))
     PTO_BACKTRACE=1        the opt-in excepthook prints the Python traceback of user errors too
     NO_COLOR               (any value) diagnostics are never colored
 
@@ -21,6 +22,7 @@ VERIFY_LEVEL_ENV = "PYPTO_VERIFY_LEVEL"
 DUMP_PASSES_ENV = "PYPTO_DUMP_PASSES"
 SIMULATE_ENV = "PYPTO_SIMULATE"
 BACKTRACE_ENV = "PTO_BACKTRACE"
+SWIMLANE_ENV = "PYPTO_CHIP_SWIMLANE"
 NO_COLOR_ENV = "NO_COLOR"
 
 
@@ -49,3 +51,7 @@ def backtrace_requested() -> bool:
 
 def color_disabled() -> bool:
     return bool(os.environ.get(NO_COLOR_ENV))
+
+
+def swimlane_forced() -> bool:
+    return os.environ.get(SWIMLANE_ENV, "").strip().lower() in ("1", "true", "yes", "on")

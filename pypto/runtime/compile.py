@@ -13,12 +13,14 @@ function, `<fn>.sim.py`: the host code the simulator runs, from that file), `ker
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Optional
 
 from pypto.errors import TypeCheckError, UnsupportedError
 from pypto.ir.enums import FunctionType
 from pypto.ir.function import Function, Program
+from pypto.log_level import pypto_logger
 from pypto.runtime.compiled_program import CompiledProgram
 from pypto.runtime.config import SIM_PLATFORMS, RunConfig, check_platform, dump_passes_forced, new_build_dir
 
@@ -96,6 +98,8 @@ def compile_program(program, output_dir=None, dump_passes=False, platform: Optio
     if profiling:
         from pypto.passes import TimingInstrument
         timing = TimingInstrument()
+    log, start = pypto_logger("compile"), time.perf_counter()
+    log.info("compiling %s for %s", program.name or "program", platform)
     lowered = lower(program, platform=platform, strategy=strategy, dump_passes=dump_passes, output_dir=out_dir,
                     verification_level=options.get("verification_level"), timing=timing)
     compiled = CompiledProgram(program, lowered, platform=platform, output_dir=out_dir)
@@ -103,6 +107,8 @@ def compile_program(program, output_dir=None, dump_passes=False, platform: Optio
         write_artifacts(compiled)
     if timing is not None:
         write_pipeline_profile(out_dir, timing)
+    log.info("compiled %s in %.1f ms%s", program.name or "program", (time.perf_counter() - start) * 1e3,
+             f"; build directory {out_dir}" if out_dir is not None else "")
     return compiled
 
 

@@ -91,6 +91,16 @@ class CompiledProgram:
 
     def _sim_for(self, config: RunConfig):
         """The strict-memory SimProgram when the config asks for it (generated once), else `sim`."""
+        from pypto.runtime.sim.timeline import wants_timeline
+        if wants_timeline(config):              # every op reports to the swimlane recorder (no fast paths)
+            key = ("sim_traced", bool(config.sim_strict_memory))
+            if self._shared.get(key) is None:
+                from pypto.runtime.sim.ops import SIM_OPS
+                from pypto.runtime.sim.program import SimProgram
+                from pypto.runtime.sim.timeline import traced_ops
+                self._shared[key] = SimProgram(self.lowered, self.platform, ops=traced_ops(SIM_OPS), fast_paths=False,
+                                               strict_memory=config.sim_strict_memory)
+            return self._shared[key]
         if not config.sim_strict_memory:
             return self.sim
         sim = self._shared.get("sim_strict")

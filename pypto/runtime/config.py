@@ -75,6 +75,7 @@ class RunConfig:
     sim_strict: bool = True                   # host arrays must match the dtype exactly (no conversion)
     sim_task_window: int = 64                 # tasks in flight before the host blocks
     sim_strict_memory: bool = False           # report reads of tile bytes no op wrote (slower)
+    sim_race_check: bool = True               # DataRaceError for unordered tasks touching the same bytes
     # accepted for compatibility with the reference API; no effect on the simulator
     dump_ptoas_passes: bool = False
     compile_profiling: bool = False
