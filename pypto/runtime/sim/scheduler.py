@@ -361,7 +361,7 @@ class Run:
         task = group_ctx.task
         if task.code.func.func_type is FunctionType.Spmd:
             code = self.program.functions[site.callee]
-            block = Task(next(self.ids), site, code, args, task.accesses, parent=task,
+            block = Task(task.id, site, code, args, task.accesses, parent=task,     # named after its launch
                          block_idx=group_ctx.block_idx, block_num=group_ctx.block_num)
             task.lanes_left += 1
             self.ready.append(block)
