@@ -83,7 +83,7 @@ def loads_program(path, *, globals: dict | None = None):
 
 
 # `pl.jit` / `pl.JITFunction` belong to the runtime layer above this one: a compatibility path.
-_RUNTIME_NAMES = {"jit": "pypto.runtime.jit", "JITFunction": "pypto.runtime.jit"}
+_RUNTIME_NAMES = {"jit": "pypto.runtime.jit", "JITFunction": "pypto.runtime.jit", "RUNTIME": "pypto.runtime.jit"}
 _runtime_getattr, _ = lazy_exports(__name__, _RUNTIME_NAMES)
 
 

@@ -132,6 +132,7 @@ class Run:
         self.manual_dep: dict = {}       # buffer id → buffer of pl.create_tensor(..., manual_dep=True)
         self.host_ancestors = 0          # tasks the host has waited for: they happen before what it submits next
         self.race = RaceDetector() if race_check else None
+        self.recorder = None             # a timeline.TimelineRecorder when the run records a swimlane
 
     # ------------------------------------------------------------------ host side
     def submit(self, site, args: tuple):
@@ -211,6 +212,8 @@ class Run:
                 task.deps_left += 1
         task.ancestors = ancestors
         self.tasks[task.id] = task
+        if self.recorder is not None:
+            self.recorder.submitted(self, task)
         self.live[task.id] = task
         self.last_task_id = task.id
         if task.deps_left == 0:
@@ -384,6 +387,8 @@ class Run:
         return self._results(site, args)
 
     def _start_lane(self, task: Task, code, ctx: CoreContext, args: tuple, name: str, defer: bool = False) -> None:
+        if self.recorder is not None:
+            self.recorder.lane_started(self, ctx, task, code)
         if code.is_generator or defer:
             agent = Agent(name, None, task, ctx.core, code)
             ctx.agent = agent
@@ -405,6 +410,8 @@ class Run:
             return
         for core in task.cores:
             core.busy = False
+        if self.recorder is not None:
+            self.recorder.task_finished(self, task)
         if task.deferred:                         # the kernel ended; its completion waits for signal cells
             conds, task.deferred, task.cores, task.lanes_left = task.deferred, None, [], 1
             self.agents.append(Agent(f"{task.name} (deferred completion)", _await_all(conds), task, None, task.code))
