@@ -31,7 +31,7 @@ from pypto.runtime.sim.race_detector import RaceDetector, byte_bounds
 class Task:
     __slots__ = ("id", "site", "code", "args", "accesses", "deps_left", "dependents", "lanes_left", "cores",
                  "parent", "block_idx", "block_num", "deferred", "ancestors", "predicate", "early_resolve", "done",
-                 "skipped")
+                 "skipped", "seq")
 
     def __init__(self, tid: int, site, code, args: tuple, accesses: list, parent=None, block_idx=0, block_num=1):
         self.id = tid
@@ -52,6 +52,7 @@ class Task:
         self.early_resolve = False       # allow_early_resolve=True (a hint; the simulator has no pre-staging)
         self.done = False
         self.skipped = False             # retired by a false predicate without running
+        self.seq = 0                     # submission number in its dispatch (the host's order, whatever the schedule)
 
     @property
     def name(self) -> str:
@@ -211,8 +212,9 @@ class Run:
                 p.dependents.append(task)
                 task.deps_left += 1
         task.ancestors = ancestors
+        task.seq = len(self.tasks)
         self.tasks[task.id] = task
-        if self.recorder is not None:
+        if self.recorder is not None and task.code is not None:
             self.recorder.submitted(self, task)
         self.live[task.id] = task
         self.last_task_id = task.id
@@ -364,7 +366,7 @@ class Run:
         task = group_ctx.task
         if task.code.func.func_type is FunctionType.Spmd:
             code = self.program.functions[site.callee]
-            block = Task(task.id, site, code, args, task.accesses, parent=task,     # named after its launch
+            block = Task(next(self.ids), site, code, args, task.accesses, parent=task,
                          block_idx=group_ctx.block_idx, block_num=group_ctx.block_num)
             task.lanes_left += 1
             self.ready.append(block)
