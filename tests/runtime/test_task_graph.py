@@ -411,3 +411,11 @@ def test_the_for_form_of_spmd_takes_a_predicate_but_no_deps():
                     out[:] = pl.add(out, x)
             return out
         bad(x, np.zeros_like(x))
+
+
+def test_a_recorded_timeline_takes_dummy_and_skipped_tasks(tmp_path):
+    c = ir.compile(_gated_program(True), platform="a2a3sim", output_dir=tmp_path)
+    x = _data(9)
+    for flags in (np.ones((1, 8), np.int32), np.zeros((1, 8), np.int32)):
+        c(x, flags, np.zeros_like(x), config=RunConfig(enable_chip_swimlane=1))
+        assert c.last_timeline["swimlane"].exists()

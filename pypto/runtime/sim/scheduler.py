@@ -56,7 +56,16 @@ class Task:
 
     @property
     def name(self) -> str:
-        return f"task #{self.id} {self.code.name if self.code is not None else 'task_dummy'}"
+        return f"task #{self.id} {self.code.name}"
+
+
+class _DummyCode:
+    """The `code` of a pl.system.task_dummy task: it has a name and nothing to run."""
+    name = "task_dummy"
+    func = None
+
+
+DUMMY_CODE = _DummyCode()
 
 
 class Agent:
@@ -214,7 +223,7 @@ class Run:
         task.ancestors = ancestors
         task.seq = len(self.tasks)
         self.tasks[task.id] = task
-        if self.recorder is not None and task.code is not None:
+        if self.recorder is not None:
             self.recorder.submitted(self, task)
         self.live[task.id] = task
         self.last_task_id = task.id
@@ -226,7 +235,7 @@ class Run:
         preds = self._declared(deps)
         if not preds:
             return None
-        task = Task(next(self.ids), None, None, (), [])
+        task = Task(next(self.ids), None, DUMMY_CODE, (), [])
         self._add(task, preds)
         return task.id
 
@@ -303,8 +312,10 @@ class Run:
         raise UnsupportedError(f"launching a {t.name} function ('{code.name}') in the simulator", code.func.span)
 
     def _try_start(self, task: Task) -> bool:
-        if task.code is None or (task.predicate is not None and not self._predicate_holds(task)):
-            task.skipped = task.code is not None        # a dummy, or a false predicate: retired, never placed
+        if task.code is DUMMY_CODE or (task.predicate is not None and not self._predicate_holds(task)):
+            task.skipped = task.code is not DUMMY_CODE  # a dummy, or a false predicate: retired, never placed
+            if self.recorder is not None:
+                self.recorder.task_finished(self, task)
             self._finish(task)
             return True
         kind = self._kind(task.code)
