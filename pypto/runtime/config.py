@@ -22,7 +22,7 @@ from typing import Any, Optional
 
 from pypto.env import (BUILD_DIR_ENV, DUMP_PASSES_ENV, VERIFY_LEVEL_ENV, build_dir_base,  # noqa: F401
                        dump_passes_forced, simulate_devices)
-from pypto.errors import UnsupportedError
+from pypto.errors import UnsupportedError, ValueCheckError
 
 SIM_PLATFORMS = ("a2a3sim", "a5sim")
 DEVICE_PLATFORMS = ("a2a3", "a5")
@@ -41,7 +41,7 @@ def backend_type_of(platform: str) -> str:
 def check_platform(platform: str) -> str:
     """A known platform name; under PYPTO_SIMULATE=1 a device platform becomes its simulator."""
     if platform not in PLATFORMS:
-        raise ValueError(f"unknown platform {platform!r}; expected one of {', '.join(PLATFORMS)}")
+        raise ValueCheckError(f"unknown platform {platform!r}; expected one of {', '.join(PLATFORMS)}")
     if platform in DEVICE_PLATFORMS and simulate_devices():
         return platform + "sim"
     return platform
@@ -55,6 +55,26 @@ def require_simulator(platform: str) -> None:
                                "device, which are not present in this pure-Python build",
                                hint=f"use platform='{platform}sim', or set PYPTO_SIMULATE=1 to run device "
                                     "platforms on their simulators")
+
+
+def _check_ring_sizes(config: "RunConfig") -> None:
+    """The device runtime's ring sizes: validated as the device would, though the simulator has no rings."""
+    rules = {"ring_task_window": (lambda n: n >= 4 and n & (n - 1) == 0, "a power of two >= 4"),
+             "ring_heap": (lambda n: n >= 1024 and n & (n - 1) == 0, "a power of two >= 1024"),
+             "ring_dep_pool": (lambda n: 4 <= n <= 2**31 - 1, "in [4, 2**31 - 1]")}
+    for name, (valid, wanted) in rules.items():
+        value = getattr(config, name)
+        if value is None:
+            continue
+        entries = list(value) if isinstance(value, (list, tuple)) else [value]
+        if isinstance(value, (list, tuple)) and len(entries) != 4:
+            raise ValueCheckError(f"RunConfig.{name} takes a scalar or exactly 4 ints (one per ring), "
+                                  f"got {len(entries)}")
+        for entry in entries:
+            keeps_default = isinstance(value, (list, tuple)) and entry == 0
+            if not isinstance(entry, int) or isinstance(entry, bool) or not (keeps_default or valid(entry)):
+                raise ValueCheckError(f"RunConfig.{name} entries must be {wanted} (0 in a list keeps "
+                                      f"that ring's default), got {entry!r}")
 
 
 @dataclass
@@ -91,6 +111,9 @@ class RunConfig:
     diagnostic_phase: Any = None
     disabled_diagnostics: Any = None
     analyze_auto_scopes_for_deps: bool = False
+    ring_task_window: Any = None              # device ring sizes (scalar or 4 ints); checked, then unused
+    ring_heap: Any = None
+    ring_dep_pool: Any = None
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self):
@@ -101,6 +124,7 @@ class RunConfig:
             raise ValueError(f"sim_schedule must be one of {SCHEDULES}, got {self.sim_schedule!r}")
         if self.sim_task_window < 1:
             raise ValueError("sim_task_window must be at least 1")
+        _check_ring_sizes(self)
         self.backend_type = backend_type_of(self.platform)
         if not self.dump_passes and dump_passes_forced():
             self.dump_passes = True
