@@ -271,8 +271,10 @@ def _run_page(blocks: list[GuideBlock], tree: Path, timeout: float, imports: str
             continue
         result = _run_block(setup + block.source, tree, timeout)
         for prelude in ("".join(c + "\n" for c in clean), imports + "".join(c + "\n" for c in clean)):
-            if result["status"] == "ok" or block.marker == "run" or not prelude:
+            if result["status"] == "ok" or block.marker == "run":
                 break
+            if not prelude:
+                continue
             retry = _run_block(prelude + setup + block.source, tree, timeout)
             if retry["status"] == "ok" or result.get("name_error"):
                 result = retry
