@@ -44,9 +44,13 @@ class WindowBinding:
 class HostLevel:
     """The `pld` object of a running HOST orchestrator: the World's windows, shards, dispatches."""
 
-    def __init__(self, world, functions: dict):
+    def __init__(self, world, functions: dict, collectives: str = "native"):
         self.world = world
         self.functions = functions
+        self.native = None
+        if collectives == "native":              # host collectives as runtime builtins (host_collectives.py)
+            from pypto.runtime.sim.host_collectives import NativeCollectives
+            self.native = NativeCollectives(world)
 
     def world_size(self) -> int:
         return self.world.nranks
@@ -95,6 +99,11 @@ class HostLevel:
             raise TypeCheckError(f"device={rank} is outside the world of {self.world.nranks} ranks", span)
         code = self.functions[callee]
         bound = [a.buffer.view(rank, a.shape, a.dtype) if isinstance(a, WindowBinding) else a for a in args]
+        if self.native is not None and code.func.attrs.get("host_collective"):
+            from pypto.runtime.sim.host_collectives import SUPPORTED
+            if code.func.attrs["host_collective"] in SUPPORTED:
+                members = next(a.buffer.domain_ranks() for a in args if isinstance(a, WindowBinding))
+                code = self.native.dispatch_code(code, rank, bound, members)
         # what the host sees as the call's result: the Out / InOut arguments the chip function returns
         result = None
         if returns:
@@ -123,13 +132,13 @@ class SubWorkerCall:
     span: object
 
 
-def host_phases(code: FunctionCode, world, sim, args: list, run_sub_worker):
+def host_phases(code: FunctionCode, world, sim, args: list, run_sub_worker, collectives: str = "native"):
     """Run the HOST orchestrator; yield, per phase, the [(FunctionCode, args)] of each rank, in order.
 
     A phase ends at a SubWorker call: the caller runs the phase's dispatches to the end, then the
     generator calls `run_sub_worker(call)` (the callback sees the chip results) and goes on."""
     per_rank: list = [[] for _ in range(world.nranks)]
-    host = code.fn(HostLevel(world, sim.functions), *args)
+    host = code.fn(HostLevel(world, sim.functions, collectives), *args)
     sent, phases = None, 0
     while True:
         try:
