@@ -89,7 +89,7 @@ class DistributedCompiledProgram:
 
     @property
     def output_dir(self):
-        return self.chip.output_dir
+        return self.chip.build_dir            # None unless the compile wrote one
 
     @property
     def lowered(self):
