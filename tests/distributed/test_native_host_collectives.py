@@ -131,3 +131,60 @@ def test_an_unknown_collective_mode_is_an_error():
     x = np.zeros((2, 1, 16), np.float32)
     with pytest.raises(ValueError, match="sim_host_collectives"):
         c(x, np.zeros_like(x), config=RunConfig(extra={"sim_host_collectives": "fast"}))
+
+
+def two_domains():
+    @pl.program
+    class TwoDomains:
+        @pl.function(type=pl.FunctionType.InCore)
+        def put_k(self, x: pl.Tensor[[1, W], pl.FP32],
+                  d: pl.InOut[pld.DistributedTensor[[1, W], pl.FP32]]) -> pld.DistributedTensor[[1, W], pl.FP32]:
+            d = pl.store(pl.load(x, [0, 0], [1, W]), [0, 0], d)
+            return d
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def put(self, x: pl.Tensor[[1, W], pl.FP32],
+                d: pl.InOut[pld.DistributedTensor[[1, W], pl.FP32]]) -> pld.DistributedTensor[[1, W], pl.FP32]:
+            d = self.put_k(x, d)
+            return d
+
+        @pl.function(type=pl.FunctionType.InCore)
+        def get_k(self, d: pld.DistributedTensor[[1, W], pl.FP32],
+                  y: pl.Out[pl.Tensor[[1, W], pl.FP32]]) -> pl.Tensor[[1, W], pl.FP32]:
+            y = pl.store(pl.load(d, [0, 0], [1, W]), [0, 0], y)
+            return y
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def get(self, d: pld.DistributedTensor[[1, W], pl.FP32],
+                y: pl.Out[pl.Tensor[[1, W], pl.FP32]]) -> pl.Tensor[[1, W], pl.FP32]:
+            y = self.get_k(d, y)
+            return y
+
+        @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+        def host(self, x: pl.Tensor[[4, 1, W], pl.FP32], y: pl.Out[pl.Tensor[[4, 1, W], pl.FP32]]):
+            a_buf = pld.alloc_window_buffer([1, W], dtype=pl.FP32)
+            b_buf = pld.alloc_window_buffer([1, W], dtype=pl.FP32)
+            a = pld.window(a_buf, [1, W], dtype=pl.FP32)
+            b = pld.window(b_buf, [1, W], dtype=pl.FP32)
+            for r in pl.range(0, 2):
+                self.put(x[r], a, device=r)
+            for r2 in pl.range(2, 4):
+                self.put(x[r2], b, device=r2)
+            a = pld.tensor.allreduce(a)
+            b = pld.tensor.allreduce(b)
+            for r3 in pl.range(0, 2):
+                self.get(a, y[r3], device=r3)
+            for r4 in pl.range(2, 4):
+                self.get(b, y[r4], device=r4)
+
+    return TwoDomains
+
+
+@pytest.mark.parametrize("mode", ["native", "recipe"])
+def test_one_builtin_in_two_disjoint_domains(mode):
+    c = _compile(two_domains(), 4)
+    x = np.random.default_rng(9).standard_normal((4, 1, W)).astype(np.float32)
+    y = np.zeros_like(x)
+    c(x, y, config=_config(mode, seed=1))
+    np.testing.assert_allclose(y[:2], np.broadcast_to(x[:2].sum(axis=0), (2, 1, W)), rtol=1e-6)
+    np.testing.assert_allclose(y[2:], np.broadcast_to(x[2:].sum(axis=0), (2, 1, W)), rtol=1e-6)

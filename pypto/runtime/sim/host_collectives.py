@@ -56,17 +56,20 @@ class _Call:
 class NativeCollectives:
     def __init__(self, world):
         self.world = world
-        self.calls: dict = {}             # (orchestration name, per-rank call index) -> _Call
-        self.counts: dict = {}            # (orchestration name, world rank) -> calls dispatched so far
+        self.calls: dict = {}             # (orchestration name, domain, call index) -> _Call
+        self.counts: dict = {}            # (orchestration name, domain, world rank) -> calls dispatched so far
 
     def dispatch_code(self, orch: FunctionCode, rank: int, args: list, members: list) -> FunctionCode:
         attrs = orch.func.attrs
         op = attrs["host_collective"]
-        i = self.counts.get((orch.name, rank), 0)
-        self.counts[(orch.name, rank)] = i + 1
-        call = self.calls.get((orch.name, i))
+        # one builtin serves every call of its signature, also in disjoint domains: a call is the i-th of
+        # this builtin on this domain (every member dispatches its calls in the same order)
+        domain = tuple(members)
+        i = self.counts.get((orch.name, domain, rank), 0)
+        self.counts[(orch.name, domain, rank)] = i + 1
+        call = self.calls.get((orch.name, domain, i))
         if call is None:
-            call = self.calls[(orch.name, i)] = _Call(op, dict(attrs), list(members))
+            call = self.calls[(orch.name, domain, i)] = _Call(op, dict(attrs), list(members))
         if rank not in call.members:
             raise SimulationError(f"host {op}: rank {rank} dispatched to a collective of the comm domain "
                                   f"{call.members}")
