@@ -10,7 +10,9 @@ decode program reading one resident KV cache), so they must agree on the platfor
 (the same device ids). Preparing checks the callbacks up front: every abstract SubWorker (`...`
 body) of every program needs one, and a name no program declares is a mistake too. On the
 simulator a worker's DeviceTensors are host memory it owns; a run binds them as device memory
-(pypto.runtime.sim.launch), so nothing is copied per dispatch.
+(pypto.runtime.sim.launch), so nothing is copied per dispatch. `alloc_stacked_tensor(host)` keeps
+shard i for rank i (the host orchestrator indexes it `w[r]`); `submit` runs at once and returns a
+completed handle whose `result()` raises the dispatch's error, if any.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import dataclasses
 from typing import Optional
 
 from pypto.runtime.config import RunConfig
-from pypto.runtime.worker import ChipWorker
+from pypto.runtime.worker import ChipWorker, DeviceTensor
 
 # the reference's prepare() options that shape a real device's process tree; nothing to do on the simulator
 _ACCEPTED_OPTIONS = ("persistent", "reset_persistent_windows", "sub_worker_overrides", "startup_timeout_s")
@@ -57,10 +59,6 @@ class DistributedWorker(ChipWorker):
         self.programs = programs
         self.distributed_config = first.distributed_config
 
-    # ------------------------------------------------------------------ memory
-    def alloc_tensor(self, shape, dtype, init=None, **kwargs):
-        return super().alloc_tensor(shape, _numpy_dtype(dtype), init=init, **kwargs)
-
     # ------------------------------------------------------------------ running
     def __call__(self, *args, config=None):
         if len(self.programs) > 1:
@@ -76,6 +74,38 @@ class DistributedWorker(ChipWorker):
         self.stats.runs += 1
         from pypto.runtime.sim.launch import launch
         return launch(compiled, args, worker=self)
+
+    def submit(self, compiled, *args, config=None) -> "DistributedRunHandle":
+        """The reference's bounded asynchronous dispatch. The simulator runs the dispatch now, so the handle
+        is complete when it is returned; an error is kept and raised by `result()`, as a device run's is."""
+        try:
+            return DistributedRunHandle(self.run(compiled, *args), None)
+        except Exception as e:              # noqa: BLE001 — handed back through result()
+            return DistributedRunHandle(None, e)
+
+    # ------------------------------------------------------------------ stacked tensors
+    def alloc_stacked_tensor(self, host, dtype=None) -> "StackedDeviceTensor":
+        """Shard `host` along dim 0, shard i on rank i: one resident tensor a HOST orchestrator indexes as x[r]."""
+        from pypto.interop import as_array
+        arr = as_array(host, "alloc_stacked_tensor")
+        ranks = self.distributed_config.world_size
+        if arr.ndim < 1 or arr.shape[0] != ranks:
+            raise ValueError(f"alloc_stacked_tensor: dim 0 of a {list(arr.shape)} tensor must be the {ranks} ranks "
+                             "of the world")
+        tensor = self.alloc_tensor(arr.shape, dtype if dtype is not None else arr.dtype, init=arr)
+        tensor.__class__ = StackedDeviceTensor       # the worker's own tensor, typed as the stacked kind
+        return tensor
+
+    def free_stacked_tensor(self, stacked: "StackedDeviceTensor") -> None:
+        self.free_tensor(stacked)
+
+    def copy_stacked_from(self, stacked: "StackedDeviceTensor", host_out) -> None:
+        """Every shard back into `host_out` (same shape as the stacked tensor)."""
+        from pypto.interop import as_array
+        self.copy_from(stacked, as_array(host_out, "copy_stacked_from"))
+
+    def release_inherited_host_tensor_refs(self) -> None:
+        """Nothing is forked on the simulator, so no host tensor is retained for child processes."""
 
     def register(self, compiled):
         raise TypeError("a DistributedWorker dispatches with rt.run(compiled, *args); register() is ChipWorker's")
@@ -106,18 +136,27 @@ def _check_callbacks(programs: list, callbacks: dict) -> None:
             raise ValueError(f"callback for '{n}' is not callable: {fn!r}")
 
 
-def _numpy_dtype(dtype):
-    """A torch dtype as the numpy dtype of the same width (other dtypes pass through)."""
-    module = type(dtype).__module__
-    if module.startswith("torch"):
-        import torch
-        from pypto.ir.dtypes import DataType
-        probe = torch.empty((), dtype=dtype)
-        try:
-            return DataType.from_numpy(probe.numpy().dtype)
-        except TypeError:
-            from pypto.interop import torch_as_numpy
-            return DataType.from_numpy(torch_as_numpy(probe).dtype)
-    return dtype
+class StackedDeviceTensor(DeviceTensor):
+    """A DeviceTensor sharded along dim 0: shard i lives on rank i (`alloc_stacked_tensor`)."""
+
+    @property
+    def shards(self) -> int:
+        return self.shape[0]
 
 
+class DistributedRunHandle:
+    """What `submit` returns: `result()` / `wait()` give the dispatch's result or raise its error."""
+
+    def __init__(self, value, error):
+        self._value, self._error = value, error
+
+    @property
+    def done(self) -> bool:
+        return True
+
+    def result(self, timeout=None):
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    wait = result
