@@ -24,12 +24,12 @@ from pypto.runtime.config import RunConfig
 from pypto.runtime.worker import ChipWorker, DeviceTensor
 
 # the reference's prepare() options that shape a real device's process tree; nothing to do on the simulator
-_ACCEPTED_OPTIONS = ("persistent", "reset_persistent_windows", "sub_worker_overrides", "startup_timeout_s")
+_ACCEPTED_OPTIONS = ("persistent", "reset_persistent_windows", "startup_timeout_s", "inherited_host_tensors")
 
 
 class DistributedWorker(ChipWorker):
     def __init__(self, compiled, *, extra_compiled=(), config: Optional[RunConfig] = None, callbacks=None,
-                 **options):
+                 sub_worker_overrides=None, **options):
         from pypto.runtime.distributed import DistributedCompiledProgram
         programs = list(compiled) if isinstance(compiled, (list, tuple)) else [compiled]
         programs += list(extra_compiled)
@@ -50,7 +50,10 @@ class DistributedWorker(ChipWorker):
                 raise ValueError(f"programs on one worker share a world: device_ids "
                                  f"{first.distributed_config.device_ids} and {p.distributed_config.device_ids}")
         self.callbacks = dict(callbacks or {})
-        _check_callbacks(programs, self.callbacks)
+        overrides = dict(sub_worker_overrides or {})
+        _check_callbacks(programs, self.callbacks, overrides)
+        # an override replaces any SubWorker (its body or its binding); it is called like a callback
+        self.callbacks.update(overrides)
         # `config` only pre-warms a device runtime in the reference; here it picks the simulator options
         base = config if config is not None else RunConfig(platform=first.platform)
         if base.platform != first.platform:
@@ -84,11 +87,15 @@ class DistributedWorker(ChipWorker):
             return DistributedRunHandle(None, e)
 
     # ------------------------------------------------------------------ stacked tensors
-    def alloc_stacked_tensor(self, host, dtype=None) -> "StackedDeviceTensor":
-        """Shard `host` along dim 0, shard i on rank i: one resident tensor a HOST orchestrator indexes as x[r]."""
+    def alloc_stacked_tensor(self, host, dtype=None, *, worker_ids=None) -> "StackedDeviceTensor":
+        """Shard `host` along dim 0, shard i on rank i: one resident tensor a HOST orchestrator indexes as x[r].
+        `worker_ids` (which chip worker holds which shard on a device) must name every rank once."""
         from pypto.interop import as_array
         arr = as_array(host, "alloc_stacked_tensor")
         ranks = self.distributed_config.world_size
+        if worker_ids is not None and sorted(int(w) for w in worker_ids) != list(range(ranks)):
+            raise ValueError(f"alloc_stacked_tensor: worker_ids {list(worker_ids)} must name each of the {ranks} "
+                             "ranks once")
         if arr.ndim < 1 or arr.shape[0] != ranks:
             raise ValueError(f"alloc_stacked_tensor: dim 0 of a {list(arr.shape)} tensor must be the {ranks} ranks "
                              "of the world")
@@ -115,12 +122,20 @@ class DistributedWorker(ChipWorker):
         return f"DistributedWorker([{names}], ranks={self.distributed_config.world_size})"
 
 
-def _check_callbacks(programs: list, callbacks: dict) -> None:
+def _check_callbacks(programs: list, callbacks: dict, overrides: dict) -> None:
     declared: dict = {}
     for p in programs:
         for name, f in p.sub_workers.items():
             declared[name] = f
-    missing = sorted(n for n, f in declared.items() if f.requires_runtime_binding and n not in callbacks)
+    unknown = sorted(n for n in overrides if n not in declared)
+    if unknown:
+        raise ValueError(f"sub_worker_overrides names {unknown}, which are not sub-workers of any prepared "
+                         f"program (HOST SubWorkers declared: {sorted(declared) or 'none'})")
+    for n, fn in overrides.items():
+        if not callable(fn):
+            raise ValueError(f"override for '{n}' is not callable: {fn!r}")
+    missing = sorted(n for n, f in declared.items() if f.requires_runtime_binding and n not in callbacks
+                     and n not in overrides)
     if missing:
         raise ValueError(f"runtime-bound SubWorker callback(s) {missing} have no implementation: pass "
                          f"prepare(callbacks={{{', '.join(repr(m) + ': fn' for m in missing)}}})")

@@ -104,6 +104,8 @@ def _collective_attrs(call: Call) -> dict:
         attrs["collective_op"] = call.kwargs["op"].name
     if "root" in call.kwargs:
         attrs["collective_root"] = int(call.kwargs["root"])
+    if call.kwargs.get("mode", "mesh") != "mesh":
+        attrs["collective_mode"] = call.kwargs["mode"]
     return attrs
 
 
