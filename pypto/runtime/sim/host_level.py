@@ -10,10 +10,12 @@ The host code talks to a `pld` object (HostLevel) that owns the World's windows:
             data = pld.window(data_buf, (1, 64), _sim_int32)
             yield pld.dispatch(r, 'per_rank', (pld.stacked_index(x, r, _sim_span3), data), _sim_span4)
 
-`host_dispatches` runs it to the end before any rank starts (the host only describes windows
-and dispatches; it never reads chip results), giving each rank its dispatches in order; the
-launch loop then runs all ranks together. A `pld.window` value is resolved to the dispatch
-rank's view of the window at dispatch time. With a build directory the source is written to
+`host_phases` runs it in phases: the dispatches up to a HOST SubWorker call (or the end) are
+handed to the launch loop, which runs all ranks together; then the SubWorker runs on the host
+with the chip results, and the host goes on. A dispatch's value is the Out / InOut argument the
+chip function returns. A `pld.window` value is resolved to the dispatch rank's view of the
+window at dispatch time; a host-collective builtin becomes a rendezvous (host_collectives.py)
+unless the run asks for its recipe. With a build directory the source is written to
 `orchestration/<host>.host_orch.py` and runs from there.
 """
 
@@ -157,16 +159,6 @@ def host_phases(code: FunctionCode, world, sim, args: list, run_sub_worker, coll
             sent = item.result
     if any(per_rank) or not phases:
         yield per_rank
-
-
-def host_dispatches(code: FunctionCode, world, sim, args: list) -> list:
-    """Per rank, the [(FunctionCode, args)] a HOST orchestrator without SubWorker calls dispatches to it."""
-    phases = list(host_phases(code, world, sim, args, _no_sub_workers))
-    return phases[0] if phases else [[] for _ in range(world.nranks)]
-
-
-def _no_sub_workers(call: SubWorkerCall) -> None:
-    raise UnsupportedError(f"HOST SubWorker '{call.name}' called where no callback can run", call.span)
 
 
 class _HostLevelGenerator(SourceGenerator):
