@@ -155,3 +155,55 @@ def test_no_timeline_without_the_flag():
 def test_the_schema_check_rejects_malformed_traces(bad, expected):
     problems = check_chrome_trace(bad)
     assert problems and expected in problems[0]
+
+
+@pl.program
+class PopsTwice:
+    """One push, two pops: the vector side blocks for ever (a DeadlockError)."""
+
+    @pl.function(type=pl.FunctionType.AIC)
+    def cube(self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+        c2v: pl.Scalar[pl.INT32] = pl.system.import_peer_buffer(name="c2v_buf", peer_func="vec")
+        pl.system.aic_initialize_pipe(c2v, pl.const(0, pl.INT32), dir_mask=1, slot_size=1024, slot_num=2)
+        m: pl.Tile[[16, 16], pl.FP32, pl.Mem.Mat] = pl.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Mat)
+        pl.tile.tpush_to_aiv(m, split=0)
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def vec(self, x: pl.Tensor[[16, 16], pl.FP32],
+            out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        buf: pl.Scalar[pl.INT32] = pl.system.reserve_buffer(name="c2v_buf", size=2048)
+        pl.system.aiv_initialize_pipe(buf, pl.const(0, pl.INT32), dir_mask=1, slot_size=1024, slot_num=2)
+        for _ in pl.range(2):
+            t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.tpop_from_aic(split=0)
+            out = pl.store(t, [0, 0], out)
+            pl.system.tfree_to_aic(t)
+        return out
+
+    @pl.function(type=pl.FunctionType.Group)
+    def group(self, x: pl.Tensor[[16, 16], pl.FP32],
+              out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        self.cube(x, out)
+        r = self.vec(x, out)
+        return r
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32],
+             out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        r = self.group(x, out)
+        return r
+
+
+def test_a_deadlocked_run_still_writes_the_timeline_up_to_the_stall():
+    from pypto import ir
+    from pypto.errors import DeadlockError
+    compiled = ir.compile(PopsTwice)
+    x = np.ones((16, 16), np.float32)
+    with pytest.raises(DeadlockError):
+        compiled(x, np.zeros_like(x), config=TRACE)
+    trace = load_swimlane(compiled.last_timeline["swimlane"])
+    assert check_chrome_trace(trace) == []
+    pops = [s for s in _slices(trace) if s["name"] == "tile.tpop_from_aic"]
+    per_lane = {}
+    for s in pops:
+        per_lane[s["tid"]] = per_lane.get(s["tid"], 0) + 1
+    assert pops and set(per_lane.values()) == {1}         # each vector lane's second pop never completed

@@ -53,12 +53,14 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
     if log.isEnabledFor(logging.INFO):
         log.info("running %s on %s (%d rank(s), %s schedule)", compiled.entry, config.platform, len(per_rank),
                  config.sim_schedule)
-    results = run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
-                        window=config.sim_task_window, recorder=recorder)
     compiled.last_timeline = None
-    if recorder is not None:                       # dfx_outputs/swimlane.json, deps.json
-        from pypto.runtime.sim.timeline import write_outputs
-        compiled.last_timeline = write_outputs(recorder, compiled, config)
+    try:
+        results = run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
+                            window=config.sim_task_window, recorder=recorder)
+    finally:
+        if recorder is not None:                   # dfx_outputs/swimlane.json, deps.json (also of a failed run)
+            from pypto.runtime.sim.timeline import write_outputs
+            compiled.last_timeline = write_outputs(recorder, compiled, config)
     if world is not None:
         compiled.last_windows = world.windows
     if host_function is None and not host.return_style:
