@@ -207,3 +207,20 @@ def test_a_deadlocked_run_still_writes_the_timeline_up_to_the_stall():
     for s in pops:
         per_lane[s["tid"]] = per_lane.get(s["tid"], 0) + 1
     assert pops and set(per_lane.values()) == {1}         # each vector lane's second pop never completed
+
+
+def test_a_distributed_run_has_one_process_per_rank_and_signal_arrows_between_them(monkeypatch, tmp_path):
+    import runpy
+    from pathlib import Path
+    monkeypatch.setenv("PYPTO_CHIP_SWIMLANE", "1")
+    monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path))
+    example = Path(__file__).resolve().parents[2] / "examples" / "intermediate" / "04_allreduce.py"
+    runpy.run_path(str(example), run_name="__main__")
+    (path,) = list(tmp_path.glob("*/dfx_outputs/swimlane.json"))
+    trace = load_swimlane(path)
+    assert check_chrome_trace(trace) == []
+    ranks = {e["pid"] for e in _slices(trace, "task")}
+    assert len(ranks) > 1
+    starts = {e["id"]: e for e in trace["traceEvents"] if e["ph"] == "s" and e["cat"] == "signal"}
+    ends = [e for e in trace["traceEvents"] if e["ph"] == "f" and e["cat"] == "signal"]
+    assert any(starts[e["id"]]["pid"] != e["pid"] for e in ends)      # a notify on one rank, its wait on another

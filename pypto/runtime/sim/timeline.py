@@ -29,6 +29,7 @@ from pypto.runtime.sim.values import TileValue
 PUSH_OPS = {"tile.tpush_to_aiv": "c2v", "tile.tpush_to_aic": "v2c"}
 POP_OPS = {"tile.tpop_from_aic": "c2v", "tile.tpop_from_aiv": "v2c"}
 FREE_OPS = {"system.tfree_to_aic": "c2v", "system.tfree_to_aiv": "v2c"}
+SIGNAL_OPS = frozenset({"pld.system.notify", "pld.system.wait"})
 HOST_TID = 0
 
 
@@ -111,6 +112,7 @@ class TimelineRecorder:
         self.pops: dict = {}           # id(ring) → {consumer lane: count}
         self.frees: dict = {}          # id(ring) → {consumer lane: [times]}
         self.flows: list = []          # (cat, (rank, tid, ts), (rank, tid, ts), name)
+        self.signals: dict = {}        # signal cell address → (time of its last notify, flow source)
         self.counters: list = []       # (rank, name, ts, value)
         self.generated_files: dict = {}   # filename → FunctionCode (op → source line)
 
@@ -185,6 +187,8 @@ class TimelineRecorder:
         rank = ctx.run.rank
         if name in PUSH_OPS or name in POP_OPS or name in FREE_OPS:
             begin = self._pipe(ctx, name, lane, begin, dur, rank, kwargs.get("id") or 0)
+        elif name in SIGNAL_OPS:
+            begin = self._signal(ctx, name, lane, begin, dur, rank, args)
         shape = _shape(result) or _shape(out) or next((_shape(a) for a in args if _shape(a)), None)
         info = {"line": line, "bytes": nbytes} if line else {"bytes": nbytes}
         if shape:
@@ -226,6 +230,23 @@ class TimelineRecorder:
             me = sub if ring.consumers > 1 else 0
             self.frees.setdefault(key, {}).setdefault(me, []).append(begin + dur)
             self._occupancy(rank, label, key, begin + dur)
+        return begin
+
+    def _signal(self, ctx, name: str, lane: _Lane, begin: float, dur: float, rank: int, args: tuple) -> float:
+        """notify stamps the signal cell; a wait cannot end before the last notify of its cell."""
+        try:
+            if name == "pld.system.notify":
+                target, peer, offsets = args[0], args[1], args[2]
+                cell = _cell_address(ctx.run.world.peer_view(target, peer, name), offsets)
+                self.signals[cell] = (begin + dur, (rank, self._tid(lane.core), begin + dur))
+                return begin
+            cell = _cell_address(args[0], args[1])
+        except Exception:                       # the op itself validated its operands; never fail here
+            return begin
+        stamp = self.signals.get(cell)
+        if stamp is not None:
+            begin = max(begin, stamp[0])
+            self.flows.append(("signal", stamp[1], (rank, self._tid(lane.core), begin), "signal"))
         return begin
 
     def _occupancy(self, rank: int, label: str, key, ts: float) -> None:
@@ -327,6 +348,12 @@ class TimelineRecorder:
     def total_ns(self) -> float:
         ends = [t.end for t in self.tasks.values() if t.end is not None]
         return max(ends, default=0.0)
+
+
+def _cell_address(arr: np.ndarray, offsets) -> int:
+    """The byte address of one signal cell (the same cell seen from any rank's view of the window)."""
+    idx = tuple(int(o) for o in offsets)
+    return arr.__array_interface__["data"][0] + sum(i * st for i, st in zip(idx, arr.strides))
 
 
 def wants_timeline(config) -> bool:
