@@ -224,3 +224,20 @@ def test_a_distributed_run_has_one_process_per_rank_and_signal_arrows_between_th
     starts = {e["id"]: e for e in trace["traceEvents"] if e["ph"] == "s" and e["cat"] == "signal"}
     ends = [e for e in trace["traceEvents"] if e["ph"] == "f" and e["cat"] == "signal"]
     assert any(starts[e["id"]]["pid"] != e["pid"] for e in ends)      # a notify on one rank, its wait on another
+
+
+@pl.jit
+def side_by_side(x: pl.Tensor, y: pl.Tensor, a: pl.Out[pl.Tensor], b: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="left"):
+        a[:] = pl.exp(x)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="right"):
+        b[:] = pl.exp(y)                           # independent of left
+    return a, b
+
+
+def test_independent_tasks_overlap_on_different_cores():
+    x = np.ones((M, N), np.float32)
+    _compiled, trace = _run(side_by_side, x, x.copy(), np.zeros_like(x), np.zeros_like(x))
+    left, right = sorted(_slices(trace, "task"), key=lambda s: s["args"]["task"])
+    assert left["tid"] != right["tid"]
+    assert right["ts"] < left["ts"] + left["dur"]     # both run at once, as on the chip

@@ -51,6 +51,7 @@ class _TaskTimes:
     end: Optional[float] = None
     deps: list = field(default_factory=list)       # ids of the tasks this one waited for
     lanes: list = field(default_factory=list)
+    cores: dict = field(default_factory=dict)      # simulated core → the core the timeline shows it on
 
 
 def _bytes(value) -> int:
@@ -146,27 +147,52 @@ class TimelineRecorder:
         return ready
 
     def lane_started(self, run, ctx, task, code) -> None:
-        """A kernel lane begins on ctx.core (Group and Spmd wrappers have no core time of their own)."""
+        """A kernel lane begins (Group and Spmd wrappers have no core time of their own).
+
+        The simulator runs a kernel without blocking ops to completion as soon as it is placed, so it
+        reuses the lowest free core; the timeline instead places each task on the core (or cluster) of
+        its kind that is free first in estimated time, as the chip's dispatcher would."""
         times = self._times(run, task)
         if times.start is None:
-            start = self._ready_at(run, times)
-            for core in task.cores:
-                start = max(start, self.core_free.get((run.rank, core.name), 0.0))
-            times.start = start
-        core = ctx.core
+            ready = self._ready_at(run, times)
+            times.cores = self._place(run, task.cores, ready)
+            times.start = max([ready] + [self._free(run, c) for c in times.cores.values()])
+        core = times.cores.get(ctx.core) if ctx.core is not None else None
         if code.func.func_type.name in ("Group", "Spmd") or core is None:
             self.lanes[id(ctx)] = _Lane(task, None, code.name, times.start, times.start)
             return
-        start = max(times.start, self.core_free.get((run.rank, core.name), 0.0))
+        start = max(times.start, self._free(run, core))
         lane = _Lane(task, core, code.name, start, start)
         self.lanes[id(ctx)] = lane
         times.lanes.append(lane)
+
+    def _free(self, run, core) -> float:
+        return self.core_free.get((run.rank, core.name), 0.0)
+
+    def _place(self, run, cores: list, ready: float) -> dict:
+        """{simulated core: timeline core}: the same shape of cores (one core, or the same members of one
+        cluster), wherever that shape is free earliest (ties: the lowest index)."""
+        if not cores:
+            return {}
+        machine = run.machine
+        if len(cores) == 1:
+            core = cores[0]
+            pool = machine.aic_cores if core.kind == "AIC" else machine.aiv_cores
+            best = min(pool, key=lambda c: (max(ready, self._free(run, c)), c.index))
+            return {core: best}
+
+        def member(cl, core):
+            return cl.aic if core.kind == "AIC" else cl.aiv[core.lane]
+
+        best = min(machine.clusters, key=lambda cl: (max([ready] + [self._free(run, member(cl, c)) for c in cores]),
+                                                     cl.index))
+        return {c: member(best, c) for c in cores}
 
     def task_finished(self, run, task) -> None:
         times = self._times(run, task)
         end = max([times.start or 0.0] + [lane.clock for lane in times.lanes])
         times.end = end
-        for core in task.cores:
+        for core in times.cores.values():
             self.core_free[(run.rank, core.name)] = end
         if task.parent is not None:             # an Spmd block: the launch ends with its last block
             parent = self._times(run, task.parent)
