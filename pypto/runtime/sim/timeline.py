@@ -102,8 +102,11 @@ class TimelineRecorder:
     def __init__(self, platform):
         self.platform = platform
         self.cost = platform.cost
-        self.tasks: dict = {}          # (rank, task id) → _TaskTimes
-        self.names: dict = {}          # (rank, task id) → kernel name
+        self.tasks: dict = {}          # (rank, task number) → _TaskTimes
+        self.names: dict = {}          # (rank, task number) → kernel name
+        self.numbers: dict = {}        # (id(run), task id) → the task's number on the timeline
+        self.next_number: dict = {}    # rank → the next task number
+        self.phases: dict = {}         # id(run) → run
         self.lanes: dict = {}          # id(ctx) → _Lane
         self.finished_lanes: list = []
         self.core_free: dict = {}      # (rank, core name) → virtual ns the core is free again
@@ -120,19 +123,35 @@ class TimelineRecorder:
     # ------------------------------------------------------------------ scheduler hooks
     def submitted(self, run, task) -> None:
         rank = run.rank
+        number = self._num(run, task.id)              # first: a new phase moves the host clock
         t = self.host_clock.get(rank, 0.0) + self.cost.host_submit_ns
         self.host_clock[rank] = t
-        deps = [o.id for o in run.live.values() if o.dependents and o.dependents[-1] is task]
-        self.tasks[(rank, task.id)] = _TaskTimes(submit=t, deps=deps)
-        self.names[(rank, task.id)] = task.code.name
-        self.host_ops.append((rank, f"submit {task.code.name} #{task.id}", t - self.cost.host_submit_ns,
-                              self.cost.host_submit_ns, {"task": task.id}))
+        deps = [self._num(run, o.id) for o in run.live.values() if o.dependents and o.dependents[-1] is task]
+        self.tasks[(rank, number)] = _TaskTimes(submit=t, deps=deps)
+        self.names[(rank, number)] = task.code.name
+        self.host_ops.append((rank, f"submit {task.code.name} #{number}", t - self.cost.host_submit_ns,
+                              self.cost.host_submit_ns, {"task": number}))
+
+    def _num(self, run, task_id: int) -> int:
+        """The task's number on the timeline: a host orchestrator that runs in phases makes one Run per
+        phase (each numbering its tasks from 0); the timeline numbers a rank's tasks across phases, and
+        a phase starts after everything before it ended."""
+        key = (id(run), task_id)
+        n = self.numbers.get(key)
+        if n is None:
+            if id(run) not in self.phases:
+                self.phases[id(run)] = run             # kept alive, so its id is not reused
+                ends = [t.end for (r, _), t in self.tasks.items() if r == run.rank and t.end is not None]
+                self.host_clock[run.rank] = max([self.host_clock.get(run.rank, 0.0)] + ends)
+            n = self.numbers[key] = self.next_number.get(run.rank, 0)
+            self.next_number[run.rank] = n + 1
+        return n
 
     def _times(self, run, task) -> _TaskTimes:
-        key = (run.rank, task.id)
+        key = (run.rank, self._num(run, task.id))
         times = self.tasks.get(key)
         if times is None:                       # a block of an Spmd launch, or a Group member: its parent's times
-            parent = self.tasks.get((run.rank, task.parent.id)) if task.parent is not None else None
+            parent = self.tasks.get((run.rank, self._num(run, task.parent.id))) if task.parent is not None else None
             times = self.tasks[key] = _TaskTimes(submit=parent.submit if parent else 0.0,
                                                  deps=list(parent.deps) if parent else [])
             self.names[key] = task.code.name
