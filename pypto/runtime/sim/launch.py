@@ -49,6 +49,7 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
     host_function = getattr(compiled, "host_function", None)
     recorder = _timeline_recorder(sim, config)
     log = pypto_logger("runtime")
+
     def run(per_rank):
         if log.isEnabledFor(logging.INFO):
             log.info("running %s on %s (%d rank(s), %s schedule)", compiled.entry, config.platform, len(per_rank),
