@@ -241,3 +241,25 @@ def test_independent_tasks_overlap_on_different_cores():
     left, right = sorted(_slices(trace, "task"), key=lambda s: s["args"]["task"])
     assert left["tid"] != right["tid"]
     assert right["ts"] < left["ts"] + left["dur"]     # both run at once, as on the chip
+
+
+def test_the_cost_model_is_per_platform():
+    from pypto.ir.platform import A2A3, A5
+    x = np.ones((M, N), np.float32)
+    config = RunConfig(platform="a5sim", enable_chip_swimlane=True)
+    compiled = chain.compile(x, np.zeros_like(x), config=config)
+    compiled(x, np.zeros_like(x), config=config)
+    trace = load_swimlane(compiled.last_timeline["swimlane"])
+    load = next(s for s in _slices(trace) if s["name"] == "tile.load")
+    assert load["dur"] == pytest.approx((A5.cost.dma_latency_ns + M * N * 4 / A5.cost.dma_bytes_per_ns) / 1000)
+    assert A5.cost.dma_bytes_per_ns != A2A3.cost.dma_bytes_per_ns
+    assert "a5" in trace["otherData"]["platform"]
+
+
+def test_scope_stats_count_tasks_and_times_per_scope():
+    x = np.ones((M, N), np.float32)
+    compiled, _trace = _run(chain, x, np.zeros_like(x), config=RunConfig(enable_chip_swimlane=True,
+                                                                          enable_scope_stats=True))
+    stats = json.loads(compiled.last_timeline["scope_stats"].read_text())
+    assert set(stats) == {"first", "second"}
+    assert all(row["tasks"] == 1 and row["total_ns"] > 0 and row["mean_ns"] == row["total_ns"] for row in stats.values())

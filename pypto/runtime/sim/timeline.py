@@ -390,6 +390,23 @@ class TimelineRecorder:
         edges = [{"rank": r, "from": d, "to": t} for (r, t), times in sorted(self.tasks.items()) for d in times.deps]
         return {"tasks": tasks, "edges": edges}
 
+    def scope_stats(self) -> dict:
+        """Per scope (the kernel a `pl.at` region became): tasks launched and their estimated times."""
+        out: dict = {}
+        for (rank, _n), times in sorted(self.tasks.items()):
+            if times.end is None or times.start is None:
+                continue
+            name = self.names.get((rank, _n))
+            row = out.setdefault(name, {"tasks": 0, "total_ns": 0.0, "max_ns": 0.0, "ranks": set()})
+            row["tasks"] += 1
+            row["total_ns"] += times.end - times.start
+            row["max_ns"] = max(row["max_ns"], times.end - times.start)
+            row["ranks"].add(rank)
+        for row in out.values():
+            row["mean_ns"] = row["total_ns"] / row["tasks"]
+            row["ranks"] = sorted(row["ranks"])
+        return out
+
     def total_ns(self) -> float:
         ends = [t.end for t in self.tasks.values() if t.end is not None]
         return max(ends, default=0.0)
@@ -402,14 +419,16 @@ def _cell_address(arr: np.ndarray, offsets) -> int:
 
 
 def wants_timeline(config) -> bool:
-    """A run records a timeline when its config (or PYPTO_CHIP_SWIMLANE=1) asks for a swimlane or a task graph."""
+    """A run records a timeline when its config (or PYPTO_CHIP_SWIMLANE=1) asks for a swimlane, a task graph
+    or scope statistics."""
     from pypto.env import swimlane_forced
     return bool(getattr(config, "enable_chip_swimlane", 0) or getattr(config, "enable_dep_gen", False)
-                or swimlane_forced())
+                or getattr(config, "enable_scope_stats", False) or swimlane_forced())
 
 
 def write_outputs(recorder: TimelineRecorder, compiled, config) -> dict:
-    """Write dfx_outputs/swimlane.json (and deps.json with enable_dep_gen) under the program's build
+    """Write dfx_outputs/swimlane.json (deps.json with enable_dep_gen, scope_stats.json with
+    enable_scope_stats) under the program's build
     directory (one made for it when it has none; later runs overwrite the files); the paths by kind."""
     import json
 
@@ -427,6 +446,9 @@ def write_outputs(recorder: TimelineRecorder, compiled, config) -> dict:
     if getattr(config, "enable_dep_gen", False):
         paths["deps"] = out / "deps.json"
         paths["deps"].write_text(json.dumps(recorder.dependency_graph(), indent=1))
+    if getattr(config, "enable_scope_stats", False):
+        paths["scope_stats"] = out / "scope_stats.json"
+        paths["scope_stats"].write_text(json.dumps(recorder.scope_stats(), indent=1))
     return paths
 
 
