@@ -4,12 +4,12 @@ The simulator runs only final IR (tiles at assigned addresses). Bisection needs 
 computes after *each* pass, so this module executes IR directly: tiles are fresh numpy buffers
 (memory spaces and addresses are ignored), tensors are the arrays passed in, tile ops are the
 simulator's own op semantics (SIM_OPS) and tensor-level ops their tile counterpart applied to whole
-tensors. Scopes run their body; Group launches run the cube side before the vector side with
-cross-core pipes as queues; Spmd launches run block after block.
+tensors. Scopes run their body; a Group launch runs the side that pushes before the side that pops,
+with cross-core pipes as queues; Spmd launches run block after block.
 
     outputs = run_reference(program, [x, y_out])     # {parameter name: array} of the written tensors
 
-A stage this interpreter cannot execute (a split-lane pipe, vector -> cube pipes, an op without
+A stage this interpreter cannot execute (split vector lanes, pipes in both directions, an op without
 reference semantics) raises NotRunnable naming the construct; bisection reports that stage as
 unchecked rather than guessing.
 """
@@ -28,6 +28,7 @@ from pypto.ir.function import Program
 from pypto.ir.stmt import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, ScopeStmt,
                            SeqStmts, SplitAivScopeStmt, SpmdScopeStmt, WhileStmt, YieldStmt)
 from pypto.ir.types import TensorType, TileType, static_dims
+from pypto.ir.visitor import collect
 from pypto.runtime.sim.blocking import Block
 from pypto.runtime.sim.layout import tile_valid
 from pypto.runtime.sim.ops import SIM_OPS
@@ -123,10 +124,19 @@ class Interpreter:
         return None
 
     def _group(self, func, env: dict, ctx):
-        """Members of a Group: the cube side first (its pushes queue up), then the vector side."""
+        """Members of a Group, producer side first: its pushes queue up for the consumer side. Pipes in
+        both directions need the two sides to run together, which this interpreter does not do."""
         calls = [s for s in _flat(func.body)]
-        order = sorted(range(len(calls)), key=lambda i: 0 if _callee_type(self.program, calls[i]) is FunctionType.AIC
-                       else 1)
+        pushes = set()
+        for s in calls:
+            callee = _callee(self.program, s)
+            if callee is not None:
+                pushes |= {c.op.name for c in collect(callee.body, lambda n: isinstance(n, Call))
+                           if c.op.name in ("tile.tpush_to_aic", "tile.tpush_to_aiv")}
+        if len(pushes) == 2:
+            raise NotRunnable(f"'{func.name}' has cross-core pipes in both directions")
+        first = FunctionType.AIV if pushes == {"tile.tpush_to_aic"} else FunctionType.AIC
+        order = sorted(range(len(calls)), key=lambda i: 0 if _callee_type(self.program, calls[i]) is first else 1)
         try:
             for i in order:
                 self.stmt(calls[i], env, ctx)
@@ -278,12 +288,16 @@ def _flat(s):
     return list(s.stmts) if isinstance(s, SeqStmts) else [s]
 
 
-def _callee_type(program, s):
+def _callee(program, s):
     value = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
     if isinstance(value, Call) and isinstance(value.op, GlobalVar):
-        f = program.get_function(value.op.name)
-        return f.func_type if f is not None else None
+        return program.get_function(value.op.name)
     return None
+
+
+def _callee_type(program, s):
+    f = _callee(program, s)
+    return f.func_type if f is not None else None
 
 
 # ------------------------------------------------------------------ tensor-level ops without a 1:1 tile op
@@ -314,8 +328,6 @@ def _push(direction):
     def fn(interp, ctx, t, args, kwargs):
         if kwargs.get("split"):
             raise NotRunnable("a split cross-core pipe")
-        if direction == "v2c":
-            raise NotRunnable("a vector -> cube pipe (the interpreter runs the cube side first)")
         tile = args[0]
         interp.pipes.setdefault((direction, kwargs.get("id") or 0), []).append(
             (np.array(tile.data, copy=True), tile.valid))
@@ -357,7 +369,6 @@ def entry_function(program: Program):
         if f.func_type is FunctionType.Orchestration:
             return f
     called = set()
-    from pypto.ir.visitor import collect
     for f in funcs:
         for c in collect(f.body, lambda n: isinstance(n, Call) and isinstance(n.op, GlobalVar)):
             called.add(c.op.name)

@@ -29,6 +29,14 @@ def matmul_relu(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
     return c
 
 
+@pl.jit
+def scaled_matmul(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="smm"):
+        s = pl.cast(pl.mul(pl.cast(a, pl.FP32), 2.0), pl.FP16)          # AIV, then a vector -> cube pipe
+        c = pl.assemble(c, pl.matmul(s, b, out_dtype=pl.FP32), [0, 0])
+    return c
+
+
 class _TwoBecomesThree(IRMutator):
     """The wrong rewrite: every literal 2.0 becomes 3.0."""
 
@@ -82,6 +90,19 @@ def test_mixed_kernel_stages_run_through_the_cube_to_vector_pipe():
     report = bisect(matmul_relu, [a, b, np.zeros((M, N), np.float32)], rtol=1e-3, atol=1e-3)
     assert report.culprit is None, str(report)
     assert any(s.name == "ExpandMixedKernel" and s.status == "ok" for s in report.stages)
+
+
+def test_a_vector_to_cube_pipe_runs_the_vector_side_first_and_a_wrong_pass_is_found():
+    rng = np.random.default_rng(4)
+    a = rng.uniform(-1, 1, (M, K * 2)).astype(np.float16)
+    b = rng.uniform(-1, 1, (K * 2, N)).astype(np.float16)
+    args = [a, b, np.zeros((M, N), np.float32)]
+    assert "tile.tpush_to_aic" in scaled_matmul.compile(*args).lowered.as_python()
+    report = bisect(scaled_matmul, args, rtol=1e-3, atol=1e-3)
+    assert report.culprit is None, str(report)
+    assert all(s.status != "unchecked" for s in report.stages)
+    broken = bisect(scaled_matmul, args, rtol=1e-3, atol=1e-3, pipeline=_broken("ExpandMixedKernel"))
+    assert broken.culprit == "ExpandMixedKernel"
 
 
 def test_the_reference_interpreter_computes_the_frontend_program():
