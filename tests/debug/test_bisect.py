@@ -37,6 +37,14 @@ def scaled_matmul(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
     return c
 
 
+@pl.jit
+def split_rows(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN)]):
+        z = pl.matmul(a, b, out_dtype=pl.FP32)
+        c = pl.assemble(c, pl.relu(pl.mul(z, 2.0)), [0, 0])        # each AIV lane on half the rows
+    return c
+
+
 class _TwoBecomesThree(IRMutator):
     """The wrong rewrite: every literal 2.0 becomes 3.0."""
 
@@ -103,6 +111,19 @@ def test_a_vector_to_cube_pipe_runs_the_vector_side_first_and_a_wrong_pass_is_fo
     assert all(s.status != "unchecked" for s in report.stages)
     broken = bisect(scaled_matmul, args, rtol=1e-3, atol=1e-3, pipeline=_broken("ExpandMixedKernel"))
     assert broken.culprit == "ExpandMixedKernel"
+
+
+@pytest.mark.parametrize("rows", [16, 15])
+def test_split_vector_lanes_are_checked_and_a_wrong_split_is_found(rows):
+    rng = np.random.default_rng(5)
+    a = rng.uniform(-1, 1, (rows, K)).astype(np.float16)
+    b = rng.uniform(-1, 1, (K, 16)).astype(np.float16)
+    args = [a, b, np.zeros((rows, 16), np.float32)]
+    report = bisect(split_rows, args, rtol=1e-3, atol=1e-3)
+    assert report.culprit is None, str(report)
+    assert all(s.status != "unchecked" for s in report.stages), str(report)
+    broken = bisect(split_rows, args, rtol=1e-3, atol=1e-3, pipeline=_broken("SplitVectorKernel"))
+    assert broken.culprit == "SplitVectorKernel"
 
 
 def test_the_reference_interpreter_computes_the_frontend_program():
