@@ -22,6 +22,7 @@ from typing import Optional
 
 import numpy as np
 
+from pypto.env import swimlane_forced
 from pypto.runtime.sim.blocking import Block
 from pypto.runtime.sim.pipes import find_ring
 from pypto.runtime.sim.values import TileValue
@@ -421,9 +422,8 @@ def _cell_address(arr: np.ndarray, offsets) -> int:
 def wants_timeline(config) -> bool:
     """A run records a timeline when its config (or PYPTO_CHIP_SWIMLANE=1) asks for a swimlane, a task graph
     or scope statistics."""
-    from pypto.env import swimlane_forced
-    return bool(getattr(config, "enable_chip_swimlane", 0) or getattr(config, "enable_dep_gen", False)
-                or getattr(config, "enable_scope_stats", False) or swimlane_forced())
+    return bool(config.enable_chip_swimlane or config.enable_dep_gen or config.enable_scope_stats
+                or swimlane_forced())
 
 
 def write_outputs(recorder: TimelineRecorder, compiled, config) -> dict:
@@ -432,7 +432,6 @@ def write_outputs(recorder: TimelineRecorder, compiled, config) -> dict:
     directory (one made for it when it has none; later runs overwrite the files); the paths by kind."""
     import json
 
-    from pypto.env import swimlane_forced
     from pypto.runtime.config import new_build_dir
     base = getattr(compiled, "output_dir", None) or getattr(compiled, "_timeline_dir", None)
     if base is None:                             # one directory per compiled program: the last run's files
@@ -440,13 +439,13 @@ def write_outputs(recorder: TimelineRecorder, compiled, config) -> dict:
     out = base / "dfx_outputs"
     out.mkdir(parents=True, exist_ok=True)
     paths = {}
-    if getattr(config, "enable_chip_swimlane", 0) or swimlane_forced():
+    if config.enable_chip_swimlane or swimlane_forced():
         paths["swimlane"] = out / "swimlane.json"
         paths["swimlane"].write_text(json.dumps(recorder.chrome_trace()))
-    if getattr(config, "enable_dep_gen", False):
+    if config.enable_dep_gen:
         paths["deps"] = out / "deps.json"
         paths["deps"].write_text(json.dumps(recorder.dependency_graph(), indent=1))
-    if getattr(config, "enable_scope_stats", False):
+    if config.enable_scope_stats:
         paths["scope_stats"] = out / "scope_stats.json"
         paths["scope_stats"].write_text(json.dumps(recorder.scope_stats(), indent=1))
     return paths
