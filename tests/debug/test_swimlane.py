@@ -263,3 +263,60 @@ def test_scope_stats_count_tasks_and_times_per_scope():
     stats = json.loads(compiled.last_timeline["scope_stats"].read_text())
     assert set(stats) == {"first", "second"}
     assert all(row["tasks"] == 1 and row["total_ns"] > 0 and row["mean_ns"] == row["total_ns"] for row in stats.values())
+
+
+@pl.program
+class OneSlotTwoPushes:
+    """slot_num=1: the second push must wait until the vector side freed the first slot."""
+
+    @pl.function(type=pl.FunctionType.AIC)
+    def cube(self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+        c2v: pl.Scalar[pl.INT32] = pl.system.import_peer_buffer(name="c2v_buf", peer_func="vec")
+        pl.system.aic_initialize_pipe(c2v, pl.const(0, pl.INT32), dir_mask=1, slot_size=1024, slot_num=1)
+        m: pl.Tile[[16, 16], pl.FP32, pl.Mem.Mat] = pl.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Mat)
+        pl.tile.tpush_to_aiv(m, split=0)
+        pl.tile.tpush_to_aiv(m, split=0)
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def vec(self, x: pl.Tensor[[16, 16], pl.FP32],
+            out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c2v: pl.Scalar[pl.INT32] = pl.system.reserve_buffer(name="c2v_buf", size=1024)
+        pl.system.aiv_initialize_pipe(c2v, pl.const(0, pl.INT32), dir_mask=1, slot_size=1024, slot_num=1)
+        for _ in pl.range(2):
+            t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.tpop_from_aic(split=0)
+            e: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.exp(t)
+            out = pl.store(e, [0, 0], out)
+            pl.system.tfree_to_aic(t)
+        return out
+
+    @pl.function(type=pl.FunctionType.Group)
+    def group(self, x: pl.Tensor[[16, 16], pl.FP32],
+              out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        self.cube(x, out)
+        r = self.vec(x, out)
+        return r
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32],
+             out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        r = self.group(x, out)
+        return r
+
+
+def test_a_push_into_a_full_ring_waits_for_the_free_that_releases_its_slot():
+    from pypto import ir
+    compiled = ir.compile(OneSlotTwoPushes)
+    x = np.ones((16, 16), np.float32)
+    out = np.zeros_like(x)
+    compiled(x, out, config=TRACE)
+    np.testing.assert_allclose(out, np.exp(x), rtol=1e-6)
+    trace = load_swimlane(compiled.last_timeline["swimlane"])
+    assert check_chrome_trace(trace) == []
+    pushes = sorted((s for s in _slices(trace) if s["name"] == "tile.tpush_to_aiv"), key=lambda s: s["ts"])
+    lane0 = min(s["tid"] for s in _slices(trace) if s["name"] == "system.tfree_to_aic")
+    frees = sorted((s for s in _slices(trace) if s["name"] == "system.tfree_to_aic" and s["tid"] == lane0),
+                   key=lambda s: s["ts"])
+    assert len(pushes) == 2 and len(frees) == 2
+    assert pushes[1]["ts"] >= frees[0]["ts"] + frees[0]["dur"] - 1e-9       # the stall on the full ring
+    counters = [e["args"]["slots"] for e in trace["traceEvents"] if e["ph"] == "C"]
+    assert max(counters) == 1                                               # never more than the one slot

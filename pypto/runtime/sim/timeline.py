@@ -75,8 +75,8 @@ def op_cost(cost, name: str, out, args: tuple, kwargs: dict) -> tuple:
     """(nanoseconds, category, bytes moved or touched) of one op under `cost` (a CostModel)."""
     tiles = [a for a in args if isinstance(a, TileValue)]
     if name in ("tile.load", "tile.store", "tile.mgather", "tile.mscatter") or name.startswith("tile.prefetch"):
-        nbytes = _bytes(out) if name == "tile.load" or out is not None and name != "tile.store" else \
-            _bytes(tiles[0]) if tiles else 0
+        writes_gm = name in ("tile.store", "tile.mscatter")     # the bytes of the tile sent out, else received
+        nbytes = (_bytes(tiles[0]) if tiles else 0) if writes_gm else _bytes(out)
         return cost.dma_latency_ns + nbytes / cost.dma_bytes_per_ns, "dma", nbytes
     if name in PUSH_OPS or name in POP_OPS:
         nbytes = _bytes(tiles[0] if tiles else out)
