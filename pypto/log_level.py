@@ -3,8 +3,8 @@ per-thread override, as the reference exposes it, and the `logging` loggers pypt
 
 User mistakes stay exceptions and `PyptoWarning`s; the log tells what the compiler and the runtime
 did: INFO gives each compile (program, platform, time, build directory), each pass's time and whether
-it changed the IR, and each simulated run (tasks, time); DEBUG adds the per-pass detail of the
-simulator's tasks. The default level is WARN, so nothing is printed unless asked.
+it returned a new program, and each simulated run (entry, platform, ranks, schedule). The default
+level is WARN, so nothing is printed unless asked.
 
     import pypto
     pypto.set_log_level(pypto.LogLevel.INFO)      # records go to stderr, "[pypto INFO] ..."
