@@ -5,12 +5,13 @@ computes after *each* pass, so this module executes IR directly: tiles are fresh
 (memory spaces and addresses are ignored), tensors are the arrays passed in, tile ops are the
 simulator's own op semantics (SIM_OPS) and tensor-level ops their tile counterpart applied to whole
 tensors. Scopes run their body; a Group launch runs the side that pushes before the side that pops,
-with cross-core pipes as queues; Spmd launches run block after block.
+with cross-core pipes as queues (with pipes both ways, its members run side by side in threads and
+a pop waits for its push); Spmd launches run block after block.
 
     outputs = run_reference(program, [x, y_out])     # {parameter name: array} of the written tensors
 
 Split vector kernels run lane 0, then lane 1, each popping its half of a cube push and pushing its part
-of a vector push. A stage this interpreter cannot execute (pipes in both directions, an op without
+of a vector push. A stage this interpreter cannot execute (an op without
 reference semantics) raises NotRunnable naming the construct; bisection reports that stage as
 unchecked rather than guessing.
 """
@@ -18,6 +19,7 @@ unchecked rather than guessing.
 from __future__ import annotations
 
 import operator
+import threading
 from typing import Optional
 
 import numpy as np
@@ -93,6 +95,9 @@ class Interpreter:
         self.program = program
         self.platform = get_platform(platform) if isinstance(platform, str) else platform
         self.pipes: dict = {}
+        self.pipe_cv = threading.Condition()     # pushes and pops of members running side by side
+        self.concurrent = False
+        self.failed: list = []
 
     # ------------------------------------------------------------------ functions
     def call(self, name: str, args: list, ctx):
@@ -130,8 +135,8 @@ class Interpreter:
         return None
 
     def _group(self, func, env: dict, ctx):
-        """Members of a Group, producer side first: its pushes queue up for the consumer side. Pipes in
-        both directions need the two sides to run together, which this interpreter does not do."""
+        """Members of a Group, producer side first: its pushes queue up for the consumer side (with pipes
+        in both directions the sides run side by side)."""
         calls = [s for s in _flat(func.body)]
         pushes = set()
         for s in calls:
@@ -139,13 +144,48 @@ class Interpreter:
             if callee is not None:
                 pushes |= {c.op.name for c in collect(callee.body, lambda n: isinstance(n, Call))
                            if c.op.name in ("tile.tpush_to_aic", "tile.tpush_to_aiv")}
-        if len(pushes) == 2:
-            raise NotRunnable(f"'{func.name}' has cross-core pipes in both directions")
+        if len(pushes) == 2:                    # each side waits for the other: run them side by side
+            return self._group_side_by_side(func, calls, env, ctx)
         first = FunctionType.AIV if pushes == {"tile.tpush_to_aic"} else FunctionType.AIC
         order = sorted(range(len(calls)), key=lambda i: 0 if _callee_type(self.program, calls[i]) is first else 1)
         try:
             for i in order:
                 self.stmt(calls[i], env, ctx)
+        except _Return as r:
+            return r.values[0] if len(r.values) == 1 else tuple(r.values) if r.values else None
+        return None
+
+    def _group_side_by_side(self, func, calls: list, env: dict, ctx):
+        """Pipes in both directions: each member in its own thread; a pop waits for its push."""
+        members = [c for c in calls if _callee(self.program, c) is not None]
+        rest = [c for c in calls if _callee(self.program, c) is None]
+
+        def work(stmt):
+            try:
+                with np.errstate(all="ignore"):
+                    self.stmt(stmt, env, ctx)
+            except BaseException as e:           # handed to the launching thread
+                self.failed.append(e)
+            finally:
+                with self.pipe_cv:
+                    self.pipe_cv.notify_all()
+
+        self.concurrent = True
+        try:
+            threads = [threading.Thread(target=work, args=(c,), daemon=True) for c in members]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        finally:
+            self.concurrent = False
+        if self.failed:
+            first = self.failed[0]
+            self.failed = []
+            raise first
+        try:
+            for c in rest:
+                self.stmt(c, env, ctx)
         except _Return as r:
             return r.values[0] if len(r.values) == 1 else tuple(r.values) if r.values else None
         return None
@@ -340,6 +380,7 @@ _TENSOR_OPS = {"tensor.row_max": _row(np.max), "tensor.row_sum": _row(np.sum), "
 
 
 # ------------------------------------------------------------------ cross-core pipes as queues
+_PIPE_WAIT_SECONDS = 2.0                          # a side-by-side pop that waits longer: the sides deadlock
 def _axis(split) -> Optional[int]:
     split = int(getattr(split, "value", split) or 0)
     return None if not split else (0 if split in (1, 3) else 1)
@@ -359,7 +400,9 @@ def _push(direction):
         while len(pipe["slots"]) <= k:
             pipe["slots"].append({})
         tile = args[0]
-        pipe["slots"][k][lane] = (np.array(tile.data, copy=True), tile.valid)
+        with interp.pipe_cv:
+            pipe["slots"][k][lane] = (np.array(tile.data, copy=True), tile.valid)
+            interp.pipe_cv.notify_all()
         return None
     return fn
 
@@ -371,8 +414,12 @@ def _pop(direction):
         axis = _axis(kwargs.get("split"))
         lane = ctx.subblock_idx if direction == "c2v" and axis is not None else 0
         k = pipe["popped"].get(lane, 0)
-        if k >= len(pipe["slots"]) or not pipe["slots"][k]:
-            raise NotRunnable(f"a pop from an empty {direction} pipe (the producer runs later)")
+        with interp.pipe_cv:
+            while k >= len(pipe["slots"]) or not pipe["slots"][k]:
+                if not interp.concurrent:
+                    raise NotRunnable(f"a pop from an empty {direction} pipe (the producer runs later)")
+                if interp.failed or not interp.pipe_cv.wait(timeout=_PIPE_WAIT_SECONDS):
+                    raise NotRunnable(f"a pop from the {direction} pipe waits for a push that does not come")
         pipe["popped"][lane] = k + 1
         parts = pipe["slots"][k]
         out = _fresh_tile(t)

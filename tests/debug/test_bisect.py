@@ -45,6 +45,86 @@ def split_rows(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
     return c
 
 
+@pl.program
+class RoundTrip:
+    """Vector -> cube -> vector: pipes both ways."""
+
+    @pl.function(type=pl.FunctionType.AIC)
+    def cube(self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+        v2c: pl.Scalar[pl.INT32] = pl.system.reserve_buffer(name="v2c_buf", size=2048)
+        c2v: pl.Scalar[pl.INT32] = pl.system.import_peer_buffer(name="c2v_buf", peer_func="vec")
+        pl.system.aic_initialize_pipe(c2v, v2c, dir_mask=3, slot_size=1024, slot_num=2)
+        m: pl.Tile[[16, 16], pl.FP32, pl.Mem.Mat] = pl.tile.tpop_from_aiv(split=0)
+        pl.tile.tpush_to_aiv(m, split=0)
+        pl.system.tfree_to_aiv(m)
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def vec(self, x: pl.Tensor[[16, 16], pl.FP32],
+            out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c2v: pl.Scalar[pl.INT32] = pl.system.reserve_buffer(name="c2v_buf", size=2048)
+        v2c: pl.Scalar[pl.INT32] = pl.system.import_peer_buffer(name="v2c_buf", peer_func="cube")
+        pl.system.aiv_initialize_pipe(c2v, v2c, dir_mask=3, slot_size=1024, slot_num=2)
+        t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.load(x, [0, 0], [16, 16])
+        pl.tile.tpush_to_aic(t, split=0)
+        u: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.tpop_from_aic(split=0)
+        e: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.mul(u, 2.0)
+        out = pl.store(e, [0, 0], out)
+        pl.system.tfree_to_aic(u)
+        return out
+
+    @pl.function(type=pl.FunctionType.Group)
+    def group(self, x: pl.Tensor[[16, 16], pl.FP32],
+              out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        self.cube(x, out)
+        r = self.vec(x, out)
+        return r
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32],
+             out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        r = self.group(x, out)
+        return r
+
+
+@pl.program
+class BothPopFirst:
+    @pl.function(type=pl.FunctionType.AIC)
+    def cube(self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+        v2c: pl.Scalar[pl.INT32] = pl.system.reserve_buffer(name="v2c_buf", size=2048)
+        c2v: pl.Scalar[pl.INT32] = pl.system.import_peer_buffer(name="c2v_buf", peer_func="vec")
+        pl.system.aic_initialize_pipe(c2v, v2c, dir_mask=3, slot_size=1024, slot_num=2)
+        m: pl.Tile[[16, 16], pl.FP32, pl.Mem.Mat] = pl.tile.tpop_from_aiv(split=0)
+        pl.tile.tpush_to_aiv(m, split=0)
+        pl.system.tfree_to_aiv(m)
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def vec(self, x: pl.Tensor[[16, 16], pl.FP32],
+            out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c2v: pl.Scalar[pl.INT32] = pl.system.reserve_buffer(name="c2v_buf", size=2048)
+        v2c: pl.Scalar[pl.INT32] = pl.system.import_peer_buffer(name="v2c_buf", peer_func="cube")
+        pl.system.aiv_initialize_pipe(c2v, v2c, dir_mask=3, slot_size=1024, slot_num=2)
+        t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.load(x, [0, 0], [16, 16])
+        u: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.tpop_from_aic(split=0)   # waits for the cube,
+        pl.tile.tpush_to_aic(t, split=0)                                                # which waits for this
+        e: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.mul(u, 2.0)
+        out = pl.store(e, [0, 0], out)
+        pl.system.tfree_to_aic(u)
+        return out
+
+    @pl.function(type=pl.FunctionType.Group)
+    def group(self, x: pl.Tensor[[16, 16], pl.FP32],
+              out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        self.cube(x, out)
+        r = self.vec(x, out)
+        return r
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32],
+             out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        r = self.group(x, out)
+        return r
+
+
 class _TwoBecomesThree(IRMutator):
     """The wrong rewrite: every literal 2.0 becomes 3.0."""
 
@@ -124,6 +204,23 @@ def test_split_vector_lanes_are_checked_and_a_wrong_split_is_found(rows):
     assert all(s.status != "unchecked" for s in report.stages), str(report)
     broken = bisect(split_rows, args, rtol=1e-3, atol=1e-3, pipeline=_broken("SplitVectorKernel"))
     assert broken.culprit == "SplitVectorKernel"
+
+
+def test_pipes_both_ways_run_side_by_side():
+    x = np.arange(256, dtype=np.float32).reshape(16, 16)
+    report = bisect(RoundTrip, [x, np.zeros_like(x)], expected={"out": 2 * x})
+    assert report.culprit is None, str(report)
+    assert all(s.status != "unchecked" for s in report.stages), str(report)
+
+
+def test_a_pipe_protocol_that_deadlocks_is_unchecked_and_the_simulator_names_it(monkeypatch):
+    import pypto.debug.reference_run as rr
+    monkeypatch.setattr(rr, "_PIPE_WAIT_SECONDS", 0.2)
+    x = np.ones((16, 16), np.float32)
+    report = bisect(BothPopFirst, [x, np.zeros_like(x)], expected={"out": 2 * x})
+    front = report.stages[0]
+    assert front.status == "unchecked" and "waits for a push that does not come" in front.detail
+    assert report.culprit == SIMULATOR_STAGE and "deadlock" in report.stages[-1].detail
 
 
 def test_the_reference_interpreter_computes_the_frontend_program():
