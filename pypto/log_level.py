@@ -20,6 +20,7 @@ import enum
 import logging
 import sys
 import threading
+import weakref
 
 
 class LogLevel(enum.IntEnum):
@@ -40,7 +41,8 @@ TO_LOGGING = {LogLevel.DEBUG: logging.DEBUG, LogLevel.EVENT: EVENT_LEVEL, LogLev
 
 _GLOBAL = [LogLevel.WARN]
 _THREAD = threading.local()
-_OVERRIDES: set = set()                       # levels some thread overrides with (the logger lets them through)
+_OVERRIDES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # thread → its override (a thread
+                                                                        # that ends drops out)
 ROOT = logging.getLogger("pypto")
 
 
@@ -73,7 +75,7 @@ def _install_default_handler() -> None:
 
 
 def _sync_logger() -> None:
-    levels = [TO_LOGGING[_GLOBAL[0]]] + [TO_LOGGING[lv] for lv in _OVERRIDES]
+    levels = [TO_LOGGING[_GLOBAL[0]]] + [TO_LOGGING[lv] for lv in list(_OVERRIDES.values())]
     ROOT.setLevel(min(levels))
 
 
@@ -95,12 +97,14 @@ def set_log_level(level: LogLevel) -> None:
 
 def set_thread_log_level(level: LogLevel) -> None:
     _THREAD.level = LogLevel(level)
-    _OVERRIDES.add(_THREAD.level)
+    _OVERRIDES[threading.current_thread()] = _THREAD.level
     _sync_logger()
 
 
 def clear_thread_log_level() -> None:
     _THREAD.level = None
+    _OVERRIDES.pop(threading.current_thread(), None)
+    _sync_logger()
 
 
 _install_default_handler()

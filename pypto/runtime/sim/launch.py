@@ -52,7 +52,8 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
 
     def run(per_rank):
         if log.isEnabledFor(logging.INFO):
-            log.info("running %s on %s (%d rank(s), %s schedule)", compiled.entry, config.platform, len(per_rank),
+            name = getattr(compiled, "entry", None) or getattr(host_function, "name", None) or "program"
+            log.info("running %s on %s (%d rank(s), %s schedule)", name, config.platform, len(per_rank),
                      config.sim_schedule)
         return run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
                          window=config.sim_task_window, race_check=config.sim_race_check, recorder=recorder)
