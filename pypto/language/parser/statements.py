@@ -154,14 +154,14 @@ def _apply_annotation(name: str, value: Expr, ann: Type, span) -> Expr:
 
 
 def _fill_gaps(ann: Type, vt: Type) -> Type:
-    """An annotation states what it names and leaves the rest to deduction: `pl.Tile[[64], pl.FP32]`
-    on a Vec load is a Vec tile (its memory space, view and MemRef come from the value's type)."""
-    if not (isinstance(ann, TileType) and isinstance(vt, TileType)) or \
-            (ann.memref is not None and ann.tile_view is not None and ann.memory_space is not None):
+    """An annotation states what it names and leaves the memory space to deduction:
+    `pl.Tile[[64], pl.FP32]` on a Vec load is a Vec tile. (Views and MemRefs are not filled: the
+    printer writes them whenever a Var has them, and a pass may give a Var another view than its
+    value deduces.)"""
+    if not (isinstance(ann, TileType) and isinstance(vt, TileType)) or ann.memory_space is not None \
+            or vt.memory_space is None:
         return ann
-    return TileType(ann.shape, ann.dtype, memref=ann.memref if ann.memref is not None else vt.memref,
-                    tile_view=ann.tile_view if ann.tile_view is not None else vt.tile_view,
-                    memory_space=ann.memory_space if ann.memory_space is not None else vt.memory_space)
+    return TileType(ann.shape, ann.dtype, memref=ann.memref, tile_view=ann.tile_view, memory_space=vt.memory_space)
 
 
 def unpack(ctx, target, value, span) -> None:
