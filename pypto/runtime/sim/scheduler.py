@@ -136,6 +136,8 @@ class Run:
         # the task graph: what the OverlapMap infers, what the program declares, what it opts out of
         self.tasks: dict = {}            # every top-level task of the current dispatch by id (done ones too)
         self.overlap: dict = {}          # buffer id → ([writes], [reads]) as (task, lo, hi): what later tasks meet
+        self.touched: dict = {}          # buffer id → [(task, lo, hi)] every access, opted out or not, that the
+                                         # host has not yet waited for (a host access orders itself after them)
         self.options = None              # the next task's declared deps / opt-outs (system.task_options)
         self.last_task_id = None         # what system.task_id returns
         self.manual_depth = 0            # inside pl.manual_scope: no inferred edges
@@ -150,6 +152,9 @@ class Run:
         accesses = [(a, d != "in") for a, d in zip(args, site.directions)
                     if d is not None and isinstance(a, np.ndarray)]
         task = Task(next(self.ids), site, code, args, accesses)
+        for a, _ in accesses:
+            key, lo, hi = _bounds(a)
+            self.touched.setdefault(key, []).append((task, lo, hi))
         options, self.options = self.options, None
         deps, no_dep = (options[0], options[1]) if options else ((), ())
         if options:
@@ -245,6 +250,7 @@ class Run:
             self.race.check()
         self.tasks.clear()
         self.overlap.clear()
+        self.touched.clear()
         self.manual_dep.clear()
         self.host_ancestors = 0
         self.options = None
@@ -270,9 +276,18 @@ class Run:
 
     def gm_block(self, tensors) -> Optional[Block]:
         mine = [(t, True) for t in tensors if isinstance(t, np.ndarray)]
-        for t in self.tasks.values():            # the host waits for these: they precede what it submits next
-            if _conflict(t.accesses, mine):
-                self.host_ancestors |= t.ancestors | (1 << t.id)
+        for t, _ in mine:                        # the host waits for these: they precede what it submits next
+            key, lo, hi = _bounds(t)
+            entries = self.touched.get(key)
+            if not entries:
+                continue
+            keep = []
+            for task, olo, ohi in entries:       # each entry leaves once the host is ordered after its task
+                if olo < hi and lo < ohi:
+                    self.host_ancestors |= task.ancestors | (1 << task.id)
+                elif not (self.host_ancestors >> task.id) & 1:
+                    keep.append((task, olo, ohi))
+            self.touched[key] = keep
 
         def clear() -> bool:
             return not any(_conflict(t.accesses, mine) for t in self.live.values())
