@@ -194,26 +194,32 @@ def _is_pure(e) -> bool:
 
 def _drop_dead_scalars(body, params) -> object:
     """Remove assignments of unused scalar Vars whose value has no calls (repeat until stable)."""
-    from pypto.ir.visitor import IRMutator as _M
     while True:
         used = set(used_vars(body, include_types=True))
         for p in params:
             used.update(vars_in_type(p.type))
-        removed = []
-
-        class _D(_M):
-            def mutate_seq_stmts(self, s: SeqStmts):
-                s = self.mutate_children(s)
-                keep = [x for x in s.stmts if not (isinstance(x, AssignStmt) and isinstance(x.var.type, ScalarType)
-                                                   and x.var not in used and _is_pure(x.value))]
-                if len(keep) != len(s.stmts):
-                    removed.append(True)
-                    return s.replace(stmts=tuple(keep))
-                return s
-
-        body = _D().mutate(body)
-        if not removed:
+        dropper = _DeadScalarDropper(used)
+        body = dropper.mutate(body)
+        if not dropper.removed:
             return body
+
+
+class _DeadScalarDropper(IRMutator):
+    """One sweep of _drop_dead_scalars: drops the pure scalar assignments whose Var is not in `used`."""
+
+    def __init__(self, used: set):
+        self.used = used
+        self.removed = False
+
+    def mutate_seq_stmts(self, s: SeqStmts):
+        s = self.mutate_children(s)
+        used = self.used
+        keep = [x for x in s.stmts if not (isinstance(x, AssignStmt) and isinstance(x.var.type, ScalarType)
+                                           and x.var not in used and _is_pure(x.value))]
+        if len(keep) != len(s.stmts):
+            self.removed = True
+            return s.replace(stmts=tuple(keep))
+        return s
 
 
 def _run(func: Function, program: Program) -> Function:
