@@ -26,6 +26,14 @@ def as_seq(stmts: Iterable[Stmt], span=None) -> SeqStmts:
     return SeqStmts(flat, span)
 
 
+def as_seq_like(stmts: list, like) -> SeqStmts:
+    """`as_seq(stmts, like.span)`, or `like` itself when it is a SeqStmts of exactly these statement
+    objects: a body a pass left alone stays the same object, so the analyses cached on it stay valid."""
+    if like.__class__ is SeqStmts and len(stmts) == len(like.stmts) and all(a is b for a, b in zip(stmts, like.stmts)):
+        return like
+    return as_seq(stmts, getattr(like, "span", None))
+
+
 def body_list(stmt: Optional[Stmt]) -> list:
     return flatten_to_stmts(stmt)
 
