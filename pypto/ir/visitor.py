@@ -107,7 +107,11 @@ def _visit_handler(vcls, cls):
     elif cls is dict:
         h = _visit_dict_plain if plain else _visit_dict
     elif issubclass(cls, Node) and not issubclass(cls, Type):
-        h = _hook_of(vcls, cls, "visit_", vcls._visit_hooks) or vcls.visit_children
+        h = _hook_of(vcls, cls, "visit_", vcls._visit_hooks)
+        if h is None:
+            # a node class with no child fields (Var, ConstInt, ...) has nothing to walk: skip the call
+            bare = not plain and not cls._child_fields and vcls.visit_children is IRVisitor.visit_children
+            h = None if bare else vcls.visit_children
     else:
         h = None
     vcls._visit_table[cls] = h
@@ -200,7 +204,11 @@ def _mutate_handler(mcls, cls):
     elif cls is dict:
         h = _mutate_dict
     elif issubclass(cls, Node) and not issubclass(cls, Type):
-        h = _hook_of(mcls, cls, "mutate_", mcls._mutate_hooks) or mcls.mutate_children
+        h = _hook_of(mcls, cls, "mutate_", mcls._mutate_hooks)
+        if h is None:
+            # a node class with no child fields comes back as it is: skip the call
+            bare = not mcls._plain_walk and not cls._child_fields and mcls.mutate_children is IRMutator.mutate_children
+            h = None if bare else mcls.mutate_children
     else:
         h = None
     mcls._mutate_table[cls] = h
