@@ -23,6 +23,7 @@ import numpy as np
 
 from pypto.errors import PyptoError, SimulationError, UnsupportedError
 from pypto.ir.enums import FunctionType, MemorySpace, SplitMode
+from pypto.runtime.sim.access_index import AccessIndex, conflict
 from pypto.runtime.sim.blocking import Block
 from pypto.runtime.sim.contexts import CoreContext
 
@@ -63,12 +64,7 @@ class Agent:
         self.code = code
 
 
-def _conflict(a: list, b: list) -> bool:
-    for x, wx in a:
-        for y, wy in b:
-            if (wx or wy) and (x is y or np.may_share_memory(x, y)):
-                return True
-    return False
+_conflict = conflict                 # the pairwise dependency test (pypto.runtime.sim.access_index)
 
 
 def _is_dual_lane(func) -> bool:
@@ -100,6 +96,7 @@ class Run:
         self.window = window
         self.agents: list = []
         self.live: dict = {}             # unfinished tasks by id, in submission order
+        self.accesses = AccessIndex()    # their GM accesses, for the dependency test of submit
         self.ready: list = []
         self.ids = itertools.count()
         self.host: Optional[Agent] = None
@@ -112,10 +109,10 @@ class Run:
         accesses = [(a, d != "in") for a, d in zip(args, site.directions)
                     if d is not None and isinstance(a, np.ndarray)]
         task = Task(next(self.ids), site, code, args, accesses)
-        for other in self.live.values():
-            if _conflict(other.accesses, accesses):
-                other.dependents.append(task)
-                task.deps_left += 1
+        for other in self.accesses.dependencies(self.live, accesses):
+            other.dependents.append(task)
+            task.deps_left += 1
+        self.accesses.add(task.id, accesses)
         self.live[task.id] = task
         if task.deps_left == 0:
             self.ready.append(task)
@@ -287,6 +284,7 @@ class Run:
             self.lane_done(task.parent)
             return
         del self.live[task.id]
+        self.accesses.remove(task.id, len(self.live))
         for d in task.dependents:
             d.deps_left -= 1
             if d.deps_left == 0:
