@@ -187,12 +187,30 @@ def _mutate_list(self, seq):
 
 
 def _mutate_dict(self, d):
-    out = {}
-    changed = False
+    if not d:
+        return d
+    if self._plain_walk:
+        out = {}
+        changed = False
+        for k, v in d.items():
+            nv = out[k] = self.mutate(v)
+            changed = changed or nv is not v
+        return out if changed else d
+    table, new = self._mutate_table, None          # values are mostly plain (numbers, enums): no call
     for k, v in d.items():
-        nv = out[k] = self.mutate(v)
-        changed = changed or nv is not v
-    return out if changed else d
+        try:
+            h = table[v.__class__]
+        except KeyError:
+            h = _mutate_handler(type(self), v.__class__)
+        if h is not None:
+            nv = h(self, v)
+            if nv is not v:
+                if new is None:
+                    new = {}
+                new[k] = nv
+    if new is None:
+        return d
+    return {k: new[k] if k in new else v for k, v in d.items()}
 
 
 def _mutate_handler(mcls, cls):
