@@ -47,7 +47,7 @@ def _owner(x: np.ndarray) -> int:
 
 
 class _Group:
-    """The live accesses of one owner: {(low, high): {task id: None}} for reads and for writes (the
+    """The live accesses of one owner: {(low, high): {task id: task}} for reads and for writes (the
     tasks of a run mostly pass the same arrays, so a few distinct bounds stand for many tasks)."""
     __slots__ = ("low", "high", "reads", "writes")
 
@@ -56,8 +56,15 @@ class _Group:
         self.reads: dict = {}
         self.writes: dict = {}
 
-    def empty(self) -> bool:
-        return not self.reads and not self.writes
+
+def _readers_after(readers, last: int, found: dict) -> None:
+    """Add the readers (a {task id: task} in submission order) that came after task `last`."""
+    if readers:
+        for tid in reversed(readers):
+            if tid < last:
+                break
+            if tid != last:
+                found[tid] = readers[tid]
 
 
 class AccessIndex:
@@ -71,24 +78,30 @@ class AccessIndex:
         self.groups: dict = {}           # owner id → _Group
         self.keys: dict = {}             # task id → [(owner id, table, bounds)] it has entries in
         self._seen: dict = {}            # id(array) → (array, owner id, low, high): a run passes the same arrays again
+        self._last = None                # (accesses, entries) of the latest dependencies() query
 
     def dependencies(self, live: dict, accesses: list) -> list:
-        """The tasks of `live` ({id: task with .accesses}, in submission order) that `accesses` conflict with."""
+        """The tasks of `live` ({id: task with .accesses}) that `accesses` conflict with, each once (in no
+        particular order: the caller counts them and appends itself to each one's dependents)."""
         if not self.active:
             if len(live) < self.INDEX_FROM:
                 return [t for t in live.values() if conflict(t.accesses, accesses)]
             self.active = True
-            for tid, t in live.items():
-                self._add(tid, self.entries(t.accesses))
+            for t in live.values():
+                self._add(t, self.entries(t.accesses))
         entries = self.entries(accesses)
-        if not all(lo < hi for _k, lo, hi, _x, _w in entries):   # an empty array: only identity meets it
-            return [t for t in live.values() if conflict(t.accesses, accesses)]
-        found = self._conflicting(entries)
-        return [t for tid, t in live.items() if tid in found] if found else []
+        self._last = (accesses, entries)                        # add() of the same task reuses them
+        for _k, lo, hi, _x, _w in entries:
+            if lo >= hi:                                        # an empty array: only identity meets it
+                return [t for t in live.values() if conflict(t.accesses, accesses)]
+        return list(self._conflicting(entries).values())       # (each dependency once; order is free)
 
-    def add(self, tid: int, accesses: list) -> None:
+    def add(self, task) -> None:
+        """Index `task` (with .id and .accesses) after its dependencies() query."""
         if self.active:
-            self._add(tid, self.entries(accesses))
+            last, accesses = self._last, task.accesses
+            self._add(task, last[1] if last is not None and last[0] is accesses else self.entries(accesses))
+            self._last = None
 
     def remove(self, tid: int, live_left: int) -> None:
         if not self.active:
@@ -111,22 +124,38 @@ class AccessIndex:
             out.append((got[1], got[2], got[3], x, w))
         return out
 
-    def _conflicting(self, entries: list) -> set:
-        """Ids of the indexed tasks with an access conflicting with one of `entries` (all non-empty:
-        an empty array meets others only by identity, which the caller checks the plain way)."""
-        found: set = set()
+    def _conflicting(self, entries: list) -> dict:
+        """{id: task} of the indexed tasks `entries` must wait for (all non-empty: an empty array meets
+        others only by identity, which the caller checks the plain way).
+
+        Per distinct bounds B only the latest writer of B is taken, plus — for a writing access — the
+        readers of B after it: every earlier task on B is a dependency of that writer (it was live when
+        the writer came and they conflict), so it finishes before the writer can start, and waiting for
+        it too would change nothing but the number of edges (a chain of tasks writing one tensor would
+        otherwise carry window-many edges per task)."""
+        found: dict = {}
         groups = self.groups.values()
         for _key, lo, hi, _x, w in entries:
             for g in groups:
                 if not (g.low < hi and lo < g.high):
                     continue
-                for table in ((g.reads, g.writes) if w else (g.writes,)):
-                    for (l2, h2), tids in table.items():
-                        if l2 < hi and lo < h2:
+                writes, reads = g.writes, g.reads
+                for bounds, tids in writes.items():
+                    l2, h2 = bounds
+                    if l2 < hi and lo < h2:
+                        last = next(reversed(tids))
+                        found[last] = tids[last]
+                        if w:
+                            _readers_after(reads.get(bounds), last, found)
+                if w:
+                    for bounds, tids in reads.items():
+                        l2, h2 = bounds
+                        if l2 < hi and lo < h2 and bounds not in writes:
                             found.update(tids)
         return found
 
-    def _add(self, tid: int, entries: list) -> None:
+    def _add(self, task, entries: list) -> None:
+        tid = task.id
         mine = []
         for key, lo, hi, _x, w in entries:
             g = self.groups.get(key)
@@ -135,7 +164,7 @@ class AccessIndex:
             else:
                 g.low, g.high = min(g.low, lo), max(g.high, hi)
             table = g.writes if w else g.reads
-            table.setdefault((lo, hi), {})[tid] = None
+            table.setdefault((lo, hi), {})[tid] = task
             mine.append((key, table, (lo, hi)))
         if mine:
             self.keys[tid] = mine
@@ -148,5 +177,5 @@ class AccessIndex:
                 if not tids:
                     del table[bounds]
             g = self.groups.get(key)
-            if g is not None and g.empty():
+            if g is not None and not g.reads and not g.writes:
                 del self.groups[key]

@@ -97,6 +97,7 @@ class Run:
         self.agents: list = []
         self.live: dict = {}             # unfinished tasks by id, in submission order
         self.accesses = AccessIndex()    # their GM accesses, for the dependency test of submit
+        self._placement: dict = {}       # kernel code → (core kind, dual lane)
         self.ready: list = []
         self.ids = itertools.count()
         self.host: Optional[Agent] = None
@@ -109,10 +110,11 @@ class Run:
         accesses = [(a, d != "in") for a, d in zip(args, site.directions)
                     if d is not None and isinstance(a, np.ndarray)]
         task = Task(next(self.ids), site, code, args, accesses)
-        for other in self.accesses.dependencies(self.live, accesses):
+        deps = self.accesses.dependencies(self.live, accesses)
+        for other in deps:
             other.dependents.append(task)
-            task.deps_left += 1
-        self.accesses.add(task.id, accesses)
+        task.deps_left = len(deps)
+        self.accesses.add(task)
         self.live[task.id] = task
         if task.deps_left == 0:
             self.ready.append(task)
@@ -173,10 +175,13 @@ class Run:
         raise UnsupportedError(f"launching a {t.name} function ('{code.name}') in the simulator", code.func.span)
 
     def _try_start(self, task: Task) -> bool:
-        kind = self._kind(task.code)
+        placed = self._placement.get(task.code)     # (kind, dual lane): fixed per kernel, worked out once
+        if placed is None:
+            placed = self._placement[task.code] = (self._kind(task.code), _is_dual_lane(task.code.func))
+        kind = placed[0]
         if kind == "Spmd":
             self._launch_spmd(task)
-        elif kind == "AIV" and not _is_dual_lane(task.code.func):
+        elif kind == "AIV" and not placed[1]:
             core = self._free(self.machine.aiv_cores)
             if core is None:
                 return False
@@ -209,7 +214,8 @@ class Run:
         task.lanes_left += len(lanes)
         for core, code, args, lane, nlanes in lanes:
             ctx = CoreContext(self, core, task, task.block_idx, task.block_num, lane, nlanes)
-            self._start_lane(task, code, ctx, args, f"{core.name} ({task.name}, block {task.block_idx}, lane {lane})")
+            self._start_lane(task, code, ctx, args,      # the agent's name, spelled only when needed
+                             lambda core=core, lane=lane: f"{core.name} ({task.name}, block {task.block_idx}, lane {lane})")
 
     def _launch_group(self, task: Task, cl) -> None:
         for core in [cl.aic, *cl.aiv]:
@@ -254,8 +260,9 @@ class Run:
                              defer=self.random is not None)
         return self._results(site, args)
 
-    def _start_lane(self, task: Task, code, ctx: CoreContext, args: tuple, name: str, defer: bool = False) -> None:
+    def _start_lane(self, task: Task, code, ctx: CoreContext, args: tuple, name, defer: bool = False) -> None:
         if code.is_generator or defer:
+            name = name if isinstance(name, str) else name()
             agent = Agent(name, None, task, ctx.core, code)
             ctx.agent = agent
             try:
@@ -267,7 +274,7 @@ class Run:
         try:
             code.fn(ctx, *args)
         except BaseException as e:
-            raise self.located(e, name)
+            raise self.located(e, name if isinstance(name, str) else name())
         self.lane_done(task)
 
     def lane_done(self, task: Task) -> None:
