@@ -161,6 +161,8 @@ class Run:
         return tensor
 
     def _opted_out(self, a: np.ndarray, no_dep: tuple) -> bool:
+        if not no_dep and not self.manual_dep:     # the usual case: nothing opted out, no bounds to work out
+            return False
         if _bounds(a)[0] in self.manual_dep:
             return True
         return any(a is t or (isinstance(t, np.ndarray) and _bounds(a) == _bounds(t)) for t in no_dep)
