@@ -66,6 +66,9 @@ class RaceDetector:
         records, self.records = self.records, []
         if not records or all(r[0] is records[0][0] for r in records):
             return                           # one task's own accesses: a race needs two tasks
+        tasks = sorted({id(r[0]): r[0] for r in records}.values(), key=lambda t: t.id)
+        if all((b.ancestors >> a.id) & 1 for a, b in zip(tasks, tasks[1:])):
+            return                           # a chain: happens-before sets are transitive, so every pair is ordered
         by_root: dict = {}
         seen: set = set()
         layouts: dict = {}

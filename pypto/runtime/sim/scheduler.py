@@ -129,6 +129,7 @@ class Run:
         self.agents: list = []
         self.live: dict = {}             # unfinished tasks by id, in submission order
         self._placement: dict = {}       # kernel code → (core kind, dual lane)
+        self._bounds_seen: dict = {}     # id(array) → (array, _bounds(array)) for the OverlapMap
         self.ready: list = []
         self.ids = itertools.count()
         self.host: Optional[Agent] = None
@@ -183,7 +184,10 @@ class Run:
         which comes after that entry)."""
         preds = []
         for a, writes in accesses:
-            key, lo, hi = _bounds(a)
+            got = self._bounds_seen.get(id(a))      # a run passes the same arrays to task after task
+            if got is None or got[0] is not a:
+                got = self._bounds_seen[id(a)] = (a, _bounds(a))
+            key, lo, hi = got[1]
             writers, readers = self.overlap.setdefault(key, ([], []))
             for entries in ((writers, readers) if writes else (writers,)):   # a read meets only writes
                 for other, olo, ohi in entries:
