@@ -154,8 +154,12 @@ class Run:
         accesses = [(a, d != "in") for a, d in zip(args, site.directions)
                     if d is not None and isinstance(a, np.ndarray)]
         task = Task(next(self.ids), site, code, args, accesses)
+        seen = self._bounds_seen
         for a, _ in accesses:
-            key, lo, hi = _bounds(a)
+            got = seen.get(id(a))                   # (_inferred then reads what this looked up)
+            if got is None or got[0] is not a:
+                got = seen[id(a)] = (a, _bounds(a))
+            key, lo, hi = got[1]
             self.touched.setdefault(key, []).append((task, lo, hi))
         options, self.options = self.options, None
         deps, no_dep = (options[0], options[1]) if options else ((), ())
