@@ -49,8 +49,7 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
     if spans is not None:
         spans["bind"] = time.perf_counter()
     timeline = wants_timeline(config)
-    # the usual call: no swimlane, no strict memory, so the program's plain SimProgram
-    sim = compiled.sim if not timeline and not config.sim_strict_memory else compiled._sim_for(config)
+    sim = _program_sim(compiled, config, timeline)
     host_function = getattr(compiled, "host_function", None)
     recorder = _timeline_recorder(sim) if timeline else None
     log = _LOG
@@ -96,6 +95,15 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
     if host_function is not None or not host.return_style:
         return None
     return host.results(results[0][0])
+
+
+def _program_sim(compiled, config, timeline: bool):
+    """The call's SimProgram; the usual one (no swimlane, no strict memory, already generated) without
+    `_sim_for` asking the config and the environment for a timeline a second time."""
+    shared = getattr(compiled, "_shared", None)
+    if shared is not None and not timeline and not config.sim_strict_memory and shared["sim"] is not None:
+        return shared["sim"]
+    return compiled._sim_for(config)
 
 
 def _timeline_recorder(sim):
