@@ -99,6 +99,18 @@ def _conflict(a: list, b: list) -> bool:
     return False
 
 
+def _placements_of(program) -> dict:
+    """The program's kernel placements, kept on it so a cached call does not work them out again."""
+    got = getattr(program, "_kernel_placements", None)
+    if got is None:
+        got = {}
+        try:
+            program._kernel_placements = got
+        except AttributeError:                 # a program object that takes no attributes: per run
+            pass
+    return got
+
+
 def _is_dual_lane(func) -> bool:
     split = func.attrs.get("split")
     return bool(func.attrs.get("dual_aiv_dispatch")) or (split is not None and split not in (SplitMode.NONE, 0))
@@ -128,7 +140,7 @@ class Run:
         self.window = window
         self.agents: list = []
         self.live: dict = {}             # unfinished tasks by id, in submission order
-        self._placement: dict = {}       # kernel code → (core kind, dual lane)
+        self._placement: dict = _placements_of(program)   # kernel code → (core kind, dual lane)
         self._bounds_seen: dict = {}     # id(array) → (array, _bounds(array)) for the OverlapMap
         self.ready: list = []
         self.ids = itertools.count()
