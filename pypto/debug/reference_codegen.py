@@ -95,7 +95,8 @@ class _Generator:
                 'function on random inputs."""', "",
                 "import numpy as np", "",
                 "from pypto.debug.reference_support import DT, ReferenceRuntime"]
-        head += sorted(self.imports)
+        modules = sorted({m for m, _ in self.imports})
+        head += [f"from {m} import {', '.join(sorted(n for mm, n in self.imports if mm == m))}" for m in modules]
         head += ["", f"_rt = ReferenceRuntime(platform={self.platform!r}, tensors={self.tensors!r})",
                  f"ENTRY = {self.func_names[entry.name]!r}" if entry is not None else "ENTRY = None", "", ""]
         return "\n".join(head + body + self.main(entry)) + "\n"
@@ -298,7 +299,7 @@ class _Generator:
                 return f"{'bool' if e.dtype.name == 'BOOL' else 'int' if e.dtype.is_int() else 'float'}({x})"
             return {"neg": f"(-{x})", "not": f"(not {x})", "bitnot": f"(~{x})", "abs": f"abs({x})"}[e.op]
         if isinstance(e, MakeTuple):
-            return "(" + "".join(self.expr(x) + ", " for x in e.elements) + ")"
+            return _tuple([self.expr(x) for x in e.elements])
         if isinstance(e, TupleGetItem):
             return f"{self.expr(e.tuple)}[{e.index}]"
         if isinstance(e, Call):
@@ -323,7 +324,7 @@ class _Generator:
         if isinstance(t, TensorType):
             dims = [str(d.value) if isinstance(d, ConstInt) else self.expr(d) if isinstance(d, Expr) else str(d)
                     for d in t.shape]
-            return f"_rt.tensor(({''.join(d + ', ' for d in dims)}), {t.dtype.name!r})"
+            return f"_rt.tensor({_tuple(dims)}, {t.dtype.name!r})"
         return "_rt.NONE"
 
     def literal(self, v) -> str:
@@ -334,15 +335,19 @@ class _Generator:
         if isinstance(v, DataType):
             return f"DT.{v.name}"
         if isinstance(v, (tuple, list)):
-            inner = "".join(self.literal(x) + ", " for x in v)
-            return f"({inner})" if isinstance(v, tuple) else f"[{inner}]"
+            items = [self.literal(x) for x in v]
+            return _tuple(items) if isinstance(v, tuple) else f"[{', '.join(items)}]"
         if isinstance(v, Expr):
             return self.expr(v)
         cls = type(v)
         if hasattr(cls, "__members__") and cls.__module__.startswith("pypto."):
-            self.imports.add(f"from {cls.__module__} import {cls.__name__}")
+            self.imports.add((cls.__module__, cls.__name__))
             return f"{cls.__name__}.{v.name}"
         raise NotRunnable(f"a keyword argument of kind {cls.__name__} ({v!r})")
+
+
+def _tuple(items: list) -> str:
+    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
 
 
 def _float(v: float) -> str:
