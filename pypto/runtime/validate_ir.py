@@ -176,9 +176,14 @@ def _simulate(lowered, compiled, tensors: dict, expected: dict) -> dict:
     platform = compiled.platform if compiled.platform.endswith("sim") else compiled.platform + "sim"
     program = CompiledProgram(lowered, lowered, platform=platform, entry=compiled.entry)
     args = _arguments(program, tensors, expected)
-    program(*args)
+    result = program(*args)
     f = program.function
-    return {p.name_hint: a for p, a, d in zip(f.params, args, f.param_directions) if d is not ParamDirection.In}
+    out = {p.name_hint: a for p, a, d in zip(f.params, args, f.param_directions) if d is not ParamDirection.In}
+    if result is not None:
+        values = result if isinstance(result, tuple) else (result,)
+        for i, v in enumerate(values):
+            out["return" if len(values) == 1 else f"return.{i}"] = v
+    return out
 
 
 def _dump_stages(dumps) -> list:
@@ -195,7 +200,8 @@ def _dump_stages(dumps) -> list:
 def validate_pass_dumps(compiled, *args, tensors: Optional[dict] = None, expected: Optional[dict] = None,
                         rtol: float = 5e-2, atol: float = 5e-2) -> StageReport:
     """Each passes_dump/ file, finished by the passes after it, run on the simulator and compared with
-    `expected` (default: what the first dump computes); AssertionError names the first that diverges."""
+    `expected` (default: what the first dump computes); AssertionError names the first that diverges.
+    Outputs are the Out / InOut parameters by name and returned values as "return" / "return.<i>"."""
     from pypto.language import parse
     from pypto.passes import PassContext, PassManager
     build = compiled.build_dir
@@ -235,10 +241,14 @@ def validate_pass_dumps(compiled, *args, tensors: Optional[dict] = None, expecte
         outputs = {p.name_hint for p, d in zip(compiled.function.params, compiled.function.param_directions)
                    if d.name != "In"}
         for name in expected:
-            if name not in outputs:
+            if name not in outputs and not re.fullmatch(r"return(\.\d+)?", name):
                 raise ValueCheckError(f"validate_ir: expected output '{name}' is not a parameter of the entry",
-                                      hint="outputs are keyed by the Out / InOut parameter's name")
+                                      hint="outputs are keyed by the Out / InOut parameter's name, returned values by "
+                                           "'return' ('return.0', ... for several)")
         reference = dict(expected)
+    if not reference:
+        raise ValueCheckError(f"validate_ir: '{compiled.entry}' writes and returns nothing to compare",
+                              hint="give the golden outputs in `expected`")
     files = dict(stages)
     walk_stages(stages, evaluate, reference, rtol=rtol, atol=atol, report=report)
     if report.culprit:
