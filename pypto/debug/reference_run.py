@@ -317,6 +317,8 @@ def apply_op(interp, name: str, spec: ResultSpec, args: list, kwargs: dict, ctx,
     op it lowers to, on whole tensors); cross-core pipes are `interp`'s queues."""
     if name in _PIPE_OPS:
         return _PIPE_OPS[name](interp, ctx, spec, args, kwargs)
+    if name in _TASK_GRAPH_OPS:
+        return _TASK_GRAPH_OPS[name](interp, args, span)
     if name == "tensor.create":
         if spec.shape is None:
             raise NotRunnable("a tensor.create of dynamic shape", span)
@@ -505,6 +507,25 @@ _PIPE_OPS = {"tile.tpush_to_aiv": _push("c2v"), "tile.tpush_to_aic": _push("v2c"
              "system.tfree_to_aic": _nothing, "system.tfree_to_aiv": _nothing,
              "system.aic_initialize_pipe": _nothing, "system.aiv_initialize_pipe": _nothing,
              "system.reserve_buffer": lambda *a: 0, "system.import_peer_buffer": lambda *a: 0}
+
+
+# ------------------------------------------------------------------ task graphs, run in program order
+def _task_options(interp, args, span):
+    """deps= and opt-outs only order tasks, and program order satisfies every order; a predicate decides
+    whether a task runs at all, which this run does not model."""
+    if len(args) > 2 and args[2]:
+        raise NotRunnable("a task with a dispatch predicate (predicate=)", span)
+    return None
+
+
+def _next_task_id(interp, args, span):
+    interp.task_ids = getattr(interp, "task_ids", 0) + 1
+    return interp.task_ids
+
+
+_TASK_GRAPH_OPS = {"system.task_options": _task_options, "system.task_id": _next_task_id,
+                   "system.task_dummy": _next_task_id, "system.manual_scope_begin": lambda *a: None,
+                   "system.manual_scope_end": lambda *a: None}
 
 
 # ------------------------------------------------------------------ entry

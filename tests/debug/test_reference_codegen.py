@@ -169,3 +169,27 @@ def test_what_cannot_be_generated_is_refused_with_a_pypto_error():
         numpy_codegen("not ir")
     with pytest.raises(NotRunnable, match="keyword argument of kind"):
         _Generator(jit.compile(*args).program, "a2a3", "numpy").literal(object())
+
+
+def test_task_graphs_run_in_program_order_and_a_predicate_is_refused():
+    import pypto.language as pl
+
+    @pl.jit
+    def chained(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+        tmp = pl.create_tensor([32, 64], dtype=pl.FP32)
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="first") as tid:
+            tmp[:] = pl.exp(x)
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="second", deps=[tid]):
+            out[:] = pl.add(tmp, 1.0)
+        return out
+
+    x = np.random.default_rng(5).uniform(-1, 1, (32, 64)).astype(np.float32)
+    stages = _stages(chained.compile(x, np.zeros_like(x)).program)
+    assert any("'system.task_options'" in numpy_codegen(p) for _, p in stages)
+    for name, prog in stages:
+        got, _ = _run_generated(numpy_codegen(prog), [x, np.zeros_like(x)])
+        np.testing.assert_allclose(got[1], np.exp(x) + 1, rtol=1e-6, err_msg=f"stage {name}")
+    m = _example("intermediate/10_task_graph.py")
+    args = [x, np.ones((1, 8), np.int32), np.zeros_like(x), np.zeros_like(x)]
+    with pytest.raises(NotRunnable, match="dispatch predicate"):
+        _run_generated(numpy_codegen(m.banded.compile(*args).program), args)
