@@ -12,11 +12,11 @@ from __future__ import annotations
 import ast
 import builtins
 
-from pypto.ir.equality import structural_equal
 from pypto.ir.expr import BinaryExpr, ConstInt, Expr, TupleGetItem
 from pypto.ir.stmt import AssignStmt, EvalStmt
 from pypto.ir.types import TaskIdArrayType, TensorType, TileType, TupleType, Type
 from pypto.language import typing as pl_typing
+from pypto.language.parser.affine import constant_difference
 from pypto.language.parser.diagnostics import (ParserSyntaxError, ParserTypeError, SSAViolationError,
                                                UnsupportedFeatureError)
 from pypto.language.parser.dispatch import eval_expr, expression
@@ -126,12 +126,12 @@ def _py_dim(dim):
 
 
 def _extent(lo, hi, span):
-    """hi - lo, folded when static and recognizing hi = lo + c (the common `x[i:i+16]`)."""
+    """hi - lo, folded when static or when the symbolic parts cancel (`x[i:i+16]`, `x[q*8:(q+1)*8]`)."""
     if not isinstance(lo, Expr) and not isinstance(hi, Expr):
         return hi - lo
-    if isinstance(hi, BinaryExpr) and hi.op == "add" and isinstance(hi.rhs, ConstInt) and isinstance(lo, Expr) \
-            and structural_equal(hi.lhs, lo):
-        return hi.rhs.value
+    folded = constant_difference(hi, lo)
+    if folded is not None:
+        return folded
     if lo == 0 and not isinstance(lo, Expr):
         return hi
     return BinaryExpr("sub", to_expr(hi, span), to_expr(lo, span), span=span)
