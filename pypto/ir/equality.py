@@ -14,6 +14,7 @@ from pypto.ir.dtypes import DataType
 from pypto.ir.expr import GlobalVar, Var
 from pypto.ir.node import IGNORE, Node
 from pypto.ir.span import Span
+from pypto.ir.stmt import SeqStmts
 
 
 class StructuralMismatch(AssertionError):
@@ -29,6 +30,7 @@ class _Comparer:
         raise StructuralMismatch(f"structural mismatch at {path or '<root>'}: {why}\n  lhs: {_short(lhs)}\n  rhs: {_short(rhs)}")
 
     def eq(self, a, b, path: str) -> None:
+        a, b = _lone_statement(a), _lone_statement(b)
         if a is b:
             if isinstance(a, Var):
                 self.map_var(a, b, path)
@@ -86,6 +88,14 @@ class _Comparer:
             self.eq(a.init_value, b.init_value, f"{path}<{a.name_hint}>.init_value")
 
 
+def _lone_statement(x):
+    """A body of one statement means that statement, whether or not a SeqStmts wraps it
+    (the reference's builder drops the wrapper; pypto's parser keeps it)."""
+    while type(x) is SeqStmts and len(x.stmts) == 1:
+        x = x.stmts[0]
+    return x
+
+
 def _short(x) -> str:
     try:
         if isinstance(x, Node):
@@ -119,6 +129,7 @@ class _Hasher:
 
     def feed(self, x) -> None:
         h = self.h
+        x = _lone_statement(x)
         if isinstance(x, Var):
             vid = self.var_ids.get(x)
             if vid is None:

@@ -62,3 +62,19 @@ def test_nodes_are_immutable():
 
 def test_fp32_literals_are_rounded_to_float32():
     assert ir.ConstFloat(0.1).value == float(__import__("numpy").float32(0.1))
+
+
+def test_a_one_statement_body_equals_that_statement_with_or_without_a_seqstmts():
+    """The reference's builder drops the SeqStmts around a one-statement body; pypto's parser keeps it.
+    Both mean the same body, so they compare (and hash) equal; two statements never equal one."""
+    from pypto.ir.equality import structural_hash
+    from pypto.ir.expr import ConstInt, Var
+    from pypto.ir.stmt import AssignStmt, SeqStmts
+    from pypto.ir.types import ScalarType
+    from pypto.ir.dtypes import INT32
+    x = Var("x", ScalarType(INT32))
+    one = AssignStmt(x, ConstInt(1))
+    assert ir.structural_equal(SeqStmts([one]), one)
+    assert ir.structural_equal(one, SeqStmts([SeqStmts([one])]))
+    assert structural_hash(SeqStmts([one])) == structural_hash(one)
+    assert not ir.structural_equal(SeqStmts([one, one]), one)

@@ -76,6 +76,27 @@ class _EntryLoadScan(IRVisitor):
         self.params = set(params)
         self.needs_load: dict = {}
         self.matmul_operands: set = set()
+        self.sources: dict = {}      # x → y for `x = y` and `x = tensor.reshape(y, ...)`
+
+    def visit_assign_stmt(self, s):
+        v = s.value
+        if isinstance(v, Var):
+            self.sources[s.var] = v
+        elif isinstance(v, Call) and getattr(v.op, "name", "") == "tensor.reshape" and isinstance(v.args[0], Var):
+            self.sources[s.var] = v.args[0]
+        self.visit_children(s)
+
+    def operands_through_aliases(self) -> set:
+        """A slice that reaches a matmul through plain aliases or a reshape also loads into Mat (seed 003,
+        MatmulSlice): close the operand set over those edges."""
+        found = set(self.matmul_operands)
+        todo = list(found)
+        while todo:
+            src = self.sources.get(todo.pop())
+            if src is not None and src not in found:
+                found.add(src)
+                todo.append(src)
+        return found
 
     def visit_call(self, c):
         if _is_tensor_op(c):
@@ -158,7 +179,7 @@ class _KernelConverter:
         self.carry_origin: dict = {}     # IterArg (original or rebuilt) → original IterArg
         scan = _EntryLoadScan(func.params)
         scan.visit(func.body)
-        self.matmul_operands = scan.matmul_operands
+        self.matmul_operands = scan.operands_through_aliases()
         for p in scan.needs_load:
             self.param_tile(p)
 

@@ -25,6 +25,10 @@ CONVERTERS: dict[str, Callable] = {}
 SELF_LOADING = {"tensor.slice", "tensor.read", "tensor.write", "tensor.assemble", "tensor.matmul",
                 "tensor.matmul_acc", "tensor.create"}
 
+# A Mat tile.load this pass makes for a cube operand carries this call attr, so later passes can tell
+# a compiler-made Mat bridge from a Mat load the user wrote (the reference marks its bridges the same way).
+MAT_BRIDGE_ATTRS = {"__compiler_tensor_to_tile_mat_bridge": True}
+
 
 def converts(*names: str):
     def deco(fn):
@@ -100,8 +104,10 @@ def _slice(call: Call, ctx):
     valid = ctx.plain(call.args[3]) if len(call.args) > 3 and isinstance(call.args[3], MakeTuple) else shape
     if isinstance(src.type, TileType):
         return tile_op(ctx, "tile.slice", [src, shape, offsets] + list(call.args[3:4]), call)
-    space = MemorySpace.Mat if ctx.feeds_matmul else MemorySpace.Vec
-    return create_op_call("tile.load", [src, offsets, shape, valid], {"target_memory": space}, call.span)
+    if ctx.feeds_matmul:
+        return create_op_call("tile.load", [src, offsets, shape, valid], {"target_memory": MemorySpace.Mat},
+                              call.span, attrs=dict(MAT_BRIDGE_ATTRS))
+    return create_op_call("tile.load", [src, offsets, shape, valid], {"target_memory": MemorySpace.Vec}, call.span)
 
 
 @converts("tensor.assemble")
@@ -160,7 +166,7 @@ def _cube_operand(ctx, arg, transposed: bool, call: Call):
         shape = list(v.type.shape)
         v = ctx.bind(f"{getattr(v, 'name_hint', 'operand')}_mat",
                      create_op_call("tile.load", [v, zeros(len(shape)), shape, shape],
-                                    {"target_memory": MemorySpace.Mat}, call.span))
+                                    {"target_memory": MemorySpace.Mat}, call.span, attrs=dict(MAT_BRIDGE_ATTRS)))
     elif v.type.memory_space in (MemorySpace.Vec, MemorySpace.Acc):
         # a Vec result, or an earlier matmul's Acc result (the FIXPIPE writes it back to L1), moves to Mat
         v = ctx.bind(f"{v.name_hint}_mat", create_op_call("tile.move", [v], {"target_memory": MemorySpace.Mat},
@@ -181,11 +187,18 @@ def _matmul(call: Call, ctx):
     left = _cube_operand(ctx, call.args[-2], call.kwargs.get("a_trans", False), call)
     right = _cube_operand(ctx, call.args[-1], call.kwargs.get("b_trans", False), call)
     result = create_op_call("tile.matmul_acc" if acc else "tile.matmul", acc + [left, right], {}, call.span)
-    if result.type.dtype is not call.type.dtype:
+    if result.type.dtype is not call.type.dtype and not _fixpipe_drains_to(result.type, call.type):
         raise UnsupportedError(f"ConvertTensorToTileOps: {call.op.name} producing {call.type.dtype.name} from a "
                                f"{result.type.dtype.name} accumulator needs a cast on the way out, which is not "
                                "built yet", call.span, hint=f"use out_dtype=pl.{result.type.dtype.name}")
     return result
+
+
+def _fixpipe_drains_to(acc_type, tensor_type) -> bool:
+    """An FP16 / BF16 tensor.matmul stays an FP32 Acc tile: the FIXPIPE rounds it when it is stored to GM
+    or moved to Mat, so no cast is emitted here (a Vec consumer sees the FP32 tile)."""
+    from pypto.ir.ops.common import fixpipe_converts
+    return fixpipe_converts(acc_type, tensor_type)
 
 
 @converts("tensor.view")

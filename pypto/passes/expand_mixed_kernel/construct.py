@@ -39,6 +39,22 @@ def transfer_view(t: TileType, platform_name: str) -> TileType:
     return t
 
 
+def _layout(t: TileType) -> tuple:
+    v = t.tile_view or TileView()
+    return v.blayout, v.slayout
+
+
+def _push_layout(src: TileType, dst: TileType, target):
+    """The (blayout, slayout) an a5 V→C push must carry when the Vec source is not already in it, else None."""
+    if target in (MemorySpace.Left, MemorySpace.Right):
+        wanted = NZ
+    elif target is MemorySpace.Mat:
+        wanted = _layout(dst)
+    else:
+        return None
+    return wanted if wanted != _layout(src) else None
+
+
 def op_call(name: str, args=(), kwargs=None, span=None, type=None) -> Call:
     c = create_op_call(name, list(args), kwargs or {}, span)
     return c.replace(type=type) if type is not None else c
@@ -112,11 +128,15 @@ class SideBuilder:
         if self.side == VECTOR:
             out = []
             pushed = src
-            if self.platform_name == "a5" and target in (MemorySpace.Left, MemorySpace.Right):
-                nz_type = src.type.replace(tile_view=cross.tile_view)
+            layout = _push_layout(src.type, dst.type, target) if self.platform_name == "a5" else None
+            if layout is not None:
+                # a5 inserts the Vec tile into the cube's FIFO in the layout the pop expects: NZ towards
+                # Left / Right, the layout the move spells towards Mat (seed 004, the a5 transfer table)
+                view = (src.type.tile_view or TileView()).replace(blayout=layout[0], slayout=layout[1])
+                nz_type = src.type.replace(tile_view=view)
                 pushed = Var(f"{src.name_hint}_nz", nz_type, c.span)
-                move = op_call("tile.move", [src], {"target_memory": MemorySpace.Vec, "blayout": NZ[0],
-                                                    "slayout": NZ[1]}, c.span)
+                move = op_call("tile.move", [src], {"target_memory": MemorySpace.Vec, "blayout": layout[0],
+                                                    "slayout": layout[1]}, c.span)
                 out.append(AssignStmt(pushed, move.replace(type=nz_type), c.span))
             out.append(EvalStmt(op_call("tile.tpush_to_aic", [pushed], {"split": 0}, c.span), c.span))
             return out
