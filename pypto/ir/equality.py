@@ -15,6 +15,7 @@ from pypto.ir.expr import GlobalVar, Var
 from pypto.ir.node import IGNORE, Node
 from pypto.ir.span import Span
 from pypto.ir.stmt import SeqStmts
+from pypto.ir.types import TileView
 
 
 class StructuralMismatch(AssertionError):
@@ -90,9 +91,12 @@ class _Comparer:
 
 def _lone_statement(x):
     """A body of one statement means that statement, whether or not a SeqStmts wraps it
-    (the reference's builder drops the wrapper; pypto's parser keeps it)."""
+    (the reference's builder drops the wrapper; pypto's parser keeps it). Likewise a default
+    TileView() means the same as no view (None)."""
     while type(x) is SeqStmts and len(x.stmts) == 1:
         x = x.stmts[0]
+    if type(x) is TileView and x.is_default():
+        return None
     return x
 
 

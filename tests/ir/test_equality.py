@@ -78,3 +78,13 @@ def test_a_one_statement_body_equals_that_statement_with_or_without_a_seqstmts()
     assert ir.structural_equal(one, SeqStmts([SeqStmts([one])]))
     assert structural_hash(SeqStmts([one])) == structural_hash(one)
     assert not ir.structural_equal(SeqStmts([one, one]), one)
+
+
+def test_a_default_tile_view_equals_no_view():
+    t_none = ir.TileType([16, 16], FP32, memory_space=ir.Mem.Vec)
+    t_default = t_none.replace(tile_view=ir.TileView())
+    assert ir.structural_equal(t_none, t_default)
+    from pypto.ir.equality import structural_hash
+    assert structural_hash(t_none) == structural_hash(t_default)
+    nz = ir.TileView(blayout=ir.TileLayout.col_major, slayout=ir.TileLayout.row_major)
+    assert not ir.structural_equal(t_none, t_none.replace(tile_view=nz))

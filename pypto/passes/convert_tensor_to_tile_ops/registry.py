@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from pypto.errors import UnsupportedError
-from pypto.ir.enums import AtomicType, MemorySpace
+from pypto.errors import UnsupportedError, ValueCheckError
+from pypto.ir.enums import AtomicType, MemorySpace, TensorLayout
 from pypto.ir.expr import Call, ConstInt, MakeTuple
 from pypto.ir.ops.registry import all_ops, create_op_call, has_op
 from pypto.ir.types import TensorType, TileType
@@ -214,3 +214,22 @@ def _view(call: Call, ctx):
         return tile_op(ctx, "tile.reshape", [src, ctx.plain(call.args[1])], call)
     ctx.note_view(src)
     return call.replace(args=tuple(ctx.plain(a) for a in call.args))
+
+
+@converts("tensor.get_block_idx", "tensor.get_block_num", "tensor.get_subblock_idx")
+def _block_identity(call: Call, ctx):
+    """The tensor-level block / lane identity is the tile-level one (an INDEX scalar either way)."""
+    return create_op_call("tile." + call.op.short_name, [], {}, call.span)
+
+
+@converts("tensor.reinterpret_view")
+def _reinterpret_view(call: Call, ctx):
+    """The tile form reads the bytes row-major: a DN (column-major) source would be regrouped along the
+    wrong axis, so only packed ND tensors lower."""
+    src = ctx.plain(call.args[0])
+    view = getattr(src.type, "tensor_view", None)
+    if view is not None and view.layout is not TensorLayout.ND:
+        raise ValueCheckError(f"ConvertTensorToTileOps: tensor.reinterpret_view of '{getattr(src, 'name_hint', '?')}' "
+                              f"({view.layout.name}): an InCore reinterpretation lowers only packed ND tensors",
+                              call.span, hint="reinterpret an ND tensor")
+    return _one_to_one(call, ctx)

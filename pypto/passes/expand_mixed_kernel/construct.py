@@ -19,7 +19,7 @@ wrote: references to it are remapped to the store's destination (step 6, last bu
 from __future__ import annotations
 
 from pypto.errors import UnsupportedError
-from pypto.ir.enums import MemorySpace, TileLayout
+from pypto.ir.enums import SplitMode, MemorySpace, TileLayout
 from pypto.ir.expr import Call, GlobalVar, Var
 from pypto.ir.ops.registry import CUBE, MIXED, SHARED, VECTOR, create_op_call
 from pypto.ir.stmt import (AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, SeqStmts, WhileStmt, YieldStmt,
@@ -53,6 +53,19 @@ def _push_layout(src: TileType, dst: TileType, target):
     else:
         return None
     return wanted if wanted != _layout(src) else None
+
+
+def _shard_transport(c, full: TileType) -> dict:
+    """The kwargs of the transfer pair a Cube→Vector boundary becomes (seed 004, step 4a / "split code"):
+    a tile.aiv_shard's authored mode (1 / 2) becomes the pto-isa code of its full-width operand's lane
+    extents, with the op's lane_stride riding along; a plain move transfers whole (split 0)."""
+    mode = c.kwargs.get("split")
+    if c.op.name != "tile.aiv_shard" or mode is None or int(getattr(mode, "value", mode)) == 0:
+        return {"split": 0}
+    from pypto.passes.expand_mixed_kernel.split_code import transfer_code
+    stride = c.kwargs.get("lane_stride")
+    code = transfer_code(full, SplitMode(int(getattr(mode, "value", mode))), span=c.span, stride=stride)
+    return {"split": code, "lane_stride": stride} if stride is not None else {"split": code}
 
 
 def op_call(name: str, args=(), kwargs=None, span=None, type=None) -> Call:
@@ -111,9 +124,10 @@ class SideBuilder:
             raise UnsupportedError(f"ExpandMixedKernel: a cross-core {c.op.name} must bind its result", c.span)
         src, dst = c.args[0], s.var
         if direction == C2V:
+            kw = _shard_transport(c, src.type)
             if self.side == CUBE:
-                return [EvalStmt(op_call("tile.tpush_to_aiv", [src], {"split": 0}, c.span), c.span)]
-            return [AssignStmt(dst, op_call("tile.tpop_from_aic", [], {"split": 0}, c.span, dst.type), c.span)]
+                return [EvalStmt(op_call("tile.tpush_to_aiv", [src], kw, c.span), c.span)]
+            return [AssignStmt(dst, op_call("tile.tpop_from_aic", [], kw, c.span, dst.type), c.span)]
         target = c.kwargs.get("target_memory", dst.type.memory_space)     # aic_gather: its Mat result
         fill = self.fills.get(src)
         if fill is not None and c.op.name == "tile.move":
