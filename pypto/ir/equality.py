@@ -14,7 +14,8 @@ from pypto.ir.dtypes import DataType
 from pypto.ir.expr import GlobalVar, Var
 from pypto.ir.node import IGNORE, Node
 from pypto.ir.span import Span
-from pypto.ir.stmt import SeqStmts
+from pypto.ir.function import Function
+from pypto.ir.stmt import ReturnStmt, SeqStmts
 from pypto.ir.types import TileView
 
 
@@ -97,7 +98,19 @@ def _lone_statement(x):
         x = x.stmts[0]
     if type(x) is TileView and x.is_default():
         return None
+    if type(x) is Function and not x.return_types:
+        return _without_void_tail(x)
     return x
+
+
+def _without_void_tail(f):
+    """A void function's closing bare `return` is implied (the reference's parser writes it, pypto's
+    does not); only the top level's last statement, never an early return inside a body."""
+    body = f.body
+    stmts = body.stmts if type(body) is SeqStmts else (body,)
+    if stmts and type(stmts[-1]) is ReturnStmt and not stmts[-1].values:
+        return f.replace(body=SeqStmts(stmts[:-1], body.span))
+    return f
 
 
 def _short(x) -> str:

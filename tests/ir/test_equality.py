@@ -88,3 +88,19 @@ def test_a_default_tile_view_equals_no_view():
     assert structural_hash(t_none) == structural_hash(t_default)
     nz = ir.TileView(blayout=ir.TileLayout.col_major, slayout=ir.TileLayout.row_major)
     assert not ir.structural_equal(t_none, t_none.replace(tile_view=nz))
+
+
+def test_a_void_functions_closing_bare_return_is_implied():
+    from pypto.ir.stmt import AssignStmt, IfStmt, ReturnStmt, SeqStmts
+    from pypto.ir.types import ScalarType
+    x = ir.Var("x", ScalarType(INT32))
+    one = AssignStmt(x, ir.ConstInt(1))
+    with_return = ir.Function("f", [], [], SeqStmts([one, ReturnStmt([])]), ir.FunctionType.InCore)
+    without = ir.Function("f", [], [], SeqStmts([one]), ir.FunctionType.InCore)
+    assert ir.structural_equal(with_return, without)
+    # an early return inside a branch is control flow, not an implied tail
+    flag = ir.Var("flag", ScalarType(ir.dtypes.BOOL))
+    early = ir.Function("f", [flag], [], SeqStmts([IfStmt(flag, SeqStmts([ReturnStmt([])]), None), one]),
+                        ir.FunctionType.InCore)
+    plain = ir.Function("f", [flag], [], SeqStmts([IfStmt(flag, SeqStmts([]), None), one]), ir.FunctionType.InCore)
+    assert not ir.structural_equal(early, plain)

@@ -15,7 +15,7 @@ from typing import Callable
 
 from pypto.errors import UnsupportedError, ValueCheckError
 from pypto.ir.enums import AtomicType, MemorySpace, TensorLayout
-from pypto.ir.expr import Call, ConstInt, MakeTuple
+from pypto.ir.expr import Call, ConstInt, GlobalVar, MakeTuple
 from pypto.ir.ops.registry import all_ops, create_op_call, has_op
 from pypto.ir.types import TensorType, TileType
 
@@ -233,3 +233,62 @@ def _reinterpret_view(call: Call, ctx):
                               f"({view.layout.name}): an InCore reinterpretation lowers only packed ND tensors",
                               call.span, hint="reinterpret an ND tensor")
     return _one_to_one(call, ctx)
+
+
+@converts("pld.tensor.remote_store")
+def _remote_store(call: Call, ctx):
+    """A push of a tensor value into a peer's window is the tile push of its on-chip copy: a value this
+    kernel computed is already a tile, a GM tensor is loaded (a natural Vec tile.load) first. The window
+    is written, so its parameter becomes Out / InOut."""
+    src = ctx.tile(call.args[0])
+    target = ctx.plain(call.args[1])
+    ctx.note_written(target)
+    return create_op_call("pld.tile.remote_store", [src, target, ctx.plain(call.args[2]), ctx.plain(call.args[3])],
+                          {"atomic": call.kwargs.get("atomic", AtomicType.None_)}, call.span)
+
+
+_GM_SOURCE_OPS = {"pld.tensor.put": 2}    # op → index of the source that must stay a GM tensor
+
+
+def check_gm_source(e) -> None:
+    """pld.tensor.put pushes GM → remote GM (TPUT reads a tensor): a value the kernel computed is a
+    tile by now, which TPUT cannot read. Say so at the put the author wrote."""
+    if isinstance(e, Call) and not isinstance(e.op, GlobalVar) and e.op.name in _GM_SOURCE_OPS:
+        i = _GM_SOURCE_OPS[e.op.name]
+        if i < len(e.args) and isinstance(e.args[i].type, TileType):
+            raise ValueCheckError(f"{e.op.name} src must be a GM tensor; '{getattr(e.args[i], 'name_hint', '?')}' is "
+                                  "a value this kernel computes (an on-chip tile)", e.span,
+                                  hint="push a computed tile to a peer with pld.tile.remote_store, or store it "
+                                       "to a GM tensor first and put that")
+
+
+def _static_2d(dims):
+    vals = [d.value if isinstance(d, ConstInt) else None for d in dims]
+    return vals if len(vals) == 2 and None not in vals else None
+
+
+@converts("pld.tensor.put", "pld.tensor.get")
+def _one_sided_copy(call: Call, ctx):
+    """A 2-D one-sided copy becomes a Vec staging tile plus the tile-level transfer, which pto-isa's TPUT /
+    TGET walks over the whole region chunk by chunk (seed 001: the stage is a bounded relay, sized
+    [chunk_rows, chunk_cols] when given, else the region bounded to one 16 KiB UB tile). The written side
+    (the peer window for put, the local tensor for get) becomes Out / InOut. Other ranks, dynamic
+    extents and pipeline=True (two alternating stages) stay for LowerCompositeOps' explicit chunk loop."""
+    from pypto.passes.lower_composite_ops.collective_transfer import _stage_shape
+    kind = call.op.name.rsplit(".", 1)[-1]
+    args = [ctx.plain(a) for a in call.args]
+    dst, peer, src = args[:3]
+    check_gm_source(call.replace(args=tuple(args)))
+    shape = _static_2d(args[5].elements) if len(args) == 6 else _static_2d(src.type.shape)
+    if shape is None or call.kwargs.get("pipeline") or not isinstance(dst.type, TensorType) \
+            or not isinstance(src.type, TensorType):
+        return call.replace(args=tuple(args))
+    rows, cols = shape
+    kw = call.kwargs
+    stage_shape = _stage_shape(rows, cols, src.type.dtype.get_byte(), kw.get("chunk_rows", 0), kw.get("chunk_cols", 0))
+    stage = ctx.bind(f"t{kind}_stage", create_op_call("tile.create", [list(stage_shape)],
+                                                      {"dtype": src.type.dtype, "target_memory": MemorySpace.Vec},
+                                                      call.span))
+    ctx.note_written(dst)
+    tile_kwargs = {"atomic": kw.get("atomic", AtomicType.None_)} if kind == "put" else {}
+    return create_op_call(f"pld.tile.{kind}", [dst, peer, src, stage] + args[3:], tile_kwargs, call.span)
