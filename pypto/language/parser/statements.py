@@ -78,7 +78,6 @@ def assign_name(ctx, name: str, value, span, annotation: Type | None = None) -> 
     if not isinstance(value, Expr):
         value = _literal(value, annotation, span)
     if annotation is not None:
-        annotation = _fill_memory_space(annotation, value)
         value = _apply_annotation(name, value, annotation, span)
     if annotation is None:
         value = _write_through(ctx, name, value, span)
@@ -129,15 +128,6 @@ def _literal(value, annotation, span) -> Expr:
     if dtype is not None and isinstance(value, float) and not dtype.is_float():
         raise ParserTypeError(f"cannot initialize a scalar of dtype {dtype.name} with the float {value!r}", span)
     return const(value, dtype, span)
-
-
-def _fill_memory_space(ann: Type, value: Expr) -> Type:
-    """`t: pl.Tile[[16, 16], pl.FP32] = pl.load(...)` leaves the space out: it is the value's deduced one."""
-    vt = getattr(value, "type", None)
-    if isinstance(ann, TileType) and ann.memory_space is None and isinstance(vt, TileType) \
-            and vt.memory_space is not None:
-        return ann.replace(memory_space=vt.memory_space)
-    return ann
 
 
 def _apply_annotation(name: str, value: Expr, ann: Type, span) -> Expr:
