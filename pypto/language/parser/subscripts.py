@@ -140,9 +140,12 @@ def _extent(lo, hi, span):
 def _read_or_slice(ctx, node, base: Expr):
     span = ctx.span(node)
     idx = _index_nodes(node)
-    if getattr(ctx, "host_level", False) and len(idx) == 1 and not isinstance(idx[0], ast.Slice) \
-            and isinstance(base.type, TensorType) and len(base.type.shape) > 1:      # x[r]: rank r's shard of a stacked host tensor (distributed)
-        return build_call("pld.stacked_index", [base, to_expr(eval_expr(ctx, idx[0]), span)], {}, span)
+    if getattr(ctx, "host_level", False) and isinstance(base.type, TensorType) \
+            and len(idx) < len(base.type.shape) and not any(isinstance(i, ast.Slice) for i in idx):
+        # x[r] (or x[i, r]): rank r's shard of a stacked host tensor (distributed), one leading dim per index
+        for i in idx:
+            base = build_call("pld.stacked_index", [base, to_expr(eval_expr(ctx, i), span)], {}, span)
+        return base
     dims = _dims(ctx, node, base)
     if len(_index_nodes(node)) == len(dims) and not any(is_slice for _, _, is_slice in dims):
         return build_call("read", [base, to_expr([o for o, _, _ in dims], span)], {}, span)
