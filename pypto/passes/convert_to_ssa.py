@@ -26,7 +26,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.stmt import (AssignStmt, BreakStmt, ContinueStmt, ForStmt, IfStmt, ReturnStmt, ScopeStmt, SeqStmts,
                            SplitAivScopeStmt, Stmt, WhileStmt, YieldStmt)
 from pypto.ir.visitor import substitute
-from pypto.passes.analysis import as_seq, body_list, defined_vars, used_vars
+from pypto.passes.analysis import as_seq, as_seq_like, body_list, defined_vars, used_vars
 from pypto.passes.base import function_pass
 from pypto.passes.properties import IRProperty, PassProperties
 
@@ -139,12 +139,12 @@ class _SSABuilder:
         return out
 
     def body(self, stmt, env: dict, live_after: set) -> SeqStmts:
-        return as_seq(self.seq(body_list(stmt), env, live_after), getattr(stmt, "span", None))
+        return as_seq_like(self.seq(body_list(stmt), env, live_after), stmt)
 
     def stmt(self, s: Stmt, env: dict, live_after: set) -> list:
         if isinstance(s, AssignStmt):
             value = self.subst(s.value, env)
-            return [AssignStmt(self.define(s.var, env), value, s.span)]
+            return [s.replace(var=self.define(s.var, env), value=value)]
         if isinstance(s, IfStmt):
             return self.if_stmt(s, env, live_after)
         if isinstance(s, ForStmt):
@@ -267,7 +267,7 @@ class _SSABuilder:
 def _run(func: Function, program: Program) -> Function:
     builder = _SSABuilder(func)
     env = {p: p for p in func.params}
-    body = as_seq(builder.seq(body_list(func.body), env, set()), func.body.span)
+    body = as_seq_like(builder.seq(body_list(func.body), env, set()), func.body)
     return func.replace(body=body)
 
 

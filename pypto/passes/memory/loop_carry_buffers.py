@@ -94,6 +94,34 @@ def _is_op_assign(s) -> bool:
     return isinstance(s, AssignStmt) and isinstance(s.value, Call) and not isinstance(s.value.op, GlobalVar)
 
 
+class _UseCounter(IRVisitor):
+    """Counts the reads of each Var (binding sites excluded; a loop's inits are read at its header)."""
+
+    def __init__(self, counts: Counter):
+        self.counts = counts
+
+    def visit_var(self, v):
+        self.counts[v] += 1
+
+    def visit_iter_arg(self, v):
+        self.counts[v] += 1
+
+    def visit_for_stmt(self, s):
+        for ia in s.iter_args:
+            self.visit(ia.init_value)
+        for f in ("start", "stop", "step", "body"):
+            self.visit(getattr(s, f))
+
+    def visit_while_stmt(self, s):
+        for ia in s.iter_args:
+            self.visit(ia.init_value)
+        self.visit(s.condition)
+        self.visit(s.body)
+
+    def visit_assign_stmt(self, s):
+        self.visit(s.value)
+
+
 class _Analysis:
     """Decides which loop carries need an init copy and which a yield copy (loops: inner first)."""
 
@@ -110,31 +138,7 @@ class _Analysis:
         self.walk(body_list(func.body))
 
     def _count_uses(self, body) -> None:
-        counts = self.use_count
-
-        class _C(IRVisitor):
-            def visit_var(self, v):
-                counts[v] += 1
-
-            def visit_iter_arg(self, v):
-                counts[v] += 1
-
-            def visit_for_stmt(self, s):
-                for ia in s.iter_args:
-                    self.visit(ia.init_value)
-                for f in ("start", "stop", "step", "body"):
-                    self.visit(getattr(s, f))
-
-            def visit_while_stmt(self, s):
-                for ia in s.iter_args:
-                    self.visit(ia.init_value)
-                self.visit(s.condition)
-                self.visit(s.body)
-
-            def visit_assign_stmt(self, s):
-                self.visit(s.value)
-
-        _C().visit(body)
+        _UseCounter(self.use_count).visit(body)
 
     def walk(self, stmts: list) -> None:
         for i, s in enumerate(stmts):
