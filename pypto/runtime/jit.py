@@ -345,7 +345,10 @@ class JITFunction:
         if not kwargs and not call.torch and len(call.args) == len(self.param_names) and \
                 all(type(x) is np.ndarray for x in call.args) and not self.is_host and \
                 self.func_type is FunctionType.Orchestration:
-            self._by_arrays[self._arrays_key(args, _checked_config(config))] = compiled
+            try:
+                self._by_arrays[self._arrays_key(args, _checked_config(config))] = compiled
+            except TypeError:
+                pass
         if current_worker() is not None:         # inside `with ChipWorker(...)`: the worker runs it
             return compiled(*[x for x, a in zip(call.args, call.arrays) if a is not None], config=config)
         return launch(compiled, call.tensors(), config=config, torch=call.torch)
@@ -361,11 +364,16 @@ class JITFunction:
                 return None
         if config is not None and not isinstance(config, RunConfig):
             return None                          # the general path reports it
-        return self._by_arrays.get(self._arrays_key(args, config or default_config()))
+        try:
+            return self._by_arrays.get(self._arrays_key(args, config or default_config()))
+        except TypeError:                        # an unhashable option value: the general path
+            return None
 
     @staticmethod
     def _arrays_key(args: tuple, config) -> tuple:
-        return (tuple([(x.shape, x.dtype.str) for x in args]), config.compile_key())
+        # the options compile_key() spells as strings, read raw (equal values spell equal keys)
+        return (tuple([(x.shape, x.dtype.str) for x in args]), config.platform, config.strategy,
+                config.memory_planner, config.dump_passes, config.save_kernels, config.save_kernels_dir)
 
     def clear_cache(self) -> None:
         self._cache.clear()

@@ -89,3 +89,14 @@ def test_plain_store_takes_the_fast_path_and_an_atomic_add_does_not():
     sim = add_rows.compile(a, b, c, config=config)._sim_for(config)
     kernels = [code for code in sim.functions.values() if code.func.func_type.name != "Orchestration"]
     assert any("_fp_tile_store(" in code.source for code in kernels)
+
+
+def test_the_shortcut_key_tells_apart_every_option_the_compile_key_does():
+    import dataclasses
+    base = RunConfig()
+    args = _arrays(16)
+    for f in dataclasses.fields(RunConfig):
+        other = RunConfig()
+        setattr(other, f.name, object())          # a value unequal to anything (set after validation)
+        if other.compile_key() != base.compile_key():
+            assert add_rows._arrays_key(args, other) != add_rows._arrays_key(args, base), f.name
