@@ -103,7 +103,10 @@ def emit_chunked_peer_fold(b: LoweringBuilder, h: CommHandles, signal: Expr, dat
     reads this chunk of mine), narrow the tail with set_validshape and store it. Returns the
     updated `data`; the caller's epilogue retires 1 + the chunk count."""
     def chunk_body(cb: LoweringBuilder, c0, data):
-        valid = cb.bind("valid_cols", BinaryExpr("min", const(chunk), BinaryExpr("sub", const(size), c0)))
+        # written inline (not bound to a scalar) so the load, the peers' remote loads and the tail's
+        # set_validshape carry one structural extent expression
+        valid = BinaryExpr("min", const(chunk), BinaryExpr("sub", size if not isinstance(size, int) else const(size),
+                                                          c0))
         offs, shape = MakeTuple([row, c0]), MakeTuple([const(1), const(chunk)])
         vshape = MakeTuple([const(1), valid])
         loaded = cb.bind("local", cb.op("tile.load", [data, offs, shape, vshape], {"target_memory": MemorySpace.Vec}))
