@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pypto.errors import TypeCheckError
+from pypto.errors import TypeCheckError, ValueCheckError
 from pypto.ir.comm_enums import NotifyOp, ReduceOp, WaitCmp
 from pypto.ir.dtypes import INT32
 from pypto.ir.enums import MemorySpace
@@ -48,8 +48,10 @@ def validate_mesh_signal(op: str, signal: Expr) -> None:
     if not isinstance(t, DistributedTensorType) or t.dtype is not INT32:
         raise TypeCheckError(f"{op}: the signal must be an INT32 pld.DistributedTensor, got {t}")
     if len(t.shape) != 2 or not (isinstance(t.shape[1], ConstInt) and t.shape[1].value == 1):
-        raise TypeCheckError(f"{op}: a mesh signal has shape [NR, 1], got {list(t.shape)}",
-                             hint="ring and mesh signals address cells differently; do not share one buffer")
+        raise ValueCheckError(f"{op}: a mesh signal holds one cell per rank, [NR, 1], so signal shape[1] must be 1; "
+                              f"got {[str(d) for d in t.shape]}",
+                              hint="a ring signal is [2*(NR-1), NR]: ring and mesh signals address cells differently, "
+                                   "give each protocol its own buffer")
 
 
 def _cell(rank_expr: Expr) -> MakeTuple:
