@@ -107,7 +107,7 @@ def test_allreduce_errors():
         def k(self, data: pl.InOut[pld.DistributedTensor[[1, 64], pl.FP32]]) -> pld.DistributedTensor[[1, 64], pl.FP32]:
             data = pld.tensor.allreduce(data)
             return data
-    with pytest.raises(UnsupportedError, match="without a signal"):
+    with pytest.raises(UnsupportedError, match="requires an explicit signal"):
         lower_composite_ops()(NoSignal)
 
     @pl.program
