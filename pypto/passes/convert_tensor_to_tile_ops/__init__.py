@@ -30,7 +30,7 @@ from pypto.ir.stmt import (AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, Sc
 from pypto.ir.types import TensorType, TileType
 from pypto.ir.visitor import IRMutator, IRVisitor, substitute
 from pypto.ir.equality import structural_equal
-from pypto.passes.analysis import as_seq, body_list, used_vars
+from pypto.passes.analysis import as_seq, as_seq_like, body_list, used_vars
 from pypto.passes.convert_tensor_to_tile_ops.assemble_loop import store_loop
 from pypto.passes.convert_tensor_to_tile_ops.call_sites import CallSiteUpdate, WrapperForward
 from pypto.passes.convert_tensor_to_tile_ops.registry import CONVERTERS, SELF_LOADING, zeros
@@ -203,7 +203,7 @@ class _KernelConverter:
         out: list = []
         for s in body_list(stmt):
             out += self.stmt(s)
-        return as_seq(out, getattr(stmt, "span", None))
+        return as_seq_like(out, stmt)
 
     def retyped(self, var: Var, new_type) -> Var:
         if structural_equal(var.type, new_type):
@@ -223,7 +223,7 @@ class _KernelConverter:
                 return ctx.pre + [AssignStmt(var, value, s.span)]
             value = substitute(s.value, self.renamed)
             _check_gm_source(value)
-            return [AssignStmt(self.retyped(s.var, value.type), value, s.span)]
+            return [s.replace(var=self.retyped(s.var, value.type), value=value)]
         if isinstance(s, EvalStmt) and _is_tensor_op(s.expr):
             ctx = ConversionContext(self, None)
             value = self.convert(s.expr, ctx)
@@ -377,8 +377,9 @@ class _KernelConverter:
                     values.append(sv)
                 else:
                     values.append(v)
-            stmts.append(ReturnStmt(values, ret.span))
-        body = as_seq(entry + stmts, f.body.span)
+            same = len(values) == len(ret.values) and all(a is b for a, b in zip(values, ret.values))
+            stmts.append(ret if same else ReturnStmt(values, ret.span))
+        body = as_seq_like(entry + stmts, f.body)
         access = param_access(body, f.params)
         for i, p in enumerate(f.params):
             # a tensor the kernel now writes cannot stay In: Out, or InOut when it is also read
@@ -387,7 +388,8 @@ class _KernelConverter:
             elif p in access:
                 directions[i] = promoted(directions[i], *access[p])
         self.promoted = {i: d for i, d in enumerate(directions[:len(f.params)]) if d is not f.param_directions[i]}
-        new = f.replace(params=tuple(params), param_directions=tuple(directions),
+        new = f.replace(params=tuple(params) if added else f.params,
+                        param_directions=tuple(directions) if directions != list(f.param_directions) else f.param_directions,
                         body=body)
         return new, added
 

@@ -52,30 +52,37 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
 
     def run(per_rank):
         if log.isEnabledFor(logging.INFO):
-            log.info("running %s on %s (%d rank(s), %s schedule)", compiled.entry, config.platform, len(per_rank),
+            name = getattr(compiled, "entry", None) or getattr(host_function, "name", None) or "program"
+            log.info("running %s on %s (%d rank(s), %s schedule)", name, config.platform, len(per_rank),
                      config.sim_schedule)
         return run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
                          window=config.sim_task_window, race_check=config.sim_race_check, recorder=recorder)
 
-    if host_function is None:                      # a chip program: one dispatch on rank 0
-        results = run([[(sim.entry_code(compiled.entry), sim_args)]])
-    else:
-        from pypto.runtime.distributed_sub_workers import sub_worker_runner
-        from pypto.runtime.sim.host_level import host_phases
-        from pypto.runtime.sim.world import World
-        world = world if world is not None else World(compiled.distributed_config.world_size)
-        # a HOST orchestrator runs in phases: a SubWorker call waits for the dispatches before it
-        for per_rank in host_phases(compiled.host_code(), world, sim, sim_args,
-                                    sub_worker_runner(compiled, worker, host)):
-            results = run(per_rank)
     compiled.last_timeline = None
-    if recorder is not None:                       # dfx_outputs/swimlane.json, deps.json
-        from pypto.runtime.sim.timeline import write_outputs
-        compiled.last_timeline = write_outputs(recorder, compiled, config)
+    try:
+        if host_function is None:                  # a chip program: one dispatch on rank 0
+            results = run([[(sim.entry_code(compiled.entry), sim_args)]])
+        else:
+            from pypto.runtime.distributed_sub_workers import sub_worker_runner
+            from pypto.runtime.sim.host_collectives import mode_of
+            from pypto.runtime.sim.host_level import host_phases
+            from pypto.runtime.sim.world import World
+            if world is None:
+                pool = compiled.__dict__.setdefault("_window_pool", {})
+                world = World(compiled.distributed_config.world_size, pool=pool)
+            # a HOST orchestrator runs in phases: a SubWorker call waits for the dispatches before it
+            for per_rank in host_phases(compiled.host_code(), world, sim, sim_args,
+                                        sub_worker_runner(compiled, worker, host), mode_of(config)):
+                results = run(per_rank)
+    finally:
+        if recorder is not None:                   # dfx_outputs/swimlane.json, deps.json (also of a failed run)
+            from pypto.runtime.sim.timeline import write_outputs
+            compiled.last_timeline = write_outputs(recorder, compiled, config)
     if spans is not None:
         spans["run"] = time.perf_counter()
     if world is not None:
         compiled.last_windows = world.windows
+        world.release()
     if host_function is None and not host.return_style:
         _returns_into_outputs(compiled, results[0][0], sim_args)
     host.write_back()
