@@ -80,10 +80,11 @@ def test_mesh_recipe_shape_pinned_by_the_reference(size):
     remote = [c for c in calls if c.op.name == "pld.tile.remote_load"]
     assert len(remote) == 1 and len(remote[0].args) == 5
     assert _ints(remote[0].args[3]) == [1, chunk]
-    valid_cols = remote[0].args[4].elements[1]          # min(CH, SIZE - c0), inline or bound to a Var
-    if not isinstance(valid_cols, BinaryExpr):
-        valid_cols = next(s for s in collect(loop.body, lambda n: isinstance(n, AssignStmt) and n.var is valid_cols)).value
+    valid_cols = remote[0].args[4].elements[1]          # the tail extent min(CH, SIZE - c0), written inline
     assert isinstance(valid_cols, BinaryExpr) and valid_cols.op == "min"
+    local = next(c for c in calls if c.op.name == "tile.load" and len(c.args) == 4
+                 and isinstance(c.args[3].elements[1], BinaryExpr))
+    assert ir.structural_equal(local.args[3], remote[0].args[4])
     assert all(c.kwargs["cmp"] is pld.WaitCmp.Ge for c in calls if c.op.name == "pld.system.wait")
     assert all(c.kwargs["op"] is pld.NotifyOp.AtomicAdd for c in calls if c.op.name == "pld.system.notify")
 

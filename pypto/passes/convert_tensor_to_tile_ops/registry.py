@@ -292,3 +292,12 @@ def _one_sided_copy(call: Call, ctx):
     ctx.note_written(dst)
     tile_kwargs = {"atomic": kw.get("atomic", AtomicType.None_)} if kind == "put" else {}
     return create_op_call(f"pld.tile.{kind}", [dst, peer, src, stage] + args[3:], tile_kwargs, call.span)
+
+
+@converts("tensor.ci")
+def _ci(call: Call, ctx):
+    """A literal start takes the sequence's dtype (TCI's scalar operand has the tile's element type)."""
+    start = ctx.plain(call.args[0])
+    if isinstance(start, ConstInt) and start.dtype is not call.kwargs["dtype"]:
+        start = ConstInt(start.value, call.kwargs["dtype"], start.span)
+    return tile_op(ctx, "tile.ci", [start, ctx.plain(call.args[1])], call)
