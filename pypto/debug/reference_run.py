@@ -4,12 +4,14 @@ The simulator runs only final IR (tiles at assigned addresses). Bisection needs 
 computes after *each* pass, so this module executes IR directly: tiles are fresh numpy buffers
 (memory spaces and addresses are ignored), tensors are the arrays passed in, tile ops are the
 simulator's own op semantics (SIM_OPS) and tensor-level ops their tile counterpart applied to whole
-tensors. Scopes run their body; Group launches run the cube side before the vector side with
-cross-core pipes as queues; Spmd launches run block after block.
+tensors. Scopes run their body; a Group launch runs the side that pushes before the side that pops,
+with cross-core pipes as queues (with pipes both ways, its members run side by side in threads and
+a pop waits for its push); Spmd launches run block after block.
 
     outputs = run_reference(program, [x, y_out])     # {parameter name: array} of the written tensors
 
-A stage this interpreter cannot execute (a split-lane pipe, vector -> cube pipes, an op without
+Split vector kernels run lane 0, then lane 1, each popping its half of a cube push and pushing its part
+of a vector push. A stage this interpreter cannot execute (an op without
 reference semantics) raises NotRunnable naming the construct; bisection reports that stage as
 unchecked rather than guessing.
 """
@@ -17,6 +19,8 @@ unchecked rather than guessing.
 from __future__ import annotations
 
 import operator
+import threading
+from typing import Optional
 
 import numpy as np
 
@@ -28,6 +32,7 @@ from pypto.ir.function import Program
 from pypto.ir.stmt import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, ScopeStmt,
                            SeqStmts, SplitAivScopeStmt, SpmdScopeStmt, WhileStmt, YieldStmt)
 from pypto.ir.types import TensorType, TileType, static_dims
+from pypto.ir.visitor import collect
 from pypto.runtime.sim.blocking import Block
 from pypto.runtime.sim.layout import tile_valid
 from pypto.runtime.sim.ops import SIM_OPS
@@ -71,13 +76,6 @@ class _Ctx:
         self.run = self.core = self.cluster = self.task = self.agent = self.machine = None
 
 
-def _fresh_tile(t: TileType) -> TileValue:
-    shape = static_dims(t.shape)
-    if shape is None:
-        raise NotRunnable(f"a tile of dynamic physical shape {t}")
-    return TileValue(poisoned(shape, t.dtype.to_numpy()), tile_valid(t), t.memory_space)
-
-
 def _as_tile(value):
     if isinstance(value, np.ndarray):
         return TileValue(value, value.shape)
@@ -90,6 +88,9 @@ class Interpreter:
         self.program = program
         self.platform = get_platform(platform) if isinstance(platform, str) else platform
         self.pipes: dict = {}
+        self.pipe_cv = threading.Condition()     # pushes and pops of members running side by side
+        self.concurrent = False
+        self.failed: list = []
 
     # ------------------------------------------------------------------ functions
     def call(self, name: str, args: list, ctx):
@@ -110,8 +111,12 @@ class Interpreter:
             for b in range(n):
                 result = self._body(func, dict(env), _Ctx(self.platform, b, n))
             return result
-        if func.func_type in (FunctionType.AIV, FunctionType.AIC) and getattr(func.attrs.get("split"), "value", 0):
-            raise NotRunnable(f"'{func.name}' runs on split AIV lanes (split={func.attrs['split']})")
+        if func.func_type is FunctionType.AIV and runs_split(func):
+            result = None                        # a split vector kernel: lane 0, then lane 1
+            for lane in range(2):
+                lane_ctx = _Ctx(self.platform, ctx.block_idx, ctx.block_num, lane, 2)
+                result = self._body(func, dict(env), lane_ctx)
+            return result
         return self._body(func, env, ctx)
 
     def _body(self, func, env: dict, ctx):
@@ -123,13 +128,50 @@ class Interpreter:
         return None
 
     def _group(self, func, env: dict, ctx):
-        """Members of a Group: the cube side first (its pushes queue up), then the vector side."""
-        calls = [s for s in _flat(func.body)]
-        order = sorted(range(len(calls)), key=lambda i: 0 if _callee_type(self.program, calls[i]) is FunctionType.AIC
-                       else 1)
+        """Members of a Group, producer side first: its pushes queue up for the consumer side (with pipes
+        in both directions the sides run side by side)."""
+        plan, calls = group_plan(self.program, func)
+        if plan == "side_by_side":              # each side waits for the other: run them side by side
+            return self._group_side_by_side(func, calls, env, ctx)
+        order = calls
         try:
-            for i in order:
-                self.stmt(calls[i], env, ctx)
+            for stmt in order:
+                self.stmt(stmt, env, ctx)
+        except _Return as r:
+            return r.values[0] if len(r.values) == 1 else tuple(r.values) if r.values else None
+        return None
+
+    def _group_side_by_side(self, func, calls: list, env: dict, ctx):
+        """Pipes in both directions: each member in its own thread; a pop waits for its push."""
+        members = [c for c in calls if _callee(self.program, c) is not None]
+        rest = [c for c in calls if _callee(self.program, c) is None]
+
+        def work(stmt):
+            try:
+                with np.errstate(all="ignore"):
+                    self.stmt(stmt, env, ctx)
+            except BaseException as e:           # handed to the launching thread
+                self.failed.append(e)
+            finally:
+                with self.pipe_cv:
+                    self.pipe_cv.notify_all()
+
+        self.concurrent = True
+        try:
+            threads = [threading.Thread(target=work, args=(c,), daemon=True) for c in members]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        finally:
+            self.concurrent = False
+        if self.failed:
+            first = self.failed[0]
+            self.failed = []
+            raise first
+        try:
+            for c in rest:
+                self.stmt(c, env, ctx)
         except _Return as r:
             return r.values[0] if len(r.values) == 1 else tuple(r.values) if r.values else None
         return None
@@ -232,41 +274,80 @@ class Interpreter:
         raise NotRunnable(f"a {type(e).__name__} expression")
 
     def op(self, call: Call, args: list, ctx, target):
-        name = call.op.name
-        kwargs = dict(call.kwargs)
         t = target.type if target is not None else call.type
-        if name in _PIPE_OPS:
-            return _PIPE_OPS[name](self, ctx, t, args, kwargs)
-        if name == "tensor.create":
-            return poisoned(static_dims(t.shape) or [int(self._dim(d)) for d in t.shape], t.dtype.to_numpy())
-        if name in _TENSOR_OPS:
-            return _TENSOR_OPS[name](t, args, kwargs)
-        fn = SIM_OPS.get(name)
-        lowered = getattr(call.op, "lowers_to", None)
-        if fn is None and lowered and lowered in SIM_OPS:
-            return self._tensor_via_tile(SIM_OPS[lowered], t, args, kwargs)
-        if fn is None:
-            raise NotRunnable(f"op '{name}' has no reference semantics here", call.span)
-        out = _fresh_tile(t) if isinstance(t, TileType) else None
-        result = fn(ctx, out, *args, **kwargs)
-        if isinstance(result, Block):
-            raise NotRunnable(f"'{name}' would block (it waits for another core)", call.span)
-        return result
+        return apply_op(self, call.op.name, result_spec(t, lambda d: self._dim(d)), args, dict(call.kwargs), ctx,
+                        call.span)
 
     def _dim(self, d):
         return d.value if isinstance(d, ConstInt) else d
 
-    @staticmethod
-    def _tensor_via_tile(fn, t, args, kwargs):
-        """A tensor op applied as its tile op to whole tensors (each tensor one tile)."""
-        if not isinstance(t, TensorType):
-            raise NotRunnable("a tensor op whose result is not a tensor")
+
+class ResultSpec:
+    """What an op needs to know of its result type: a tile (shape, dtype, static valid region, memory space),
+    a tensor (shape, dtype) or anything else (kind None). The generated reference programs build these
+    from literals, the interpreter from IR types: both then apply ops through `apply_op`."""
+
+    __slots__ = ("kind", "shape", "dtype", "valid", "space")
+
+    def __init__(self, kind, shape=None, dtype=None, valid=None, space=None):
+        self.kind, self.shape, self.dtype, self.valid, self.space = kind, shape, dtype, valid, space
+
+    def fresh_tile(self) -> TileValue:
+        if self.shape is None:
+            raise NotRunnable("a tile of dynamic physical shape")
+        return TileValue(poisoned(self.shape, self.dtype.to_numpy()), self.valid or self.shape, self.space)
+
+
+def result_spec(t, dim=None) -> ResultSpec:
+    """The ResultSpec of IR type `t`; `dim` evaluates a symbolic tensor dimension (None: unknown)."""
+    if isinstance(t, TileType):
         shape = static_dims(t.shape)
-        if shape is None:
-            raise NotRunnable(f"a tensor of dynamic shape {t}")
-        out = TileValue(poisoned(shape, t.dtype.to_numpy()), shape)
-        fn(None, out, *[_as_tile(a) for a in args], **kwargs)
-        return out.data
+        return ResultSpec("tile", shape, t.dtype, tile_valid(t) if shape is not None else None, t.memory_space)
+    if isinstance(t, TensorType):
+        shape = static_dims(t.shape)
+        if shape is None and dim is not None:
+            shape = [dim(d) for d in t.shape]
+            shape = shape if all(isinstance(d, (int, np.integer)) for d in shape) else None
+        return ResultSpec("tensor", tuple(shape) if shape is not None else None, t.dtype)
+    return ResultSpec(None)
+
+
+def apply_op(interp, name: str, spec: ResultSpec, args: list, kwargs: dict, ctx, span=None):
+    """Op `name` on evaluated `args` with the simulator's semantics (SIM_OPS; a tensor op through the tile
+    op it lowers to, on whole tensors); cross-core pipes are `interp`'s queues."""
+    if name in _PIPE_OPS:
+        return _PIPE_OPS[name](interp, ctx, spec, args, kwargs)
+    if name in _TASK_GRAPH_OPS:
+        return _TASK_GRAPH_OPS[name](interp, args, span)
+    if name == "tensor.create":
+        if spec.shape is None:
+            raise NotRunnable("a tensor.create of dynamic shape", span)
+        return poisoned(spec.shape, spec.dtype.to_numpy())
+    if name in _TENSOR_OPS:
+        return _TENSOR_OPS[name](spec, args, kwargs)
+    fn = SIM_OPS.get(name)
+    if fn is None:
+        from pypto.ir.ops.registry import get_op, has_op
+        lowered = get_op(name).lowers_to if has_op(name) else None
+        if lowered and lowered in SIM_OPS:
+            return _tensor_via_tile(SIM_OPS[lowered], spec, args, kwargs)
+        raise NotRunnable(f"op '{name}' has no reference semantics here", span)
+    out = spec.fresh_tile() if spec.kind == "tile" else None
+    result = fn(ctx, out, *args, **kwargs)
+    if isinstance(result, Block):
+        raise NotRunnable(f"'{name}' would block (it waits for another core)", span)
+    return result
+
+
+def _tensor_via_tile(fn, spec, args, kwargs):
+    """A tensor op applied as its tile op to whole tensors (each tensor one tile)."""
+    if spec.kind != "tensor":
+        raise NotRunnable("a tensor op whose result is not a tensor")
+    if spec.shape is None:
+        raise NotRunnable("a tensor of dynamic shape")
+    out = TileValue(poisoned(spec.shape, spec.dtype.to_numpy()), spec.shape)
+    fn(None, out, *[_as_tile(a) for a in args], **kwargs)
+    return out.data
 
 
 class _Yield(Exception):
@@ -274,16 +355,46 @@ class _Yield(Exception):
         self.values = values
 
 
+def group_plan(program, func):
+    """How a Group's member calls run: ("ordered", statements with the pushing side first) or
+    ("side_by_side", statements) when pipes go both ways (each side waits for the other)."""
+    calls = _flat(func.body)
+    pushes = set()
+    for s in calls:
+        callee = _callee(program, s)
+        if callee is not None:
+            pushes |= {c.op.name for c in collect(callee.body, lambda n: isinstance(n, Call))
+                       if c.op.name in ("tile.tpush_to_aic", "tile.tpush_to_aiv")}
+    if len(pushes) == 2:
+        return "side_by_side", calls
+    first = FunctionType.AIV if pushes == {"tile.tpush_to_aic"} else FunctionType.AIC
+    return "ordered", sorted(calls, key=lambda c: 0 if _callee_type(program, c) is first else 1)
+
+
 def _flat(s):
     return list(s.stmts) if isinstance(s, SeqStmts) else [s]
 
 
-def _callee_type(program, s):
+def runs_split(func) -> bool:
+    """A vector kernel already split into lanes (SplitVectorKernel): its pipe ops carry a split mode.
+    Before that pass the split attribute is only a request, and the body is the whole computation."""
+    if not getattr(func.attrs.get("split"), "value", 0):
+        return False
+    return any(_axis(c.kwargs.get("split")) is not None
+               for c in collect(func.body, lambda n: isinstance(n, Call) and not isinstance(n.op, GlobalVar))
+               if c.op.name in _PIPE_OPS)
+
+
+def _callee(program, s):
     value = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
     if isinstance(value, Call) and isinstance(value.op, GlobalVar):
-        f = program.get_function(value.op.name)
-        return f.func_type if f is not None else None
+        return program.get_function(value.op.name)
     return None
+
+
+def _callee_type(program, s):
+    f = _callee(program, s)
+    return f.func_type if f is not None else None
 
 
 # ------------------------------------------------------------------ tensor-level ops without a 1:1 tile op
@@ -310,36 +421,85 @@ _TENSOR_OPS = {"tensor.row_max": _row(np.max), "tensor.row_sum": _row(np.sum), "
 
 
 # ------------------------------------------------------------------ cross-core pipes as queues
+_PIPE_WAIT_SECONDS = 2.0                          # a side-by-side pop that waits longer: the sides deadlock
+def _axis(split) -> Optional[int]:
+    split = int(getattr(split, "value", split) or 0)
+    return None if not split else (0 if split in (1, 3) else 1)
+
+
+def _pipe(interp, direction, kwargs) -> dict:
+    return interp.pipes.setdefault((direction, kwargs.get("id") or 0), {"slots": [], "pushed": {}, "popped": {}})
+
+
 def _push(direction):
+    """A pushed slot holds one part per producer lane (a split vector -> cube push has two)."""
     def fn(interp, ctx, t, args, kwargs):
-        if kwargs.get("split"):
-            raise NotRunnable("a split cross-core pipe")
-        if direction == "v2c":
-            raise NotRunnable("a vector -> cube pipe (the interpreter runs the cube side first)")
+        pipe = _pipe(interp, direction, kwargs)
+        lane = ctx.subblock_idx if direction == "v2c" and _axis(kwargs.get("split")) is not None else 0
+        k = pipe["pushed"].get(lane, 0)
+        pipe["pushed"][lane] = k + 1
+        while len(pipe["slots"]) <= k:
+            pipe["slots"].append({})
         tile = args[0]
-        interp.pipes.setdefault((direction, kwargs.get("id") or 0), []).append(
-            (np.array(tile.data, copy=True), tile.valid))
+        with interp.pipe_cv:
+            pipe["slots"][k][lane] = (np.array(tile.data, copy=True), tile.valid)
+            interp.pipe_cv.notify_all()
         return None
     return fn
 
 
 def _pop(direction):
+    """Each consumer lane pops every slot; a split pop takes its lane's half, a split cube pop joins the parts."""
     def fn(interp, ctx, t, args, kwargs):
-        if kwargs.get("split"):
-            raise NotRunnable("a split cross-core pipe")
-        queue = interp.pipes.get((direction, kwargs.get("id") or 0))
-        if not queue:
-            raise NotRunnable(f"a pop from an empty {direction} pipe (the producer runs later)")
-        data, valid = queue.pop(0)
-        out = _fresh_tile(t)
-        out.data[...] = data.reshape(out.data.shape) if data.size == out.data.size else data
-        out.valid = valid
+        pipe = _pipe(interp, direction, kwargs)
+        axis = _axis(kwargs.get("split"))
+        lane = ctx.subblock_idx if direction == "c2v" and axis is not None else 0
+        k = pipe["popped"].get(lane, 0)
+        with interp.pipe_cv:
+            while k >= len(pipe["slots"]) or not pipe["slots"][k]:
+                if not interp.concurrent:
+                    raise NotRunnable(f"a pop from an empty {direction} pipe (the producer runs later)")
+                if interp.failed or not interp.pipe_cv.wait(timeout=_PIPE_WAIT_SECONDS):
+                    raise NotRunnable(f"a pop from the {direction} pipe waits for a push that does not come")
+        pipe["popped"][lane] = k + 1
+        parts = pipe["slots"][k]
+        out = t.fresh_tile()
+        if axis is None:
+            data, valid = parts[min(parts)]
+            out.data[...] = data.reshape(out.data.shape) if data.size == out.data.size else data
+            out.valid = valid
+        elif direction == "c2v":                 # this lane's rows (or columns) of the pushed tile
+            full, valid = parts[0]
+            stride = int(kwargs.get("lane_stride") or out.data.shape[axis])
+            ext = min(max(valid[axis] - lane * stride, 0), out.data.shape[axis])
+            src = np.take(full, range(lane * stride, lane * stride + ext), axis=axis)
+            region = [slice(None)] * full.ndim
+            region[axis] = slice(0, ext)
+            out.data[tuple(region)] = src
+            v = list(valid)
+            v[axis] = ext
+            out.valid = tuple(v)
+        else:                                    # the lanes' parts side by side
+            stride = parts[min(parts)][0].shape[axis]
+            total = list(parts[min(parts)][1])
+            total[axis] = 0
+            for part_lane in sorted(parts):
+                data, valid = parts[part_lane]
+                ext = int(valid[axis])
+                take = [slice(None)] * data.ndim
+                take[axis] = slice(0, ext)
+                put = [slice(None)] * data.ndim
+                put[axis] = slice(part_lane * stride, part_lane * stride + ext)
+                out.data[tuple(put)] = data[tuple(take)]
+                if ext:
+                    total[axis] = part_lane * stride + ext
+            out.valid = tuple(total)
         return out
     return fn
 
 
 def _nothing(interp, ctx, t, args, kwargs):
-    return 0 if isinstance(t, type(None)) else None
+    return None
 
 
 _PIPE_OPS = {"tile.tpush_to_aiv": _push("c2v"), "tile.tpush_to_aic": _push("v2c"),
@@ -347,6 +507,25 @@ _PIPE_OPS = {"tile.tpush_to_aiv": _push("c2v"), "tile.tpush_to_aic": _push("v2c"
              "system.tfree_to_aic": _nothing, "system.tfree_to_aiv": _nothing,
              "system.aic_initialize_pipe": _nothing, "system.aiv_initialize_pipe": _nothing,
              "system.reserve_buffer": lambda *a: 0, "system.import_peer_buffer": lambda *a: 0}
+
+
+# ------------------------------------------------------------------ task graphs, run in program order
+def _task_options(interp, args, span):
+    """deps= and opt-outs only order tasks, and program order satisfies every order; a predicate decides
+    whether a task runs at all, which this run does not model."""
+    if len(args) > 2 and args[2]:
+        raise NotRunnable("a task with a dispatch predicate (predicate=)", span)
+    return None
+
+
+def _next_task_id(interp, args, span):
+    interp.task_ids = getattr(interp, "task_ids", 0) + 1
+    return interp.task_ids
+
+
+_TASK_GRAPH_OPS = {"system.task_options": _task_options, "system.task_id": _next_task_id,
+                   "system.task_dummy": _next_task_id, "system.manual_scope_begin": lambda *a: None,
+                   "system.manual_scope_end": lambda *a: None}
 
 
 # ------------------------------------------------------------------ entry
@@ -357,7 +536,6 @@ def entry_function(program: Program):
         if f.func_type is FunctionType.Orchestration:
             return f
     called = set()
-    from pypto.ir.visitor import collect
     for f in funcs:
         for c in collect(f.body, lambda n: isinstance(n, Call) and isinstance(n.op, GlobalVar)):
             called.add(c.op.name)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 from pypto.ir.node import Node
-from pypto.ir.types import Type
+from pypto.ir.types import Dims, Type
 # whole-subtree queries, cached on the nodes (re-exported: passes import them from here)
 from pypto.ir.walks import EXPR, LEAF, STMT, VAR, collect, defined_vars, node_kind, preorder  # noqa: F401
 
@@ -102,12 +102,16 @@ def _visit_dict_plain(self, d) -> None:
 def _visit_handler(vcls, cls):
     """Resolve (and remember on vcls) what visiting a value of class cls does."""
     plain = vcls._plain_walk
-    if cls is tuple or cls is list:
+    if cls is tuple or cls is list or cls is Dims:
         h = _visit_seq_plain if plain else _visit_seq
     elif cls is dict:
         h = _visit_dict_plain if plain else _visit_dict
     elif issubclass(cls, Node) and not issubclass(cls, Type):
-        h = _hook_of(vcls, cls, "visit_", vcls._visit_hooks) or vcls.visit_children
+        h = _hook_of(vcls, cls, "visit_", vcls._visit_hooks)
+        if h is None:
+            # a node class with no child fields (Var, ConstInt, ...) has nothing to walk: skip the call
+            bare = not plain and not cls._child_fields and vcls.visit_children is IRVisitor.visit_children
+            h = None if bare else vcls.visit_children
     else:
         h = None
     vcls._visit_table[cls] = h
@@ -174,7 +178,7 @@ def _mutate_each(self, seq):
 
 def _mutate_tuple(self, seq):
     new = _mutate_each(self, seq)
-    return seq if new is None else tuple(new)
+    return seq if new is None else (Dims(new) if type(seq) is Dims else tuple(new))
 
 
 def _mutate_list(self, seq):
@@ -183,24 +187,46 @@ def _mutate_list(self, seq):
 
 
 def _mutate_dict(self, d):
-    out = {}
-    changed = False
+    if not d:
+        return d
+    if self._plain_walk:
+        out = {}
+        changed = False
+        for k, v in d.items():
+            nv = out[k] = self.mutate(v)
+            changed = changed or nv is not v
+        return out if changed else d
+    table, new = self._mutate_table, None          # values are mostly plain (numbers, enums): no call
     for k, v in d.items():
-        nv = out[k] = self.mutate(v)
-        changed = changed or nv is not v
-    return out if changed else d
+        try:
+            h = table[v.__class__]
+        except KeyError:
+            h = _mutate_handler(type(self), v.__class__)
+        if h is not None:
+            nv = h(self, v)
+            if nv is not v:
+                if new is None:
+                    new = {}
+                new[k] = nv
+    if new is None:
+        return d
+    return {k: new[k] if k in new else v for k, v in d.items()}
 
 
 def _mutate_handler(mcls, cls):
     """Resolve (and remember on mcls) what mutating a value of class cls does (None: keep it)."""
-    if cls is tuple:
+    if cls is tuple or cls is Dims:
         h = _mutate_tuple
     elif cls is list:
         h = _mutate_list
     elif cls is dict:
         h = _mutate_dict
     elif issubclass(cls, Node) and not issubclass(cls, Type):
-        h = _hook_of(mcls, cls, "mutate_", mcls._mutate_hooks) or mcls.mutate_children
+        h = _hook_of(mcls, cls, "mutate_", mcls._mutate_hooks)
+        if h is None:
+            # a node class with no child fields comes back as it is: skip the call
+            bare = not mcls._plain_walk and not cls._child_fields and mcls.mutate_children is IRMutator.mutate_children
+            h = None if bare else mcls.mutate_children
     else:
         h = None
     mcls._mutate_table[cls] = h

@@ -34,6 +34,9 @@ from pypto.runtime.sim.host_args import HostArgs, plan_params
 from pypto.runtime.sim.machine import machine_for
 from pypto.runtime.sim.progress import TICK_STEPS, RunProgress
 from pypto.runtime.sim.scheduler import Agent, Run
+from pypto.runtime.sim.timeline import wants_timeline
+
+_LOG = pypto_logger("runtime")         # one Logger object; its level is read at each call
 
 
 def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool = False, spans=None):
@@ -45,37 +48,45 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
     host, sim_args = _bind(compiled, list(args), config, worker, torch)
     if spans is not None:
         spans["bind"] = time.perf_counter()
-    sim = compiled._sim_for(config)
+    timeline = wants_timeline(config)
+    sim = _program_sim(compiled, config, timeline)
     host_function = getattr(compiled, "host_function", None)
-    recorder = _timeline_recorder(sim, config)
-    log = pypto_logger("runtime")
+    recorder = _timeline_recorder(sim) if timeline else None
+    log = _LOG
 
     def run(per_rank):
         if log.isEnabledFor(logging.INFO):
-            log.info("running %s on %s (%d rank(s), %s schedule)", compiled.entry, config.platform, len(per_rank),
+            name = getattr(compiled, "entry", None) or getattr(host_function, "name", None) or "program"
+            log.info("running %s on %s (%d rank(s), %s schedule)", name, config.platform, len(per_rank),
                      config.sim_schedule)
         return run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
                          window=config.sim_task_window, race_check=config.sim_race_check, recorder=recorder)
 
-    if host_function is None:                      # a chip program: one dispatch on rank 0
-        results = run([[(sim.entry_code(compiled.entry), sim_args)]])
-    else:
-        from pypto.runtime.distributed_sub_workers import sub_worker_runner
-        from pypto.runtime.sim.host_level import host_phases
-        from pypto.runtime.sim.world import World
-        world = world if world is not None else World(compiled.distributed_config.world_size)
-        # a HOST orchestrator runs in phases: a SubWorker call waits for the dispatches before it
-        for per_rank in host_phases(compiled.host_code(), world, sim, sim_args,
-                                    sub_worker_runner(compiled, worker, host)):
-            results = run(per_rank)
     compiled.last_timeline = None
-    if recorder is not None:                       # dfx_outputs/swimlane.json, deps.json
-        from pypto.runtime.sim.timeline import write_outputs
-        compiled.last_timeline = write_outputs(recorder, compiled, config)
+    try:
+        if host_function is None:                  # a chip program: one dispatch on rank 0
+            results = run([[(sim.entry_code(compiled.entry), sim_args)]])
+        else:
+            from pypto.runtime.distributed_sub_workers import sub_worker_runner
+            from pypto.runtime.sim.host_collectives import mode_of
+            from pypto.runtime.sim.host_level import host_phases
+            from pypto.runtime.sim.world import World
+            if world is None:
+                pool = compiled.__dict__.setdefault("_window_pool", {})
+                world = World(compiled.distributed_config.world_size, pool=pool)
+            # a HOST orchestrator runs in phases: a SubWorker call waits for the dispatches before it
+            for per_rank in host_phases(compiled.host_code(), world, sim, sim_args,
+                                        sub_worker_runner(compiled, worker, host), mode_of(config)):
+                results = run(per_rank)
+    finally:
+        if recorder is not None:                   # dfx_outputs/swimlane.json, deps.json (also of a failed run)
+            from pypto.runtime.sim.timeline import write_outputs
+            compiled.last_timeline = write_outputs(recorder, compiled, config)
     if spans is not None:
         spans["run"] = time.perf_counter()
     if world is not None:
         compiled.last_windows = world.windows
+        world.release()
     if host_function is None and not host.return_style:
         _returns_into_outputs(compiled, results[0][0], sim_args)
     host.write_back()
@@ -86,11 +97,18 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
     return host.results(results[0][0])
 
 
-def _timeline_recorder(sim, config):
-    """A TimelineRecorder when the run asks for a swimlane / task graph (pypto.runtime.sim.timeline), else None."""
-    from pypto.runtime.sim.timeline import TimelineRecorder, wants_timeline
-    if not wants_timeline(config):
-        return None
+def _program_sim(compiled, config, timeline: bool):
+    """The call's SimProgram; the usual one (no swimlane, no strict memory, already generated) without
+    `_sim_for` asking the config and the environment for a timeline a second time."""
+    shared = getattr(compiled, "_shared", None)
+    if shared is not None and not timeline and not config.sim_strict_memory and shared["sim"] is not None:
+        return shared["sim"]
+    return compiled._sim_for(config)
+
+
+def _timeline_recorder(sim):
+    """The TimelineRecorder of a run that asks for a swimlane / task graph (pypto.runtime.sim.timeline)."""
+    from pypto.runtime.sim.timeline import TimelineRecorder
     recorder = TimelineRecorder(sim.platform)
     recorder.generated_files = sim.by_filename
     return recorder
@@ -255,18 +273,21 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
     if schedule == "random":
         rng = runs[0].random if n == 1 else random.Random(seed if seed is not None else 0)
     results: list = [None] * n
-    progress, steps = RunProgress.for_terminal(runs), 0       # a progress line once a run takes > 2 s
+    # a progress line once a run takes > 2 s: the terminal is asked only once a run is long enough to tick
+    progress, steps, started = None, 0, time.perf_counter()
     with np.errstate(all="ignore"):            # float overflow / NaN are data on the chip, not warnings
         while True:
             for run in runs:
                 run.start_ready()
             candidates = [(run, a) for run in runs for a in run.agents if a.block is None or a.block.ready()]
-            if progress is not None:
-                steps += 1
-                if steps % TICK_STEPS == 0:
+            steps += 1
+            if steps % TICK_STEPS == 0:
+                if progress is None:
+                    progress = RunProgress.for_terminal(runs, started) or False
+                if progress:
                     progress.tick()
             if not candidates:
-                if progress is not None:
+                if progress:
                     progress.close()
                 for run in runs:
                     if run.agents or run.ready or run.live:
