@@ -26,7 +26,8 @@ subprocess in a scratch folder, with a timeout; the block runs as `__main__`. A 
   pypto     a deliberate user-facing PyptoError (the message is printed),
   internal  any other exception (a pypto InternalError, an AttributeError on `pl`, a crash),
   fragment  not meant to run as written: not valid Python (shell, pseudo-code), a `...`
-            placeholder in the code, or a name the prose assumes (NameError after all retries).
+            placeholder in the code, a name the prose assumes (NameError after all retries), or
+            a kernel-body excerpt at module level (pypto's KernelOnlyError for a DSL op there).
 The tally also says how many `doctest: run` blocks pass: those are the guide's own promise.
 """
 
@@ -263,6 +264,8 @@ def _classify(block: GuideBlock, result: dict) -> None:
     if _has_placeholder(block.source):
         block.verdict = "fragment"
     elif result.get("name_error") and not result.get("pypto"):
+        block.verdict = "fragment"
+    elif result.get("type") == "KernelOnlyError":      # a kernel-body excerpt written at module level
         block.verdict = "fragment"
     elif result.get("pypto") and not result.get("internal"):
         block.verdict = "pypto"
