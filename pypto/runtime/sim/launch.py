@@ -22,7 +22,8 @@ from typing import Optional
 
 import numpy as np
 
-from pypto.errors import DeadlockError, TypeCheckError, ValueCheckError
+from pypto.call_site import user_call_span
+from pypto.errors import DeadlockError, PyptoError, SimulationError, TypeCheckError, ValueCheckError
 from pypto.ir.enums import ParamDirection
 from pypto.runtime.config import default_config, require_simulator
 from pypto.runtime.sim.blocking import Block
@@ -30,12 +31,16 @@ from pypto.runtime.sim.contexts import HostContext
 from pypto.runtime.sim.host_args import HostArgs, plan_params
 from pypto.runtime.sim.machine import machine_for
 from pypto.runtime.sim.scheduler import Agent, Run
+from pypto.runtime.sim.watchdog import WatchdogExpired, watching
 
 
 def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool = False):
     """Run one call of `compiled`; the result in return style, else None (outputs written in place)."""
-    config = _config_for(compiled, config, worker)
-    host, sim_args = _bind(compiled, list(args), config, worker, torch)
+    try:
+        config = _config_for(compiled, config, worker)
+        host, sim_args = _bind(compiled, list(args), config, worker, torch)
+    except PyptoError as e:                    # a call mistake: at the caller's line
+        raise e.with_span(user_call_span())
     sim = compiled._sim_for(config)
     host_function = getattr(compiled, "host_function", None)
     if host_function is None:                      # a chip program: one dispatch on rank 0
@@ -46,7 +51,7 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
         world = world if world is not None else World(compiled.distributed_config.world_size)
         per_rank = host_dispatches(compiled.host_code(), world, sim, sim_args)
     results = run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
-                        window=config.sim_task_window)
+                        window=config.sim_task_window, watchdog_seconds=config.sim_watchdog_seconds)
     if world is not None:
         compiled.last_windows = world.windows
     if host_function is None and not host.return_style:
@@ -68,8 +73,8 @@ def _config_for(compiled, config, worker):
     if config is not None:
         require_simulator(config.platform)
         if config.platform != compiled.platform:
-            raise ValueError(f"this program was compiled for {compiled.platform}; the config asks for "
-                             f"{config.platform} (compile again with that config)")
+            raise ValueCheckError(f"this program was compiled for {compiled.platform}; the config asks for "
+                                  f"{config.platform}", hint="compile again with that config")
     require_simulator(compiled.platform)
     return config or default_config()
 
@@ -190,7 +195,7 @@ def _returned_params(compiled) -> Optional[tuple]:
 
 # ------------------------------------------------------------------ 3. the scheduler loop
 def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic", seed: Optional[int] = None,
-              window: int = 64) -> list:
+              window: int = 64, watchdog_seconds: Optional[float] = None) -> list:
     """Run `per_rank[r]` = [(FunctionCode, args), ...] on rank r, all ranks under one loop.
 
     Returns, per rank, the results of its dispatches. Deterministic: the first runnable agent in
@@ -214,10 +219,17 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
     if schedule == "random":
         rng = runs[0].random if n == 1 else random.Random(seed if seed is not None else 0)
     results: list = [None] * n
-    with np.errstate(all="ignore"):            # float overflow / NaN are data on the chip, not warnings
+    steps = 0
+    with np.errstate(all="ignore"), watching(watchdog_seconds) as dog:  # overflow / NaN are data, not warnings
         while True:
-            for run in runs:
-                run.start_ready()
+            steps += 1
+            if dog is not None and steps % 256 == 0 and dog.expired():
+                raise _livelock(runs, dog, None, None)
+            try:
+                for run in runs:
+                    run.start_ready()
+            except WatchdogExpired as e:           # a kernel that runs to its end when started
+                raise _livelock(runs, dog, None, e.span, e.message) from None
             candidates = [(run, a) for run in runs for a in run.agents if a.block is None or a.block.ready()]
             if not candidates:
                 for run in runs:
@@ -242,6 +254,8 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
                 else:
                     run.lane_done(agent.task)
                 continue
+            except WatchdogExpired as e:
+                raise _livelock(runs, dog, agent, e.span) from None
             except BaseException as e:
                 raise run.located(e, _label(run, agent, n))
             agent.block = blk
@@ -261,6 +275,27 @@ def _rank_host(run: Run, dispatches: list):
 
 def _label(run: Run, agent: Agent, n: int) -> str:
     return agent.name if n == 1 or agent is run.host else f"rank {run.rank} {agent.name}"
+
+
+def _livelock(runs: list, dog, spinning, span, started: str = "") -> SimulationError:
+    """The watchdog's error: what every agent was doing when the run's time budget ran out."""
+    n = len(runs)
+    lines = [f"  {started.split(': loop still running')[0]}: running a loop"
+             + (f" at {span.filename}:{span.line}" if span is not None and span.is_known() else "")] if started else []
+    for run in sorted(runs, key=lambda r: r.rank):
+        for a in run.agents:
+            if a is spinning:
+                where = f" at {span.filename}:{span.line}" if span is not None and span.is_known() else ""
+                lines.append(f"  {_label(run, a, n)}: running a loop{where}")
+            else:
+                blk = a.block
+                lines.append(f"  {_label(run, a, n)}: {blk.describe() if blk else 'runnable'}")
+    first = span if span is not None else next((a.block.span for run in runs for a in run.agents
+                                                 if a.block is not None and a.block.span is not None), None)
+    return SimulationError(f"the run made no end within its {dog.seconds:g} s watchdog budget (a loop that never "
+                           "ends?)\n" + "\n".join(lines), first,
+                           hint="check the loop's condition and bounds; a long run can raise the budget with "
+                                "RunConfig(sim_watchdog_seconds=...)")
 
 
 def _deadlock(runs: list) -> DeadlockError:
