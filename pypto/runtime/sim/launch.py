@@ -43,15 +43,19 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
         raise e.with_span(user_call_span())
     sim = compiled._sim_for(config)
     host_function = getattr(compiled, "host_function", None)
-    if host_function is None:                      # a chip program: one dispatch on rank 0
-        per_rank = [[(sim.entry_code(compiled.entry), sim_args)]]
-    else:
-        from pypto.runtime.sim.host_level import host_dispatches
-        from pypto.runtime.sim.world import World
-        world = world if world is not None else World(compiled.distributed_config.world_size)
-        per_rank = host_dispatches(compiled.host_code(), world, sim, sim_args)
-    results = run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
-                        window=config.sim_task_window, watchdog_seconds=config.sim_watchdog_seconds)
+    with watching(config.sim_watchdog_seconds) as dog:
+        if host_function is None:                      # a chip program: one dispatch on rank 0
+            per_rank = [[(sim.entry_code(compiled.entry), sim_args)]]
+        else:
+            from pypto.runtime.sim.host_level import host_dispatches
+            from pypto.runtime.sim.world import World
+            world = world if world is not None else World(compiled.distributed_config.world_size)
+            try:
+                per_rank = host_dispatches(compiled.host_code(), world, sim, sim_args)
+            except WatchdogExpired as e:               # the HOST orchestrator itself spins
+                raise _livelock([], dog, None, e.span, f"HOST orchestrator ({host_function.name})") from None
+        results = run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
+                            window=config.sim_task_window)
     if world is not None:
         compiled.last_windows = world.windows
     if host_function is None and not host.return_style:
