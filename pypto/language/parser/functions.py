@@ -142,6 +142,10 @@ def parse_function_def(env: ModuleEnv, node: ast.FunctionDef, opts: FunctionOpti
         attrs.update(value)
     ctx.return_types = return_types
     parse_body(ctx, node.body)
+    if return_types and not any(isinstance(n, ast.Return) for stmt in node.body for n in ast.walk(stmt)):
+        raise ParserSyntaxError(f"'{node.name}' declares a return type but never returns a value",
+                                ctx.span(node.returns), hint="end the function with `return <value>`, or drop the "
+                                                             "-> annotation")
     attrs.update(ctx.func_attrs)
     body = ctx.pop_block(ctx.span(node))
     if return_types is None:

@@ -318,6 +318,12 @@ class SourceGenerator:
                 self.emit(ind, f"{lhs}{self.expr(value)}", "", span)
             return
         name = value.op.name
+        if self.is_host and name != "tile.alloc" and (name.startswith("tile.") or isinstance(getattr(var, "type", None),
+                                                                                         TileType)):
+            raise UnsupportedError(f"tile op {name} in '{self.func.name}', which runs on the host "
+                                   f"({self.func.func_type.name} function): tile ops run on a core", value.span or span,
+                                   hint="give the function type=pl.FunctionType.InCore, or put the tile ops inside "
+                                        "`with pl.at(level=pl.Level.CORE_GROUP):`")
         if name == "tile.alloc":
             alloc = self.allocs.get(var)
             self.emit(ind, f"{lhs}{alloc.addr if alloc is not None else -1}", name, value.span or span)

@@ -158,13 +158,14 @@ class HostArgs:
             else:
                 warn_unwritten(plan.name, unwritten)
                 np.copyto(user, buf, casting="unsafe", where=~unwritten)
-        for buf, plan in zip(self.outputs, self.output_plans):
-            unwritten = unwritten_mask(buf)
-            if unwritten is not None:
-                warn_unwritten(plan.name, unwritten)
 
     def results(self, value):
         """The run's return value for the caller (torch tensors back when torch tensors came in)."""
+        returned = value if isinstance(value, tuple) else (value,)
+        for buf, plan in zip(self.outputs, self.output_plans):   # a fresh Out buffer returned as it is
+            unwritten = unwritten_mask(buf) if any(v is buf for v in returned) else None
+            if unwritten is not None:
+                warn_unwritten(plan.name, unwritten)
         if not self.any_torch:
             return value
         if isinstance(value, tuple):

@@ -54,6 +54,10 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
                 per_rank = host_dispatches(compiled.host_code(), world, sim, sim_args)
             except WatchdogExpired as e:               # the HOST orchestrator itself spins
                 raise _livelock([], dog, None, e.span, f"HOST orchestrator ({host_function.name})") from None
+            except PyptoError as e:                    # at the HOST orchestrator's line that raised it
+                host_code = compiled.host_code()
+                raise e.with_span(_generated_line_span({**sim.by_filename, host_code.filename: host_code},
+                                                       e.__traceback__))
         results = run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
                             window=config.sim_task_window)
     if world is not None:
@@ -279,6 +283,17 @@ def _rank_host(run: Run, dispatches: list):
 
 def _label(run: Run, agent: Agent, n: int) -> str:
     return agent.name if n == 1 or agent is run.host else f"rank {run.rank} {agent.name}"
+
+
+def _generated_line_span(by_filename: dict, tb):
+    """The user's span of the innermost generated-code line in a traceback (None if there is none)."""
+    span = None
+    while tb is not None:
+        code = by_filename.get(tb.tb_frame.f_code.co_filename)
+        if code is not None:
+            span = code.lines.get(tb.tb_lineno, ("", span))[1] or span
+        tb = tb.tb_next
+    return span
 
 
 def _livelock(runs: list, dog, spinning, span, started: str = "") -> SimulationError:
