@@ -5,8 +5,8 @@
     from pypto.runtime import RunConfig, run
 """
 
-from pypto.errors import (CapacityError, DeadlockError, InternalError, PyptoError, SimulationError, TypeCheckError,
-                          UnsupportedError, ValueCheckError)
+from pypto.errors import (CapacityError, DataRaceError, DeadlockError, InternalError, PyptoError, SimulationError,
+                          TypeCheckError, UnsupportedError, ValueCheckError)
 from pypto.ir.dtypes import DataType
 from pypto.log_level import LogLevel, get_log_level, set_log_level
 

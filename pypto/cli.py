@@ -5,6 +5,10 @@
     pypto dumps build_output/AddTwice_<ts> ConvertToSSA         # print the IR after that pass
     pypto diff build_output/AddTwice_<ts> InitMemRef            # what the pass changed (side by side)
     pypto diff build_output/AddTwice_<ts> InitMemRef --unified
+    pypto run examples/intermediate/01_softmax.py --trace     # → <build dir>/dfx_outputs/swimlane.json
+    pypto bisect my_kernels.py                                  # first pass whose result differs
+    pypto trace-ir build_output/AddTwice_<ts>                   # → report/ir_trace.html
+    pypto memory-map build_output/AddTwice_<ts>                 # → report/memory_map.html
 
 Every subcommand has `--help`. Errors print as one line on stderr with exit status 1 (2 for
 usage errors, as argparse does).
@@ -209,10 +213,109 @@ def _side_by_side(a: list, b: list, left: str, right: str, context: int, width: 
     console.print(table)
 
 
+# ---------------------------------------------------------------------------- debugging tools
+def cmd_run(args) -> int:
+    from pypto.env import SWIMLANE_ENV, build_dir_base
+    path = Path(args.file)
+    if not path.is_file():
+        raise CliError(f"{path}: no such file")
+    base = Path(args.output) if args.output else build_dir_base()
+    before = set(base.glob("*/dfx_outputs/*.json")) if base.is_dir() else set()
+    env = {SWIMLANE_ENV: "1" if args.trace else None, "PYPTO_PROG_BUILD_DIR": str(base) if args.output else None}
+    with _environment(**env):
+        sys.path.insert(0, str(path.parent.resolve()))
+        try:
+            runpy.run_path(str(path), run_name="__main__")
+        finally:
+            sys.path.pop(0)
+    if args.trace:
+        made = sorted(set(base.glob("*/dfx_outputs/*.json")) - before) if base.is_dir() else []
+        for p in made:
+            print(f"wrote {p}  (open it in https://ui.perfetto.dev or chrome://tracing)", file=sys.stderr)
+        if not made:
+            print("no simulated run wrote a timeline (did the file run a kernel on a *sim platform?)", file=sys.stderr)
+    return 0
+
+
+def _bisect_target(namespace: dict, wanted: Optional[str]):
+    from pypto.runtime.jit import JITFunction
+    found = [(k, v) for k, v in namespace.items() if isinstance(v, JITFunction)] + \
+        [(v.name, v) for v in _programs(namespace, None)]
+    if wanted is not None:
+        found = [(k, v) for k, v in found if k == wanted]
+    if len(found) != 1:
+        names = ", ".join(k for k, _ in found) or "none"
+        raise CliError(f"name the kernel to bisect with --program (candidates: {names})" if found or wanted is None
+                       else f"no @pl.program or @pl.jit named {wanted!r}")
+    return found[0][1]
+
+
+def cmd_bisect(args) -> int:
+    from pypto.debug.bisect import bisect
+    namespace = _load_module(Path(args.file))
+    make = namespace.get("bisect_inputs")
+    if not callable(make):
+        raise CliError(f"{args.file} needs a bisect_inputs() function returning the argument list "
+                       "(numpy arrays in the kernel's parameter order)")
+    inputs = make()
+    target = _bisect_target(namespace, args.program)
+    report = bisect(target, list(inputs), platform=args.platform, rtol=args.rtol, atol=args.atol)
+    print(report)
+    return 1 if report.culprit else 0
+
+
+def cmd_trace_ir(args) -> int:
+    from pypto.debug.ir_trace import dump_stages, trace_program, write_ir_trace
+    source = Path(args.source)
+    if source.is_dir():
+        out = Path(args.output) if args.output else (source / "report" / "ir_trace.html"
+                                                     if (source / "passes_dump").is_dir() else source / "ir_trace.html")
+        path = write_ir_trace(dump_stages(source), out, title=f"IR trace of {source.name}")
+    elif source.suffix == ".py" and source.is_file():
+        programs = _programs(_load_module(source), args.program)
+        if not programs:
+            raise CliError(f"{source} defines no @pl.program class; for @pl.jit kernels run `pypto compile` and "
+                           "pass the build directory")
+        if len(programs) > 1 and args.output:
+            raise CliError("several programs and one --output: choose one with --program")
+        path = None
+        for prog in programs:
+            path = trace_program(prog, Path(args.output) if args.output else Path(f"{prog.name}_ir_trace.html"),
+                                 platform=args.platform)
+            print(f"wrote {path}")
+        return 0
+    else:
+        raise CliError(f"{source}: expected a build directory or a .py file")
+    print(f"wrote {path}")
+    return 0
+
+
+def cmd_memory_map(args) -> int:
+    from pypto.debug.memory_map import load_program, write_memory_map
+    from pypto.runtime.compile import memory_report
+    source = Path(args.source)
+    try:
+        program = load_program(source)
+    except FileNotFoundError as e:
+        raise CliError(str(e)) from None
+    if args.text:
+        print(memory_report(program), end="")
+        return 0
+    if args.output:
+        out = Path(args.output)
+    elif source.is_dir():
+        out = source / "report" / "memory_map.html"
+    else:
+        out = source.with_suffix(".memory_map.html")
+    print(f"wrote {write_memory_map(program, out, platform=args.platform)}")
+    return 0
+
+
 # ---------------------------------------------------------------------------- entry point
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="pypto", description="PyPTO: compile kernels to build directories and inspect what each pass did.",
+        prog="pypto", description="PyPTO: compile kernels to build directories, inspect what each pass did, and "
+                                  "debug them (timelines, bisection, IR trace, memory map).",
         epilog="A build directory holds passes_dump/, ptoas/*.pto, orchestration/ (the final IR and <fn>.sim.py, "
                "the host code the simulator runs), kernels/sim/, report/ and kernel_config.py; "
                "reload one in Python with CompiledProgram.from_dir(dir).")
@@ -254,6 +357,47 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("-C", "--context", type=int, default=3, metavar="N", help="unchanged lines around each change")
     f.add_argument("--width", type=int, metavar="COLS", help="table width for --side-by-side")
     f.set_defaults(run=cmd_diff)
+
+    r = sub.add_parser("run", help="run a Python file, optionally writing a swimlane timeline of each simulated run",
+                       description="Run FILE as a script. With --trace every simulated run writes "
+                                   "<build dir>/dfx_outputs/swimlane.json (Chrome trace format: open it in "
+                                   "ui.perfetto.dev); times are estimates from the platform's cost model.")
+    r.add_argument("file", help="a Python script that runs kernels")
+    r.add_argument("--trace", action="store_true", help="record a swimlane timeline of every simulated run")
+    r.add_argument("-o", "--output", metavar="DIR", help="base directory for build directories")
+    r.set_defaults(run=cmd_run)
+
+    b = sub.add_parser("bisect", help="name the first pass whose output computes a different result",
+                       description="Import FILE, take the arguments its bisect_inputs() returns, run the kernel's IR "
+                                   "after every pass of the Default pipeline with reference semantics (and the final "
+                                   "IR on the simulator), and report the first stage whose outputs differ from the "
+                                   "frontend program's. Exit status 1 when a stage differs.")
+    b.add_argument("file", help="a Python file with one @pl.program or @pl.jit kernel and bisect_inputs()")
+    b.add_argument("--program", metavar="NAME", help="the kernel to bisect when the file defines several")
+    b.add_argument("--platform", default="a2a3sim", choices=["a2a3sim", "a5sim"])
+    b.add_argument("--rtol", type=float, default=1e-5)
+    b.add_argument("--atol", type=float, default=1e-5)
+    b.set_defaults(run=cmd_bisect)
+
+    t = sub.add_parser("trace-ir", help="write an HTML page with the IR after every pass",
+                       description="SOURCE is a build directory (its passes_dump/) or a .py file with @pl.program "
+                                   "classes (compiled now, so each statement links to its source line). Writes one "
+                                   "self-contained page: pass list, highlighted IR, side-by-side diff, search.")
+    t.add_argument("source", help="a build directory or a .py file")
+    t.add_argument("-o", "--output", metavar="HTML", help="output file (default: <build dir>/report/ir_trace.html)")
+    t.add_argument("--program", metavar="NAME", help="only this @pl.program of the file")
+    t.add_argument("--platform", default="a2a3sim", choices=["a2a3sim", "a5sim"])
+    t.set_defaults(run=cmd_trace_ir)
+
+    m = sub.add_parser("memory-map", help="draw each kernel's on-chip buffers: address x lifetime (HTML)",
+                       description="SOURCE is a build directory (its final IR) or a pass dump after InitMemRef. "
+                                   "Writes a self-contained HTML page per kernel and memory space, or with --text "
+                                   "the text report.")
+    m.add_argument("source", help="a build directory or a passes_dump/*.py file")
+    m.add_argument("-o", "--output", metavar="HTML", help="output file (default: <build dir>/report/memory_map.html)")
+    m.add_argument("--text", action="store_true", help="print the text report instead")
+    m.add_argument("--platform", default="a2a3", choices=["a2a3", "a5"])
+    m.set_defaults(run=cmd_memory_map)
     return parser
 
 

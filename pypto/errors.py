@@ -90,5 +90,9 @@ class DeadlockError(PyptoError):
     """The simulator found agents that can never run again."""
 
 
+class DataRaceError(PyptoError):
+    """Two tasks with no dependency between them touched the same bytes of a buffer, at least one writing."""
+
+
 class SimulationError(PyptoError):
     """The simulated machine rejected an operation (bad address, illegal data path, ...)."""

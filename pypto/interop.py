@@ -68,3 +68,14 @@ def as_array(x, what: str) -> np.ndarray:
     if arr is None:
         raise TypeCheckError(f"{what} must be a numpy array (or a torch CPU tensor), got {type(x).__name__}")
     return arr
+
+
+def numpy_dtype_of(dtype) -> np.dtype:
+    """A numpy dtype for a numpy dtype-like or a torch dtype (`torch.float32`, `torch.bfloat16`, ...)."""
+    t = sys.modules.get("torch")
+    if t is not None and isinstance(dtype, t.dtype):
+        special = _torch_special_dtypes()
+        if dtype in special:
+            return special[dtype][0]
+        return t.empty((), dtype=dtype).numpy().dtype
+    return np.dtype(dtype)

@@ -1,19 +1,23 @@
-"""A task graph: four kernels whose order comes from the tensors they share.
+"""A task graph: the order the runtime infers, and the edges, opt-outs and predicates you write.
 
 Each `pl.at` region becomes one task. The runtime does not run them in source order: it
 records which tensors each task reads and writes and orders two tasks only when they touch
-the same tensor (a producer before its consumers). Here `left` and `right` are independent
-(they may run in any order or at the same time); `combine` waits for both; `finish` for it.
+the same tensor (a producer before its consumers). In `four_tasks`, `left` and `right` are
+independent (they may run in any order or at the same time); `combine` waits for both.
 
-What it shows:
-  - several compute regions in one `@pl.jit` function, an intermediate GM tensor from
-    `pl.create_tensor`;
-  - `RunConfig(sim_schedule="random", sim_seed=N)`: the simulator picks a different legal
-    order of ready tasks per seed — the result must not change, which is how you test that
-    no dependency is missing.
+`banded` shapes the graph by hand:
+  - `no_dep_args=[out]` (an opt-out): the four `band` tasks write disjoint row bands of `out`,
+    which the runtime would otherwise serialize as four writes of one buffer;
+  - `with pl.at(...) as tid` + `tids[i] = tid`: each band's TaskId goes into a
+    `pl.array.create(n, pl.TASK_ID)` array, and `deps=[tids]` makes `scale` wait for all four
+    (the opt-out removed the edges the runtime would have inferred, so this one is needed);
+  - `predicate=(flags[0, 0] > 0)` on the `pl.spmd` region: the scheduler reads the flag when the
+    task is ready and skips the task when the comparison is false.
 
-Explicit task ids (`with pl.at(...) as t`, `deps=[t]`) and manual dependency scopes are not
-built yet; they raise a clear error naming the feature.
+The simulator checks the graph on every run: had the bands overlapped, or `deps=` been left
+out, the run would stop with a DataRaceError naming both tasks and their lines.
+`RunConfig(sim_schedule="random", sim_seed=N)` picks a different legal order per seed — the
+result must not change.
 
 Run:  python examples/intermediate/10_task_graph.py
 """
@@ -42,6 +46,27 @@ def four_tasks(x: pl.Tensor, y: pl.Tensor, out: pl.Out[pl.Tensor]):
     return out
 
 
+BANDS, BAND = 4, 8
+
+
+@pl.jit
+def banded(x: pl.Tensor, flags: pl.Tensor, out: pl.Out[pl.Tensor], res: pl.Out[pl.Tensor]):
+    tids = pl.array.create(BANDS, pl.TASK_ID)
+    for i in pl.range(BANDS):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="band", no_dep_args=[out]) as tid:
+            t = pl.load(x, [i * BAND, 0], [BAND, N])
+            pl.store(pl.exp(t), [i * BAND, 0], out)       # row band i of out
+        tids[i] = tid
+    with pl.spmd(2, name_hint="scale", deps=[tids], predicate=(flags[0, 0] > 0)) as scaled:
+        b = pl.tile.get_block_idx()
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(out, [b * 16, 0], [16, N])
+            pl.store(pl.mul(t, 2.0), [b * 16, 0], out)    # runs only when flags[0, 0] > 0
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="finish", deps=[scaled]):
+        res[:] = pl.add(out, 1.0)
+    return res
+
+
 def main():
     rng = np.random.default_rng(25)
     x = rng.uniform(-1, 1, (M, N)).astype(np.float32)
@@ -52,6 +77,12 @@ def main():
         out = np.zeros_like(x)
         four_tasks(x, y, out, config=config)
         np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+        for flag in (1, 0):
+            flags = np.full((1, 8), flag, np.int32)
+            out, res = np.zeros_like(x), np.zeros_like(x)
+            banded(x, flags, out, res, config=config)
+            scale = 2.0 if flag > 0 else 1.0
+            np.testing.assert_allclose(res, np.exp(x) * scale + 1, rtol=1e-5, atol=1e-5)
     print("OK")
 
 

@@ -44,3 +44,32 @@ def compile(program, output_dir=None, **options):
     The reference's entry point; the driver lives two layers up, reached through pypto.lazy_exports."""
     from pypto.lazy_exports import resolve
     return resolve("pypto.runtime.compile:compile_program")(program, output_dir=output_dir, **options)
+
+
+# The reference's names that live in higher layers (resolved on first use, pypto.lazy_exports).
+from pypto.lazy_exports import lazy_exports as _lazy_exports  # noqa: E402
+
+__getattr__, _lazy_dir = _lazy_exports(__name__, {
+    "VerificationLevel": "pypto.passes", "OptimizationStrategy": "pypto.passes", "PassManager": "pypto.passes",
+    "PassDumpLevel": "pypto.runtime.compile_options", "CompiledProgram": "pypto.runtime.compiled_program"})
+
+
+def serialize(node) -> bytes:
+    """A Function or Program as bytes: a one-line header, then its DSL text (what `deserialize` parses back)."""
+    if not isinstance(node, (Function, Program)):
+        raise TypeError(f"serialize expects an ir.Function or ir.Program, got {type(node).__name__}")
+    kind = "function" if isinstance(node, Function) else "program"
+    return f"# pypto-ir {kind}\n".encode() + python_print(node).encode("utf-8")
+
+
+def deserialize(data: bytes):
+    """The Function or Program that `serialize` wrote (re-parsed from its DSL text)."""
+    from pypto.lazy_exports import resolve
+    text = bytes(data).decode("utf-8")
+    header, _, body = text.partition("\n")
+    if header not in ("# pypto-ir function", "# pypto-ir program"):
+        raise ValueError("deserialize: the data was not written by pypto.ir.serialize")
+    parsed = resolve("pypto.language:parse")(body, "<deserialize>")
+    if header.endswith("function") and isinstance(parsed, Program) and len(parsed.functions) == 1:
+        return next(iter(parsed.functions.values()))
+    return parsed

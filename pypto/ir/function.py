@@ -63,6 +63,11 @@ class Function(Node):
         """The SplitMode of a cross-core kernel (attrs["split"]), or None."""
         return self.attrs.get("split")
 
+    @property
+    def requires_runtime_binding(self) -> bool:
+        """A HOST SubWorker declared with a `...` body: its implementation is bound at `prepare(callbacks=)`."""
+        return bool(self.attrs.get("runtime_bound", False))
+
     def as_python(self, concise: bool = False) -> str:
         from pypto.ir.printer import python_print
         return python_print(self)

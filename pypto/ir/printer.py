@@ -35,7 +35,7 @@ from pypto.ir.stmt import (AssignStmt, BreakStmt, ClusterScopeStmt, CommDomainSc
                            ForStmt, HierarchyScopeStmt, IfStmt, InCoreScopeStmt, ReturnStmt, SeqStmts, SpmdScopeStmt,
                            SplitAivScopeStmt, Stmt, WhileStmt, YieldStmt)
 from pypto.ir.types import (CommCtxType, DistributedTensorType, MemRef, PtrType, ScalarType, TensorType, TensorView,
-                            TileType, TileView, TupleType, Type, UnknownType)
+                            TaskIdArrayType, TileType, TileView, TupleType, Type, UnknownType)
 
 INDENT = "    "
 _RESERVED = set(keyword.kwlist) | {"pl", "pld", "self", "True", "False", "None", "tuple", "float", "int"}
@@ -87,6 +87,8 @@ class PythonPrinter:
         if isinstance(t, CommCtxType):
             self.uses_pld = True
             return "pld.CommCtx"
+        if isinstance(t, TaskIdArrayType):
+            return f"pl.Array[{t.extent}, pl.TASK_ID]"
         if isinstance(t, ScalarType):
             return f"pl.Scalar[{t.dtype!r}]"
         if isinstance(t, TileType):

@@ -89,6 +89,17 @@ class CommCtxType(ScalarType):
         self._set(dtype=INT64, span=None)
 
 
+class TaskIdArrayType(ScalarType):
+    """`pl.Array[n, pl.TASK_ID]`: a fixed-size array of TaskIds in an orchestration function (fan-in of a
+    loop's producers, `deps=[tids]`). A host-side value like a scalar, so no pass treats it as a buffer."""
+    __slots__ = ("extent",)
+    FIELDS = (("dtype", USUAL), ("extent", USUAL))
+
+    def __init__(self, extent: int):
+        from pypto.ir.dtypes import TASK_ID
+        self._set(dtype=TASK_ID, extent=int(extent), span=None)
+
+
 class TupleType(Type):
     __slots__ = ("types",)
     FIELDS = (("types", USUAL),)

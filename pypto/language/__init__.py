@@ -18,10 +18,11 @@ from pypto.ir.dtypes import (BF16, BOOL, FP4, FP8E4M3FN, FP8E5M2, FP8E8M0, FP16,
 from pypto.ir.enums import (AtomicType, CastMode, CmpType, CompactMode, ForKind, FunctionType, Level, MemorySpace,
                             PadValue, ParamDirection, PipeType, Role, SplitMode, TensorLayout, TileLayout)
 from pypto.language.decorators import InlineFunction, function, inline, program
-from pypto.language.scopes import (DslOp, KernelOnlyError, OpNamespace, at, cluster, cond, func_attr, incore, parallel,
+from pypto.language.scopes import (DslOp, KernelOnlyError, OpNamespace, ScopeMode, at, cluster, cond, func_attr, incore,
+                                   manual_scope, parallel, scope, spmd_submit, submit,
                                    pipeline, range, spmd, split, split_aiv, cross_core_slot, static_assert, static_print, unroll,
                                    while_, yield_)
-from pypto.language.typing import (InOut, MemRef, Out, Ptr, Scalar, Tensor, TensorView, Tile, TileView, Tuple,
+from pypto.language.typing import (Array, InOut, MemRef, Out, Ptr, Scalar, Tensor, TensorView, Tile, TileView, Tuple,
                                    Unknown, const, dynamic)
 
 # Opt-in (`pl.install_excepthook()` in a script): importing the DSL leaves sys.excepthook alone;
@@ -82,7 +83,7 @@ def loads_program(path, *, globals: dict | None = None):
 
 
 # `pl.jit` / `pl.JITFunction` belong to the runtime layer above this one: a compatibility path.
-_RUNTIME_NAMES = {"jit": "pypto.runtime.jit", "JITFunction": "pypto.runtime.jit"}
+_RUNTIME_NAMES = {"jit": "pypto.runtime.jit", "JITFunction": "pypto.runtime.jit", "RUNTIME": "pypto.runtime.jit"}
 _runtime_getattr, _ = lazy_exports(__name__, _RUNTIME_NAMES)
 
 

@@ -9,6 +9,7 @@ Python raises an error that says so, instead of silently doing something else.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Optional
 
@@ -47,6 +48,16 @@ comm_domain = _kernel_only("comm_domain")   # pld.comm_domain: printed by Materi
 func_attr = _kernel_only("func_attr")
 static_print = _kernel_only("static_print")
 static_assert = _kernel_only("static_assert")
+submit = _kernel_only("submit")              # out, tid = pl.submit(self.k, ...): a task and its TaskId
+spmd_submit = _kernel_only("spmd_submit")    # the same, launched over core_num blocks
+manual_scope = _kernel_only("manual_scope")  # with pl.manual_scope(): no inferred edges inside
+scope = _kernel_only("scope")                # with pl.scope(mode=pl.ScopeMode.X):
+
+
+class ScopeMode(enum.Enum):
+    """`pl.scope(mode=...)`: AUTO infers task edges from buffer overlap; MANUAL infers none (deps= only)."""
+    AUTO = 0
+    MANUAL = 1
 
 LOOP_KINDS = {"range": range, "parallel": parallel, "unroll": unroll, "pipeline": pipeline}
 

@@ -123,6 +123,21 @@ class Scalar:
         return scalar_type(item)
 
 
+class Array:
+    """`pl.Array[n, pl.TASK_ID]`: an orchestration array of TaskIds (`pl.array.create(n, pl.TASK_ID)`);
+    `pl.Array[n, dtype]` of another dtype is an on-core array, a 1-D Vec tile."""
+    def __class_getitem__(cls, item):
+        from pypto.ir.dtypes import TASK_ID
+        from pypto.ir.enums import MemorySpace
+        from pypto.ir.types import TaskIdArrayType
+        if not isinstance(item, tuple) or len(item) != 2 or not isinstance(item[0], int):
+            raise ParserTypeError("pl.Array takes [extent, dtype], e.g. pl.Array[4, pl.TASK_ID]")
+        dtype = _dtype("Array", item[1])
+        if dtype is TASK_ID:
+            return TaskIdArrayType(item[0])
+        return TileType([item[0]], dtype, memory_space=MemorySpace.Vec)
+
+
 class Tuple:
     """`pl.Tuple[T1, T2]`: a tuple of values (multi-result calls, multi-value returns)."""
     def __class_getitem__(cls, item):

@@ -11,10 +11,13 @@ runs a sequence of passes, or a slice of it by pass name.
 
 from __future__ import annotations
 
+import logging
+import time
 from typing import Callable, Iterable, Optional, Sequence
 
 from pypto.errors import ValueCheckError
 from pypto.ir.function import Function, Program
+from pypto.log_level import pypto_logger
 from pypto.passes.context import PassContext
 from pypto.passes.instruments import PassSelection, effective_instruments
 from pypto.passes.properties import PassProperties
@@ -99,9 +102,16 @@ def _run_all(pipeline: Sequence[Pass], program: Program) -> Program:
     instruments = [i for i in effective_instruments(PassContext.current()) if hasattr(i, "begin_pipeline")]
     for inst in instruments:
         inst.begin_pipeline()
+    log = pypto_logger("passes")
     try:
         for p in pipeline:
+            if not log.isEnabledFor(logging.INFO):
+                program = p(program)
+                continue
+            start, before = time.perf_counter(), program
             program = p(program)
+            log.info("pass %-30s %8.2f ms%s", p.name, (time.perf_counter() - start) * 1e3,
+                     "" if program is before else "  (returned a new program)")
     finally:
         for inst in instruments:
             inst.end_pipeline()

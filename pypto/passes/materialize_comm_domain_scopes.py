@@ -74,13 +74,20 @@ def window_buffer_of(view, defs: dict) -> Optional[Var]:
 
 
 class _Defs(IRVisitor):
-    """Var → bound value for every AssignStmt of a body."""
+    """Var → bound value for every AssignStmt of a body; a loop-carried window (`data = allreduce(data)` in
+    a `pl.range` / `pl.unroll` body) traces to its initial value, and a loop's result to the carried value."""
 
     def __init__(self):
         self.defs: dict = {}
 
     def visit_assign_stmt(self, s: AssignStmt):
         self.defs[s.var] = s.value
+        self.visit_children(s)
+
+    def visit_for_stmt(self, s: ForStmt):
+        for ia, rv in zip(s.iter_args, s.return_vars):
+            self.defs[ia] = ia.init_value
+            self.defs[rv] = ia
         self.visit_children(s)
 
 

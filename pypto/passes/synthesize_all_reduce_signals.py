@@ -2,7 +2,7 @@
 
 The host form `pld.tensor.allreduce(data)` may omit the signal; every later stage (the builtin
 chip dispatch, the credit-barrier recipe) needs one. The pass allocates one symmetric
-[MAX_RANKS, 1] INT32 window at the top of the host body (zero-initialised, shared by every
+[MAX_RANKS, 1] INT32 window at the top of the host body ([MAX_RANKS, k] for `core_num=k` calls: a lane per block) (zero-initialised, shared by every
 signal-less allreduce of the function: the self-cleaning protocol leaves it at zero after each
 call) and rewrites each such call to the explicit two-argument form on a window view of it.
 MAX_RANKS is 64, the simulator comm backend's rank limit; only rows < nranks are touched.
@@ -35,23 +35,28 @@ def _is_host(f: Function) -> bool:
 
 
 class _AddSignals(SplicingMutator):
-    def __init__(self):
-        self.buffer = None
+    """One [MAX_RANKS, lanes] buffer per lane count: core_num=k calls get k lanes (one per block)."""
 
-    def _buffer(self, span):
-        if self.buffer is None:
-            alloc = create_op_call("pld.alloc_window_buffer", [MakeTuple([const(MAX_RANKS), const(1)])],
+    def __init__(self):
+        self.buffers: dict = {}                    # lanes -> buffer Var
+        self.alloc_stmts: list = []
+
+    def _buffer(self, lanes: int, span):
+        if lanes not in self.buffers:
+            alloc = create_op_call("pld.alloc_window_buffer", [MakeTuple([const(MAX_RANKS), const(lanes)])],
                                    {"dtype": INT32}, span)
-            self.buffer = Var("__allreduce_signal_buf", alloc.type, span)
-            self.alloc_stmt = AssignStmt(self.buffer, alloc, span)
-        return self.buffer
+            name = "__allreduce_signal_buf" if lanes == 1 else f"__allreduce_signal_buf_{lanes}"
+            self.buffers[lanes] = Var(name, alloc.type, span)
+            self.alloc_stmts.append(AssignStmt(self.buffers[lanes], alloc, span))
+        return self.buffers[lanes]
 
     def mutate_assign_stmt(self, s: AssignStmt):
         v = s.value
         if isinstance(v, Call) and not v.is_function_call() and v.op.name == "pld.tensor.allreduce" \
                 and len(v.args) == 1:
-            view = create_op_call("pld.window", [self._buffer(s.span), MakeTuple([const(MAX_RANKS), const(1)])],
-                                  {"dtype": INT32}, s.span)
+            lanes = max(int(v.kwargs.get("core_num", 1)), 1)
+            view = create_op_call("pld.window", [self._buffer(lanes, s.span),
+                                                 MakeTuple([const(MAX_RANKS), const(lanes)])], {"dtype": INT32}, s.span)
             sig = Var("__allreduce_signal", view.type, s.span)
             call = create_op_call("pld.tensor.allreduce", [v.args[0], sig], dict(v.kwargs), v.span)
             return SeqStmts([AssignStmt(sig, view, s.span), s.replace(value=call)], s.span)
@@ -63,9 +68,9 @@ def transform_synthesize_all_reduce_signals(func: Function, program: Program) ->
         return func
     m = _AddSignals()
     body = m.mutate(func.body)
-    if m.buffer is None:
+    if not m.buffers:
         return func
-    stmts = [m.alloc_stmt] + [x for st in flatten_to_stmts(body) for x in flatten_to_stmts(st)]
+    stmts = m.alloc_stmts + [x for st in flatten_to_stmts(body) for x in flatten_to_stmts(st)]
     return func.replace(body=SeqStmts(stmts, func.body.span))
 
 

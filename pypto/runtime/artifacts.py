@@ -12,6 +12,8 @@
     report/codegen.txt       kernels whose `.pto` could not be generated, and why
     kernel_config.py         the manifest (pypto.codegen.kernel_config); its orchestration sources are
                              the `.sim.py` files
+    debug/run.py             reloads this directory and runs it on the simulator (pypto.runtime.build_harness)
+    report/pipeline_profile.{txt,json}   seconds per pass, when compiled with profiling=True
 
     write_build_dir(compiled)               # after compile
     compiled = load_build_dir(path)         # CompiledProgram.from_dir
@@ -37,8 +39,10 @@ def write_build_dir(compiled) -> None:
 
     out = Path(compiled.output_dir)
     lowered = compiled.lowered
-    for sub in ("orchestration", "report", "ptoas"):
+    for sub in ("orchestration", "report", "ptoas", "kernels", "debug"):
         (out / sub).mkdir(parents=True, exist_ok=True)
+    from pypto.runtime.build_harness import RUN_PY
+    (out / "debug" / "run.py").write_text(RUN_PY)
     final_ir = f"orchestration/{lowered.name or 'program'}.py"
     (out / final_ir).write_text(python_print(lowered))
     (out / "report" / "frontend_ir.py").write_text(python_print(compiled.program))
@@ -51,8 +55,11 @@ def write_build_dir(compiled) -> None:
         try:
             text = generate_function(f, arch=arch_of(compiled.platform))
         except PyptoError as e:
-            if compiled.platform in DEVICE_PLATFORMS:
-                raise                             # a device build without its kernel is no build
+            if compiled.platform in DEVICE_PLATFORMS:    # a device build without its kernel is no build
+                from pypto.backend.pto_backend import PartialCodegenError
+                raise PartialCodegenError(f"no .pto for kernel '{f.name}': {e.message}", e.span, hint=e.hint,
+                                          files={rel: (out / rel).read_text() for rel in pto_sources.values()}
+                                          ) from e
             failures.append(f"{f.name}: {e}")
             continue
         rel = f"ptoas/{f.name}.pto"
@@ -65,12 +72,37 @@ def write_build_dir(compiled) -> None:
     # (write_artifacts) writes it, a device build writes the orchestration code alone
     if compiled.platform in DEVICE_PLATFORMS:
         orchestration_code(lowered, out)
+        (out / "kernels" / "README.txt").write_text(
+            "No device binaries: this pure-Python build has no ptoas / CANN. The kernels' .pto modules are in "
+            "ptoas/.\n")
     orch_sources = {f.name: sim_source_path("orchestration", f.name) for f in lowered.functions.values()
                     if f.func_type is FunctionType.Orchestration}
     config = kernel_config(lowered, platform=compiled.platform, backend_type=compiled.backend_type,
                            final_ir=final_ir, frontend_ir="report/frontend_ir.py", pto_sources=pto_sources,
                            orchestration_sources=orch_sources)
     write_kernel_config(out / KERNEL_CONFIG, config)
+
+
+def materialize_build_dir(compiled) -> None:
+    """Write the build directory of a program compiled without one (the first read of `output_dir`)."""
+    from pypto.runtime.config import SIM_PLATFORMS, new_build_dir
+    from pypto.runtime.sim.program import sim_source_path
+    from pypto.runtime.sim.codegen import HOST_TYPES
+    out = new_build_dir(compiled.lowered.name)
+    out.mkdir(parents=True, exist_ok=True)
+    compiled._shared["build_dir"] = out
+    write_build_dir(compiled)
+    if compiled.platform not in SIM_PLATFORMS:
+        return
+    sim = compiled._shared["sim"]
+    if sim is None:
+        _ = compiled.sim                          # generated from files in the build directory
+        return
+    for code in sim.functions.values():           # already generated in memory: write the same sources
+        kind = "orchestration" if code.func.func_type in HOST_TYPES else "kernels"
+        path = out / sim_source_path(kind, code.name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(code.source)
 
 
 def load_build_dir(path, *, entry=None):

@@ -13,6 +13,12 @@ written) and reused afterwards.
     compiled = CompiledProgram.from_dir("build_output/AddTwice_20260101_120000_000001")   # reload a build
     compiled.param_names, compiled.output_indices, compiled.has_return, compiled.platform
 
+`compiled.output_dir` is the build directory (pypto.runtime.artifacts): when the compile wrote
+none (no dumps, no output_dir=), the first read of `output_dir` writes it, so the edit-run loop
+pays for files only when someone looks at them. `debug/run.py` in it reloads and runs the build.
+`compiled.prepare()` is a ChipWorker with this program registered (`with compiled.prepare() as rt:
+rt(a, b, out)`); `compiled.validate_ir(tensors, expected)` checks every pass dump numerically.
+
 DeviceTensor arguments (pypto.runtime.worker) run on their ChipWorker without host copies;
 inside `with ChipWorker(...)` every call runs on that worker. Either way a call is
 `pypto.runtime.sim.launch.launch` (binding, one scheduler loop, write-back).
@@ -36,8 +42,9 @@ class CompiledProgram:
         self.lowered = lowered
         self.platform = platform
         self.backend_type = backend_type_of(platform)
-        self.output_dir = Path(output_dir) if output_dir is not None else None
-        self._shared = _shared if _shared is not None else {"sim": None}
+        self._shared = _shared if _shared is not None else {"sim": None, "build_dir": None}
+        if output_dir is not None:
+            self._shared["build_dir"] = Path(output_dir)
         entries = [f.name for f in lowered.functions.values() if f.func_type is FunctionType.Orchestration]
         if entry is None:
             if not entries:
@@ -55,6 +62,23 @@ class CompiledProgram:
         self._plans = None
         self._pool: dict = {}                    # private Out / InOut buffers, reused across in-place calls
 
+    # ------------------------------------------------------------------ build directory
+    @property
+    def build_dir(self) -> Optional[Path]:
+        """The build directory if one was written (reading this never writes one; `output_dir` does)."""
+        return self._shared["build_dir"]
+
+    @property
+    def output_dir(self) -> Path:
+        """The build directory, written now (timestamped under $PYPTO_PROG_BUILD_DIR) if the compile wrote none."""
+        if self._shared["build_dir"] is None:
+            from pypto.runtime.artifacts import materialize_build_dir
+            materialize_build_dir(self)
+        return self._shared["build_dir"]
+
+    def __fspath__(self) -> str:
+        return str(self.output_dir)
+
     # ------------------------------------------------------------------ simulator
     @property
     def sim(self):
@@ -62,11 +86,21 @@ class CompiledProgram:
         sim = self._shared["sim"]
         if sim is None:
             from pypto.runtime.sim.program import SimProgram
-            sim = self._shared["sim"] = SimProgram(self.lowered, self.platform, artifact_dir=self.output_dir)
+            sim = self._shared["sim"] = SimProgram(self.lowered, self.platform, artifact_dir=self.build_dir)
         return sim
 
     def _sim_for(self, config: RunConfig):
         """The strict-memory SimProgram when the config asks for it (generated once), else `sim`."""
+        from pypto.runtime.sim.timeline import wants_timeline
+        if wants_timeline(config):              # every op reports to the swimlane recorder (no fast paths)
+            key = ("sim_traced", bool(config.sim_strict_memory))
+            if self._shared.get(key) is None:
+                from pypto.runtime.sim.ops import SIM_OPS
+                from pypto.runtime.sim.program import SimProgram
+                from pypto.runtime.sim.timeline import traced_ops
+                self._shared[key] = SimProgram(self.lowered, self.platform, ops=traced_ops(SIM_OPS), fast_paths=False,
+                                               strict_memory=config.sim_strict_memory)
+            return self._shared[key]
         if not config.sim_strict_memory:
             return self.sim
         sim = self._shared.get("sim_strict")
@@ -78,8 +112,8 @@ class CompiledProgram:
     def __getitem__(self, name: str) -> "CompiledProgram":
         if name not in self.entries:
             raise KeyError(f"no Orchestration function '{name}' (have: {', '.join(self.entries)})")
-        return CompiledProgram(self.program, self.lowered, platform=self.platform, output_dir=self.output_dir,
-                               entry=name, _shared=self._shared)
+        return CompiledProgram(self.program, self.lowered, platform=self.platform, entry=name,
+                               _shared=self._shared)
 
     # ------------------------------------------------------------------ reloading a build
     @classmethod
@@ -93,6 +127,18 @@ class CompiledProgram:
     @property
     def orchestration_names(self) -> list:
         return list(self.entries)
+
+    # ------------------------------------------------------------------ running
+    def prepare(self, config: Optional[RunConfig] = None):
+        """A ChipWorker with this program registered, callable like the program (`with ... as rt: rt(...)`)."""
+        from pypto.runtime.worker import PreparedProgram
+        return PreparedProgram(self, config=config)
+
+    def validate_ir(self, tensors: dict, expected: dict, *, rtol: float = 5e-2, atol: float = 5e-2) -> None:
+        """Run the program as it stood after every pass (each passes_dump/ file, finished by the passes after
+        it) and compare its outputs with `expected`; an AssertionError names the first pass that diverges."""
+        from pypto.runtime.validate_ir import validate_pass_dumps
+        validate_pass_dumps(self, tensors, expected, rtol=rtol, atol=atol)
 
     def __call__(self, *args, config: Optional[RunConfig] = None):
         from pypto.runtime.sim.launch import launch

@@ -6,7 +6,9 @@
 
 Platforms: "a2a3sim" (default) and "a5sim" run on the simulator; "a2a3" / "a5" are accepted
 (compiling for them works) but running on them needs the Ascend toolchain and a device,
-which this pure-Python build does not have, so a run raises UnsupportedError.
+which this pure-Python build does not have, so a run raises UnsupportedError — unless
+PYPTO_SIMULATE=1 is set, which maps "a2a3" / "a5" to "a2a3sim" / "a5sim" wherever a platform is
+named (RunConfig, ir.compile), so a device script runs unchanged on a machine without an NPU.
 Environment variables are read in one place, pypto.env (PYPTO_PROG_BUILD_DIR, PYPTO_VERIFY_LEVEL,
 PYPTO_DUMP_PASSES). `default_config()` is the one RunConfig used wherever a call passes none.
 """
@@ -18,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from pypto.env import BUILD_DIR_ENV, DUMP_PASSES_ENV, VERIFY_LEVEL_ENV, build_dir_base, dump_passes_forced  # noqa: F401
+from pypto.env import (BUILD_DIR_ENV, DUMP_PASSES_ENV, VERIFY_LEVEL_ENV, build_dir_base,  # noqa: F401
+                       dump_passes_forced, simulate_devices)
 from pypto.errors import UnsupportedError
 
 SIM_PLATFORMS = ("a2a3sim", "a5sim")
@@ -36,8 +39,11 @@ def backend_type_of(platform: str) -> str:
 
 
 def check_platform(platform: str) -> str:
+    """A known platform name; under PYPTO_SIMULATE=1 a device platform becomes its simulator."""
     if platform not in PLATFORMS:
         raise ValueError(f"unknown platform {platform!r}; expected one of {', '.join(PLATFORMS)}")
+    if platform in DEVICE_PLATFORMS and simulate_devices():
+        return platform + "sim"
     return platform
 
 
@@ -47,7 +53,8 @@ def require_simulator(platform: str) -> None:
     if platform in DEVICE_PLATFORMS:
         raise UnsupportedError(f"running on platform '{platform}' needs the Ascend toolchain (CANN, ptoas) and a "
                                "device, which are not present in this pure-Python build",
-                               hint=f"use platform='{platform}sim' to run on the simulator")
+                               hint=f"use platform='{platform}sim', or set PYPTO_SIMULATE=1 to run device "
+                                    "platforms on their simulators")
 
 
 @dataclass
@@ -68,6 +75,7 @@ class RunConfig:
     sim_strict: bool = True                   # host arrays must match the dtype exactly (no conversion)
     sim_task_window: int = 64                 # tasks in flight before the host blocks
     sim_strict_memory: bool = False           # report reads of tile bytes no op wrote (slower)
+    sim_race_check: bool = True               # DataRaceError for unordered tasks touching the same bytes
     sim_watchdog_seconds: float = 600.0       # a run still going after this long stops (livelock watchdog)
     # accepted for compatibility with the reference API; no effect on the simulator
     dump_ptoas_passes: bool = False
@@ -87,7 +95,9 @@ class RunConfig:
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        check_platform(self.platform)
+        self.platform = check_platform(self.platform)
+        from pypto.runtime.compile_options import dump_flag
+        self.dump_passes = dump_flag(self.dump_passes)
         if self.sim_schedule not in SCHEDULES:
             raise ValueError(f"sim_schedule must be one of {SCHEDULES}, got {self.sim_schedule!r}")
         if not self.sim_watchdog_seconds > 0:

@@ -20,6 +20,7 @@ only when every rank finished.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Optional
 
 from pypto.errors import TypeCheckError
 from pypto.ir.enums import Level, Role
@@ -51,22 +52,29 @@ def is_host_orchestrator(f: Function) -> bool:
     return f.level is Level.HOST and f.role in (Role.Orchestrator, None)
 
 
+def is_host_sub_worker(f: Function) -> bool:
+    return f.level is Level.HOST and f.role is Role.SubWorker
+
+
 def split_host(program: Program):
-    """(host orchestrator, chip-only program)."""
+    """(host orchestrator, chip-only program, {name: HOST SubWorker})."""
     hosts = [f for f in program.functions.values() if is_host_orchestrator(f)]
     if len(hosts) != 1:
         raise TypeCheckError(f"a distributed program needs exactly one HOST orchestrator, found {len(hosts)}",
                              hint="mark it @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)")
-    chip = Program([f for f in program.functions.values() if f is not hosts[0]], program.name)
-    return hosts[0], chip
+    subs = {f.name: f for f in program.functions.values() if is_host_sub_worker(f)}
+    chip = Program([f for f in program.functions.values() if f is not hosts[0] and f.name not in subs], program.name)
+    return hosts[0], chip, subs
 
 
 class DistributedCompiledProgram:
     """A compiled distributed program: call it with the HOST orchestrator's host arrays (in place)."""
 
-    def __init__(self, program: Program, host: Function, chip, config: DistributedConfig, platform: str):
+    def __init__(self, program: Program, host: Function, chip, config: DistributedConfig, platform: str,
+                 sub_workers: Optional[dict] = None):
         self.program = program
         self.host_function = host
+        self.sub_workers = dict(sub_workers or {})  # HOST SubWorkers by name: Python callbacks of the host
         self.chip = chip                          # the CompiledProgram of the chip functions
         self.distributed_config = config
         self.platform = platform
@@ -81,7 +89,7 @@ class DistributedCompiledProgram:
 
     @property
     def output_dir(self):
-        return self.chip.output_dir
+        return self.chip.build_dir            # None unless the compile wrote one
 
     @property
     def lowered(self):
@@ -98,8 +106,19 @@ class DistributedCompiledProgram:
             filename = f"<pypto-sim {self.host_function.name}>"
             if out is not None:                 # written there and compiled from the file
                 filename = str(out / "orchestration" / f"{self.host_function.name}.host_orch.py")
-            self._host_code = generate_host_function(self.host_function, self.chip.lowered, filename)
+            self._host_code = generate_host_function(self.host_function, self.chip.lowered, filename,
+                                                     self.sub_workers)
         return self._host_code
+
+    @property
+    def runtime_bound_callbacks(self) -> list:
+        """Names of the abstract (`...`) SubWorkers, which `prepare(callbacks={name: fn})` must bind."""
+        return [n for n, f in self.sub_workers.items() if f.requires_runtime_binding]
+
+    def prepare(self, config=None, *, extra_compiled=(), callbacks=None, **options):
+        """A DistributedWorker for this program (and `extra_compiled`): dispatch many times on one world."""
+        from pypto.runtime.distributed_worker import DistributedWorker
+        return DistributedWorker([self, *extra_compiled], config=config, callbacks=callbacks, **options)
 
     def __call__(self, *args, config=None):
         from pypto.runtime.sim.launch import launch
@@ -126,7 +145,7 @@ def compile_distributed(program: Program, distributed_config: DistributedConfig,
     from pypto.runtime.config import new_build_dir
     if isinstance(distributed_config, dict):
         distributed_config = DistributedConfig(**distributed_config)
-    host_in, chip_in = split_host(program)
+    host_in, chip_in, _subs = split_host(program)
     for p in host_in.params:
         if isinstance(p.type, DistributedTensorType):
             raise TypeCheckError(f"HOST orchestrator parameter '{p.name_hint}' cannot be a DistributedTensor",
@@ -135,10 +154,14 @@ def compile_distributed(program: Program, distributed_config: DistributedConfig,
         (new_build_dir(program.name) if dump_passes or save_kernels else None)
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
+    from pypto.runtime.distributed_world_size import fold_world_size
+    folded = fold_world_size(host_in, distributed_config.world_size)
+    if folded is not host_in:                    # the host knows its world: static window shapes for the builtins
+        program = program.with_functions([folded if f is host_in else f for f in program.functions.values()])
     lowered = lower(program, platform=platform, strategy=strategy, dump_passes=dump_passes, output_dir=out_dir)
-    host, chip_lowered = split_host(lowered)
+    host, chip_lowered, sub_workers = split_host(lowered)
     chip = CompiledProgram(chip_in, chip_lowered, platform=platform, output_dir=out_dir)
-    compiled = DistributedCompiledProgram(program, host, chip, distributed_config, platform)
+    compiled = DistributedCompiledProgram(program, host, chip, distributed_config, platform, sub_workers)
     if out_dir is not None:
         write_artifacts(chip)
         compiled.host_code()                      # orchestration/<host>.host_orch.py: the code that runs

@@ -8,6 +8,8 @@
 
     tile_add(a, b, c, config=RunConfig())       # compiles once per (shapes, dtypes, scalars, options)
     compiled = tile_add.compile(a, b, c)        # the CompiledProgram, without running
+    compiled = kernel.compile()                 # fully annotated parameters: no sample arguments
+    compiled = kernel.compile(n=pl.RUNTIME)     # scalar `n` stays a runtime parameter of the artifact
     lowered = tile_add.lower(a, b, c)           # the post-pass ir.Program
 
 Bare `pl.Tensor` parameters take the shape and dtype of the argument; scalar arguments are
@@ -39,6 +41,33 @@ from pypto.ir.types import TensorType
 from pypto.runtime.config import RunConfig, default_config
 
 _SCALARS = (bool, int, float, np.integer, np.floating, np.bool_)
+
+
+class _Runtime:
+    """`pl.RUNTIME`: given to `kernel.compile(n=pl.RUNTIME)` (or as a default), scalar `n` is not specialized:
+    it stays a parameter of the compiled artifact, whose value each dispatch passes."""
+
+    def __repr__(self) -> str:
+        return "pl.RUNTIME"
+
+    def __reduce__(self):
+        return "RUNTIME"
+
+
+RUNTIME = _Runtime()
+
+
+class _FromSignature:
+    """`compile()` without a sample for a fully annotated tensor parameter: its annotation is the whole spec.
+    `key` is the cache-key part a sample of that spec would give (so both share one cache entry)."""
+    __slots__ = ("key",)
+
+    def __init__(self, t: TensorType):
+        shape = tuple(int(d.value) if isinstance(d, ConstInt) else None for d in t.shape)
+        self.key = (shape, t.dtype.to_numpy().str)
+
+
+_PLACEHOLDERS = (_Runtime, _FromSignature)
 
 
 def _checked_config(config) -> RunConfig:
@@ -134,7 +163,40 @@ class JITFunction:
         return self._annotations
 
     # ------------------------------------------------------------------ specialization
-    def _bind(self, args: tuple, kwargs: Optional[dict] = None) -> _Call:
+    def _signature_values(self, args: tuple, kwargs: dict) -> dict:
+        """`compile()`'s arguments by name, the missing ones read from the signature: a fully annotated tensor
+        is compiled from its annotation, a scalar needs a value, pl.RUNTIME (also as its default) or nothing."""
+        from pypto.ir.types import ScalarType
+        values = dict(zip(self.param_names, args))
+        values.update(kwargs)
+        defaults = inspect.signature(self.pyfunc).parameters
+        ann = self.annotations()
+        for name in self.param_names:
+            if name in values or name not in defaults:
+                continue
+            t = ann.get(name)
+            default = defaults[name].default
+            if default is not inspect.Parameter.empty:
+                values[name] = default
+            elif isinstance(t, TensorType):
+                values[name] = _FromSignature(t)
+            elif isinstance(t, ScalarType):
+                raise TypeCheckError(f"{self.__name__}.compile(): scalar parameter '{name}' needs a value",
+                                     user_call_span(), hint=f"pass {name}=<value> to specialize it, or "
+                                                            f"{name}=pl.RUNTIME to leave it a runtime parameter")
+            else:
+                raise TypeCheckError(f"{self.__name__}.compile(): parameter '{name}' is a bare pl.Tensor, so the "
+                                     "signature holds no shape or dtype for it", user_call_span(),
+                                     hint="annotate it as pl.Tensor[[dims...], dtype], or pass sample tensors to "
+                                          "compile(...)")
+        for name, value in values.items():
+            if isinstance(value, _Runtime) and not isinstance(ann.get(name), ScalarType):
+                raise TypeCheckError(f"{self.__name__}.compile(): pl.RUNTIME given for '{name}', which is not an "
+                                     "annotated pl.Scalar parameter", user_call_span(),
+                                     hint=f"annotate it as {name}: pl.Scalar[pl.INT32] (or another dtype)")
+        return values
+
+    def _bind(self, args: tuple, kwargs: Optional[dict] = None, placeholders: bool = False) -> _Call:
         """Match the call's arguments to the parameters (by position or name) and check each is an array or
         a number; a mistake is a TypeCheckError at the user's call naming the parameter."""
         kwargs = kwargs or {}
@@ -158,7 +220,12 @@ class JITFunction:
                                  f"{len(self.param_names)})", user_call_span())
         call = _Call([values[n] for n in self.param_names])
         for name, x, arr in zip(self.param_names, call.args, call.arrays):
-            if arr is None and not isinstance(x, _SCALARS):
+            if arr is None and not isinstance(x, _SCALARS) and not (placeholders and isinstance(x, _PLACEHOLDERS)):
+                if isinstance(x, _Runtime):
+                    raise TypeCheckError(f"{self.__name__}(): pl.RUNTIME is a compile-time marker, not a value for "
+                                         f"'{name}'", user_call_span(),
+                                         hint="compile(...) with pl.RUNTIME, then pass the value to the compiled "
+                                              "program")
                 hint = ("convert it with np.asarray(..., dtype=np.float32)" if isinstance(x, (list, tuple))
                         else "pass a numpy array, a torch CPU tensor or a Python number")
                 raise TypeCheckError(f"{self.__name__}(): argument '{name}' must be an array (numpy / torch CPU) or "
@@ -170,7 +237,7 @@ class JITFunction:
         ann = self.annotations()
         for name, x, arr in zip(self.param_names, call.args, call.arrays):
             if arr is None:
-                parts.append((type(x).__name__, x))
+                parts.append(x.key if isinstance(x, _FromSignature) else (type(x).__name__, x))
                 continue
             shape, dtype = arr.shape, arr.dtype
             t = ann.get(name)
@@ -185,7 +252,8 @@ class JITFunction:
         out: dict = {}
         for name, x, arr in zip(self.param_names, call.args, call.arrays):
             if arr is None:
-                out[name] = x.item() if isinstance(x, np.generic) else x     # _bind checked it is a number
+                if not isinstance(x, _PLACEHOLDERS):        # those keep their annotation (a runtime parameter)
+                    out[name] = x.item() if isinstance(x, np.generic) else x     # _bind checked it is a number
                 continue
             if isinstance(ann.get(name), TensorType):
                 continue                            # fully annotated: the parser reads it (and checks calls)
@@ -211,8 +279,15 @@ class JITFunction:
 
     # ------------------------------------------------------------------ public API
     def compile(self, *args, config=None, **kwargs):
-        """The CompiledProgram for these argument shapes / dtypes / scalar values (cached)."""
-        return self._compiled(self._bind(args, kwargs), _checked_config(config))
+        """The CompiledProgram for these argument shapes / dtypes / scalar values (cached); parameters left out
+        are read from the signature (see `_signature_values`)."""
+        return self._compiled(self._bind_for_compile(args, kwargs), _checked_config(config))
+
+    def _bind_for_compile(self, args: tuple, kwargs: dict) -> _Call:
+        if len(args) + len(kwargs) < len(self.param_names) or \
+                any(isinstance(v, _Runtime) for v in (*args, *kwargs.values())):
+            return self._bind((), self._signature_values(args, kwargs), placeholders=True)
+        return self._bind(args, kwargs)
 
     def _compiled(self, call: _Call, config):
         if self.is_host:
@@ -251,7 +326,8 @@ class JITFunction:
         """The post-pass ir.Program for these arguments (not cached, no artifacts)."""
         from pypto.runtime.compile import lower
         config = _checked_config(config)
-        return lower(self._parse(self._bind(args, kwargs)), platform=config.platform, strategy=config.strategy)
+        return lower(self._parse(self._bind_for_compile(args, kwargs)), platform=config.platform,
+                     strategy=config.strategy)
 
     def __call__(self, *args, config=None, **kwargs):
         call = self._bind(args, kwargs)

@@ -108,7 +108,7 @@ def test_render_shows_line_caret_and_help():
     ("def k(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n    for (a,) in pl.while_():\n        pass\n"
      "    return x\n", ParserSyntaxError, r"while_\(\) requires init_values"),
     ("def k(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n    with pl.at(level=pl.Level.CORE_GROUP, deps=[x]):\n"
-     "        pass\n    return x\n", UnsupportedFeatureError, r"deps"),
+     "        pass\n    return x\n", ParserTypeError, r"deps= entries must be a TaskId variable"),
     ("def k(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n    t = pl.load(x, [0], [16], target_memory=pl.Mem.Left)\n"
      "    return x\n", TypeCheckError, r"tile.load.*Vec or Mat"),
     ("def k(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:\n    a, b = pl.add(x, x)\n    return x\n",

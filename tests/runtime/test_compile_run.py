@@ -72,11 +72,13 @@ def test_run_compiles_and_return_style_call():
     np.testing.assert_allclose(compiled(x), 3 * x, rtol=1e-6)
 
 
-def test_no_directories_without_dumps(tmp_path, monkeypatch):
+def test_no_directories_without_dumps_until_output_dir_is_read(tmp_path, monkeypatch):
     monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path / "builds"))
     compiled = ir.compile(AddTwice)
-    assert compiled.output_dir is None
+    assert compiled.build_dir is None
     assert not (tmp_path / "builds").exists()
+    out = compiled.output_dir                        # the first read writes the build
+    assert out.parent == tmp_path / "builds" and compiled.build_dir == out
 
 
 def test_dump_writes_passes_orchestration_kernels_and_report(tmp_path, monkeypatch):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import simkit as K
-from pypto.errors import CapacityError, DeadlockError, PyptoWarning, SimulationError
+from pypto.errors import CapacityError, DataRaceError, DeadlockError, PyptoWarning, SimulationError
 from pypto.ir import AssignStmt, Call, Function, GlobalVar, FunctionType, Program, ReturnStmt, ScalarType, SeqStmts
 from pypto.ir.dtypes import FP32, INDEX
 from pypto.ir.expr import ConstInt, MakeTuple
@@ -177,11 +177,13 @@ def test_missing_dependency_shows_under_random_schedule():
     # task 1 claims it only reads tmp: nothing orders task 2 after it
     c = compiled(_two_task_program(first_writes_tmp=False))
     a, b, out = arrays()
-    c(a, b, out)                               # deterministic: submission order happens to work
+    with pytest.raises(DataRaceError, match="k1.*k2"):    # the race detector names it on every run
+        c(a, b, out)
+    c(a, b, out, config=RunConfig(sim_race_check=False))  # deterministic: submission order happens to work
     np.testing.assert_array_equal(out, (a + b) + b)
     wrong = 0
     for seed in range(12):
-        c(a, b, out, config=RunConfig(sim_schedule="random", sim_seed=seed))
+        c(a, b, out, config=RunConfig(sim_schedule="random", sim_seed=seed, sim_race_check=False))
         wrong += not np.array_equal(out, (a + b) + b)
     assert wrong > 0
 

@@ -76,8 +76,7 @@ def _array_form(path: str, args: list, kwargs: dict) -> tuple:
 
 ARRAY_PATHS = ("array.create", "array.get_element", "array.update_element")
 # Catalog names this project does not build yet: the DSL knows them and says so when one is called.
-NOT_BUILT = {"submit": "task submission with captured TaskIds (the task-graph runtime API)",
-             "spmd_submit": "spmd task submission with captured TaskIds (the task-graph runtime API)"}
+NOT_BUILT: dict = {}
 
 
 # DSL names that stand for one of several ops, chosen by the arguments (then by the operand's family).

@@ -20,6 +20,7 @@ from pypto.language.parser.diagnostics import InvalidOperationError, ParserSynta
 from pypto.language.parser.dispatch import eval_expr, expression
 from pypto.language.parser.expressions import NO_OP
 from pypto.language.parser.inline import InlineFunction, expand_inline
+from pypto.language.parser import task_graph
 from pypto.language.parser.op_bridge import build_call
 from pypto.language.parser.values import (MethodRef, describe_value, is_scalar_expr, to_expr, to_op_arg)
 
@@ -75,6 +76,9 @@ def parse_call(ctx, node: ast.Call):
     if callee is builtins.print:
         raise InvalidOperationError("print() does nothing inside a kernel", span,
                                     hint="use pl.static_print(...) to print at parse time")
+    if callee is scopes.submit or callee is scopes.spmd_submit:
+        raise ParserSyntaxError(f"pl.{callee.__name__}(...) is a statement: `results..., tid = "
+                                f"pl.{callee.__name__}(self.kernel, ...)`", span)
     if callee is scopes.static_print or callee is scopes.static_assert:
         return static_check(ctx, node, callee)
     args, kwargs = eval_call_parts(ctx, node)
@@ -166,6 +170,14 @@ def op_call(ctx, node, path: str, args: list, kwargs: dict):
     scalar = _scalar_form(path, args, kwargs, span)
     if scalar is not None:
         return scalar
+    if path.startswith("array."):
+        tasks = task_graph.array_op(path, args, kwargs, span)
+        if tasks is not None:
+            return tasks
+    if path == "system.task_dummy":
+        return task_graph.task_dummy(args, kwargs, span)
+    if path in task_graph.CREATE_TENSOR_PATHS and kwargs.get("manual_dep") is not None:
+        attrs = task_graph.manual_dep_attrs(kwargs, attrs, span)
     try:
         call = build_call(path, [to_op_arg(a, span) for a in args], kwargs, span)
     except PyptoError:
@@ -218,6 +230,9 @@ def function_call(ctx, node, name: str, args: list, kwargs: dict, callee: Functi
     if len(values) != len(param_types) or any(v is None for v in values):
         raise ParserTypeError(f"{name}() takes {len(param_types)} argument(s) ({', '.join(param_names)}), "
                               f"got {len([v for v in values if v is not None])}", span)
+    values, no_dep = task_graph.unwrap_no_dep(values)
+    if no_dep:                                  # self.k(pl.no_dep(t)): t leaves tracking for this task
+        task_graph.emit_options(ctx, span, no_dep=no_dep)
     exprs = []
     for pname, ptype, v in zip(param_names, param_types, values):
         e = to_expr(v, span, "argument")

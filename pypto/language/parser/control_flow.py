@@ -337,7 +337,13 @@ def _parse_spmd_for(ctx, node: ast.For):
     span = ctx.span(node)
     if not isinstance(node.target, ast.Name):
         raise ParserSyntaxError("pl.spmd binds one block index: for i in pl.spmd(n)", span)
-    args, kwargs = eval_call_parts(ctx, node.iter)
+    from pypto.language.parser import task_graph
+    call, pred_node = task_graph.split_predicate(node.iter)
+    args, kwargs = eval_call_parts(ctx, call)
+    if "deps" in kwargs:
+        raise ParserSyntaxError("pl.spmd() does not accept 'deps=' here", span,
+                                hint="bind the region with `with pl.spmd(n, deps=[...]) as tid:`")
+    task_graph.emit_options(ctx, span, **task_graph.scope_options(ctx, kwargs, pred_node, span, what="pl.spmd"))
     ctx.push_block()
     block_idx = build_call("tile.get_block_idx", [], {}, span)
     idx = Var(node.target.id, block_idx.type, ctx.span(node.target))

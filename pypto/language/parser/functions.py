@@ -14,7 +14,7 @@ from typing import Optional
 from pypto.ir.enums import FunctionType, Level, ParamDirection, Role
 from pypto.ir.expr import Var
 from pypto.ir.function import Function
-from pypto.ir.stmt import ReturnStmt, flatten_to_stmts
+from pypto.ir.stmt import ReturnStmt, SeqStmts, flatten_to_stmts
 from pypto.ir.types import TensorType, Type
 from pypto.language.parser.annotations import BARE_SHAPED, eval_annotation, eval_return_annotation
 from pypto.language.parser.context import FunctionContext, ModuleEnv, Signature
@@ -141,6 +141,12 @@ def parse_function_def(env: ModuleEnv, node: ast.FunctionDef, opts: FunctionOpti
             raise ParserTypeError("attrs= expects a dict", ctx.span(opts.attrs_node))
         attrs.update(value)
     ctx.return_types = return_types
+    if opts.role is Role.SubWorker and ctx.host_level:
+        from pypto.language.parser.host_sub_worker import sub_worker_attrs
+        attrs.update(sub_worker_attrs(ctx, node, attrs))   # a Python callback: its body is not DSL
+        return Function(name or node.name, params, return_types or [], SeqStmts([], ctx.span(node)),
+                        opts.func_type, param_directions=directions, level=opts.level, role=opts.role, attrs=attrs,
+                        span=ctx.span(node))
     parse_body(ctx, node.body)
     if return_types and not any(isinstance(n, ast.Return) for stmt in node.body for n in ast.walk(stmt)):
         raise ParserSyntaxError(f"'{node.name}' declares a return type but never returns a value",

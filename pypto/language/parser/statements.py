@@ -49,6 +49,9 @@ def parse_assign(ctx, node: ast.Assign):
         return parse_yield(ctx, node.value, target)
     if callee is scopes.cond:
         raise InvalidOperationError("pl.cond(...) must be the first statement of a pl.while_ body", span)
+    if callee is scopes.submit or callee is scopes.spmd_submit:
+        from pypto.language.parser.task_graph import parse_submit_assign
+        return parse_submit_assign(ctx, target, node.value, span)
     value = eval_expr(ctx, node.value)
     assign_target(ctx, target, value, span)
 

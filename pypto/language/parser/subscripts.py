@@ -15,7 +15,7 @@ import builtins
 from pypto.ir.equality import structural_equal
 from pypto.ir.expr import BinaryExpr, ConstInt, Expr, TupleGetItem
 from pypto.ir.stmt import AssignStmt, EvalStmt
-from pypto.ir.types import TensorType, TileType, TupleType, Type
+from pypto.ir.types import TaskIdArrayType, TensorType, TileType, TupleType, Type
 from pypto.language import typing as pl_typing
 from pypto.language.parser.diagnostics import (ParserSyntaxError, ParserTypeError, SSAViolationError,
                                                UnsupportedFeatureError)
@@ -24,7 +24,8 @@ from pypto.language.parser.op_bridge import build_call
 from pypto.language.parser.values import Directed, MultiReturn, describe_value, is_shaped_expr, to_expr
 
 _TYPE_BUILDERS = {pl_typing.Tensor: pl_typing.tensor_type, pl_typing.Tile: pl_typing.tile_type,
-                  pl_typing.Scalar: pl_typing.scalar_type, pl_typing.Tuple: pl_typing.tuple_type}
+                  pl_typing.Scalar: pl_typing.scalar_type, pl_typing.Tuple: pl_typing.tuple_type,
+                  pl_typing.Array: lambda item: pl_typing.Array[item]}
 
 
 def _index_nodes(node: ast.Subscript) -> list:
@@ -50,6 +51,9 @@ def parse_subscript(ctx, node: ast.Subscript):
     if base.__class__.__name__ == "MemRefDecl":          # pl.MemRef("name", slots=N)[k]
         return base[eval_expr(ctx, node.slice)]
     if isinstance(base, Expr):
+        if isinstance(base.type, TaskIdArrayType):              # tids[i]: one TaskId of an array
+            from pypto.language.parser.task_graph import array_get
+            return array_get(ctx, base, node)
         if isinstance(base.type, TupleType):
             idx = eval_expr(ctx, node.slice)
             if not isinstance(idx, int):
@@ -153,6 +157,9 @@ def assign_subscript(ctx, target: ast.Subscript, value, span) -> None:
         raise ParserSyntaxError("subscript assignment needs a plain name on the left (dst[...] = value)", span)
     name = target.value.id
     base = ctx.lookup(name, target.value)
+    if isinstance(getattr(base, "type", None), TaskIdArrayType):   # tids[i] = tid
+        from pypto.language.parser.task_graph import array_set
+        return array_set(ctx, name, base, target, value, span)
     if not is_shaped_expr(base):
         raise ParserTypeError(f"cannot assign into {describe_value(base)} '{name}'", span,
                               hint="subscript assignment writes into tensors and tiles")

@@ -17,13 +17,14 @@ import ast
 from pypto.ir.enums import Level, Role, SplitMode
 from pypto.ir.stmt import ClusterScopeStmt, CommDomainScopeStmt, HierarchyScopeStmt, InCoreScopeStmt, SpmdScopeStmt
 from pypto.language import scopes
+from pypto.language.parser import task_graph
 from pypto.language.parser.calls import eval_call_parts
 from pypto.language.parser.diagnostics import ParserSyntaxError, ParserTypeError, UnsupportedFeatureError
 from pypto.language.parser.dispatch import eval_expr, parse_body, statement
 from pypto.language.parser.values import describe_value, to_expr
 
 _AT_KWARGS = {"level", "role", "optimizations", "name_hint", "windowize"}
-_AT_UNBUILT = {"deps", "no_dep_args", "dumps", "allow_early_resolve"}
+_AT_UNBUILT = {"dumps"}
 
 
 @statement(ast.With)
@@ -34,12 +35,26 @@ def parse_with(ctx, node: ast.With):
     item = node.items[0]
     call = item.context_expr
     callee = eval_expr(ctx, call.func) if isinstance(call, ast.Call) else None
+    if callee in (scopes.manual_scope, scopes.scope):
+        if item.optional_vars is not None:
+            raise ParserSyntaxError(f"pl.{callee.__name__}() binds no name", span)
+        return task_graph.parse_runtime_scope(ctx, callee, call, node.body, span)
     if callee not in (scopes.at, scopes.cluster, scopes.spmd, scopes.incore, scopes.comm_domain):
         raise ParserSyntaxError("a kernel with statement opens pl.at(...), pl.cluster(...) or pl.spmd(...)", span)
-    if item.optional_vars is not None:
-        raise UnsupportedFeatureError(f"`with pl.{callee.__name__}(...) as name` (task ids) is not supported yet", span)
+    if item.optional_vars is not None and callee not in (scopes.at, scopes.spmd):
+        raise UnsupportedFeatureError(f"`with pl.{callee.__name__}(...) as name`: only pl.at and pl.spmd regions "
+                                      "are tasks with a TaskId", span)
+    call, pred_node = task_graph.split_predicate(call)
     args, kwargs = eval_call_parts(ctx, call)
     _check_scope_options(kwargs, {k.arg: ctx.span(k) for k in call.keywords if k.arg}, span)
+    if callee in (scopes.at, scopes.spmd):
+        if callee is scopes.spmd and "deps" in kwargs and item.optional_vars is None:
+            raise UnsupportedFeatureError("pl.spmd() does not accept 'deps=' here", span,
+                                          hint="bind the region with `with pl.spmd(n, deps=[...]) as tid:`")
+        options = task_graph.scope_options(ctx, kwargs, pred_node, span, what=f"pl.{callee.__name__}")
+        task_graph.emit_options(ctx, span, **options)
+    elif pred_node is not None:
+        raise ParserSyntaxError(f"pl.{callee.__name__} has no predicate=", span)
     ctx.push_block()
     parse_body(ctx, node.body)
     body = ctx.pop_block(span)
@@ -57,6 +72,8 @@ def parse_with(ctx, node: ast.With):
         ctx.emit(ClusterScopeStmt(body, kwargs.get("name_hint", ""), span))
     else:
         ctx.emit(spmd_scope(body, args, kwargs, span))
+    if item.optional_vars is not None:
+        task_graph.bind_task_id(ctx, item.optional_vars, span)
 
 
 def _check_scope_options(kwargs: dict, spans: dict, span) -> None:
@@ -124,8 +141,6 @@ def _at_scope(body, args, kwargs, span):
 
 
 def spmd_scope(body, args, kwargs, span):
-    if "deps" in kwargs:
-        raise UnsupportedFeatureError("pl.spmd() does not accept 'deps=' here", span)
     unknown = set(kwargs) - {"core_num", "sync_start", "name_hint"}
     if unknown:
         raise UnsupportedFeatureError(f"pl.spmd(..., {sorted(unknown)[0]}=...) is not supported yet", span)

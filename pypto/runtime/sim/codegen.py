@@ -45,7 +45,9 @@ from pypto.runtime.sim.watchdog import tick as watchdog_tick
 HOST_TYPES = (FunctionType.Orchestration, FunctionType.Opaque)
 # Orchestration ops that only describe or allocate GM buffers: the host need not wait for tasks.
 NO_DATA_OPS = frozenset({"tensor.create", "tensor.slice", "tensor.view", "tensor.reshape", "tensor.dim",
-                         "tensor.transpose_view", "system.task_invalid", "tile.alloc"})
+                         "tensor.transpose_view", "system.task_invalid", "tile.alloc", "system.task_options",
+                         "system.task_id", "system.task_dummy", "system.task_id_array", "system.task_id_array_get",
+                         "system.task_id_array_set", "system.manual_scope_begin", "system.manual_scope_end"})
 _PY_BINARY = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "floormod": "%", "truediv": "/", "pow": "**",
               "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "and": "and", "or": "or",
               "bitand": "&", "bitor": "|", "bitxor": "^", "xor": "^", "shl": "<<", "shr": ">>"}
@@ -331,7 +333,8 @@ class SourceGenerator:
         if name == "tensor.create" and self.is_host:
             t = value.type
             shape = self.tuple_text([self.expr(d) for d in t.shape]) if t.shape else "()"
-            self.emit(ind, f"{lhs}_sim_ctx.create_tensor({shape}, {self.dtype_const(t.dtype)})",
+            manual = ", manual_dep=True" if value.attrs.get("manual_dep") else ""
+            self.emit(ind, f"{lhs}_sim_ctx.create_tensor({shape}, {self.dtype_const(t.dtype)}{manual})",
                       name, value.span or span)
             return
         where = value.span if value.span is not None and value.span.is_known() else span

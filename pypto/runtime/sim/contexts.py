@@ -27,8 +27,9 @@ class HostContext:
         self.platform = run.machine.platform
         self.machine = run.machine
 
-    def create_tensor(self, shape, dtype) -> np.ndarray:
-        return poisoned(shape, dtype)
+    def create_tensor(self, shape, dtype, manual_dep: bool = False) -> np.ndarray:
+        t = poisoned(shape, dtype)
+        return self.run.note_manual_dep(t) if manual_dep else t
 
     def submit(self, site, args):
         return self.run.submit(site, args)

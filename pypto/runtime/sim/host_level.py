@@ -30,6 +30,7 @@ from pypto.ir.expr import Call, Expr, GlobalVar
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import CommDomainScopeStmt
 from pypto.runtime.sim.codegen import FunctionCode, SourceGenerator
+from pypto.runtime.sim.returns import return_param_map
 
 
 @dataclass(eq=False)
@@ -72,6 +73,8 @@ class HostLevel:
 
     def comm_domain(self, name: str, buffers: tuple, devices, span):
         """Windows are allocated per world; a domain over some devices numbers its members 0..k-1."""
+        if devices is not None and list(devices) == list(range(self.world.nranks)):
+            devices = None                       # every rank, in order: the world's own domain
         if devices is not None:
             bad = [d for d in devices if not 0 <= d < self.world.nranks]
             if bad:
@@ -81,29 +84,89 @@ class HostLevel:
                 window.members = list(devices)
         return contextlib.nullcontext()
 
-    def dispatch(self, rank, callee: str, args: tuple, span) -> tuple:
+    def dispatch(self, rank, callee: str, args: tuple, span, returns=None) -> "Dispatch":
+        if rank is None:                         # no device=: the world's only chip
+            if self.world.nranks != 1:
+                raise TypeCheckError(f"the host calls '{callee}' without device=r in a world of {self.world.nranks} "
+                                     "ranks", span, hint="pick the chip: self.chip(..., device=r)")
+            rank = 0
         rank = int(rank)
         if not 0 <= rank < self.world.nranks:
             raise TypeCheckError(f"device={rank} is outside the world of {self.world.nranks} ranks", span)
         code = self.functions[callee]
         bound = [a.buffer.view(rank, a.shape, a.dtype) if isinstance(a, WindowBinding) else a for a in args]
-        return rank, code, bound
+        # what the host sees as the call's result: the Out / InOut arguments the chip function returns
+        result = None
+        if returns:
+            picked = tuple(args[i] for i in returns)
+            result = picked[0] if len(picked) == 1 else picked
+        return Dispatch(rank, code, bound, result)
+
+    def sub_worker(self, name: str, args: tuple, span) -> "SubWorkerCall":
+        return SubWorkerCall(name, args, span)
+
+
+@dataclass(eq=False)
+class Dispatch:
+    """One `self.chip(..., device=r)` of the host orchestrator."""
+    rank: int
+    code: FunctionCode
+    args: list
+    result: object
+
+
+@dataclass(eq=False)
+class SubWorkerCall:
+    """One call of a HOST SubWorker: it runs once every chip dispatch before it finished."""
+    name: str
+    args: tuple
+    span: object
+
+
+def host_phases(code: FunctionCode, world, sim, args: list, run_sub_worker):
+    """Run the HOST orchestrator; yield, per phase, the [(FunctionCode, args)] of each rank, in order.
+
+    A phase ends at a SubWorker call: the caller runs the phase's dispatches to the end, then the
+    generator calls `run_sub_worker(call)` (the callback sees the chip results) and goes on."""
+    per_rank: list = [[] for _ in range(world.nranks)]
+    host = code.fn(HostLevel(world, sim.functions), *args)
+    sent, phases = None, 0
+    while True:
+        try:
+            item = host.send(sent)
+        except StopIteration:
+            break
+        if isinstance(item, SubWorkerCall):
+            if any(per_rank):
+                phases += 1
+                yield per_rank
+                per_rank = [[] for _ in range(world.nranks)]
+            run_sub_worker(item)
+            sent = None
+        else:
+            per_rank[item.rank].append((item.code, item.args))
+            sent = item.result
+    if any(per_rank) or not phases:
+        yield per_rank
 
 
 def host_dispatches(code: FunctionCode, world, sim, args: list) -> list:
-    """Run the HOST orchestrator: per rank, the [(FunctionCode, args)] dispatched to it, in order."""
-    per_rank: list = [[] for _ in range(world.nranks)]
-    for rank, fc, fargs in code.fn(HostLevel(world, sim.functions), *args):
-        per_rank[rank].append((fc, fargs))
-    return per_rank
+    """Per rank, the [(FunctionCode, args)] a HOST orchestrator without SubWorker calls dispatches to it."""
+    phases = list(host_phases(code, world, sim, args, _no_sub_workers))
+    return phases[0] if phases else [[] for _ in range(world.nranks)]
+
+
+def _no_sub_workers(call: SubWorkerCall) -> None:
+    raise UnsupportedError(f"HOST SubWorker '{call.name}' called where no callback can run", call.span)
 
 
 class _HostLevelGenerator(SourceGenerator):
     """The chip orchestration generator, with the HOST-level ops and `device=r` dispatches."""
     RESERVED = SourceGenerator.RESERVED | {"pld"}
 
-    def __init__(self, func: Function, chip: Program, filename: str):
+    def __init__(self, func: Function, chip: Program, filename: str, sub_workers=()):
         super().__init__(func, chip, {}, lambda _name: True, filename, fast_paths=False)
+        self.sub_workers = set(sub_workers)
         self.emit(1, "pld = _sim_ctx")          # the HostLevel object, by the name the DSL gives it
 
     def header(self) -> list:
@@ -159,20 +222,26 @@ class _HostLevelGenerator(SourceGenerator):
 
     def function_call(self, lhs: str, call: Call, ind: int, span) -> None:
         name = call.op.name if isinstance(call.op, GlobalVar) else str(call.op)
+        where = call.span if call.span is not None and call.span.is_known() else span
+        args = "(" + "".join(self.expr(a) + ", " for a in call.args) + ")"
+        if name in self.sub_workers:             # a host callback: runs when the dispatches before it finished
+            self.has_yield = True
+            self.emit(ind, f"{lhs}yield pld.sub_worker({name!r}, {args}, {self.const(where, 'sim_span')})",
+                      f"SubWorker {name}", where)
+            return
         device = call.attrs.get("device") if call.attrs else None
-        if device is None:
-            raise UnsupportedError(f"calling '{name}' from the HOST orchestrator without device=r", call.span)
         callee = self.program.get_function(name)
         if callee is None or callee.func_type is not FunctionType.Orchestration:
             raise UnsupportedError(f"the host dispatches '{name}', which is not a chip Orchestration function",
                                    call.span, hint="dispatch a @pl.jit / Orchestration function that calls the kernels")
-        args = "(" + "".join(self.expr(a) + ", " for a in call.args) + ")"
-        where = call.span if call.span is not None and call.span.is_known() else span
+        returns = return_param_map(callee, self.program) if lhs else None
         self.has_yield = True
-        self.emit(ind, f"{lhs}yield pld.dispatch({self.expr(device)}, {name!r}, {args}, "
-                       f"{self.const(where, 'sim_span')})", f"dispatch {name}", where)
+        dev = "None" if device is None else self.expr(device)
+        self.emit(ind, f"{lhs}yield pld.dispatch({dev}, {name!r}, {args}, {self.const(where, 'sim_span')}, "
+                       f"{returns!r})", f"dispatch {name}", where)
 
 
-def generate_host_function(func: Function, chip: Program, filename: str) -> FunctionCode:
-    """Turn a HOST orchestrator (final IR) into its simulator FunctionCode: a generator of dispatches."""
-    return _HostLevelGenerator(func, chip, filename).run()
+def generate_host_function(func: Function, chip: Program, filename: str, sub_workers=()) -> FunctionCode:
+    """Turn a HOST orchestrator (final IR) into its simulator FunctionCode: a generator of dispatches
+    (and of SubWorker calls, by the names in `sub_workers`)."""
+    return _HostLevelGenerator(func, chip, filename, sub_workers).run()

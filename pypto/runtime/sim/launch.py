@@ -17,7 +17,9 @@ A call goes through four steps, the same for every caller (`CompiledProgram.__ca
 
 from __future__ import annotations
 
+import logging
 import random
+import time
 from typing import Optional
 
 import numpy as np
@@ -25,49 +27,89 @@ import numpy as np
 from pypto.call_site import user_call_span
 from pypto.errors import DeadlockError, PyptoError, SimulationError, TypeCheckError, ValueCheckError
 from pypto.ir.enums import ParamDirection
+from pypto.log_level import pypto_logger
 from pypto.runtime.config import default_config, require_simulator
 from pypto.runtime.sim.blocking import Block
 from pypto.runtime.sim.contexts import HostContext
 from pypto.runtime.sim.host_args import HostArgs, plan_params
 from pypto.runtime.sim.machine import machine_for
+from pypto.runtime.sim.progress import TICK_STEPS, RunProgress
 from pypto.runtime.sim.scheduler import Agent, Run
 from pypto.runtime.sim.watchdog import WatchdogExpired, watching
 
 
-def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool = False):
-    """Run one call of `compiled`; the result in return style, else None (outputs written in place)."""
+def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool = False, spans=None):
+    """Run one call of `compiled`; the result in return style, else None (outputs written in place).
+    `spans` (a dict, for pypto.runtime.benchmark) receives the perf_counter time at each step's end."""
+    if spans is not None:
+        spans["start"] = time.perf_counter()
     try:
         config = _config_for(compiled, config, worker)
         host, sim_args = _bind(compiled, list(args), config, worker, torch)
     except PyptoError as e:                    # a call mistake: at the caller's line
         raise e.with_span(user_call_span())
+    if spans is not None:
+        spans["bind"] = time.perf_counter()
     sim = compiled._sim_for(config)
     host_function = getattr(compiled, "host_function", None)
-    with watching(config.sim_watchdog_seconds) as dog:
+    recorder = _timeline_recorder(sim, config)
+    log = pypto_logger("runtime")
+
+    def run(per_rank):
+        if log.isEnabledFor(logging.INFO):
+            log.info("running %s on %s (%d rank(s), %s schedule)", compiled.entry, config.platform, len(per_rank),
+                     config.sim_schedule)
+        return run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
+                         window=config.sim_task_window, race_check=config.sim_race_check, recorder=recorder)
+
+    with watching(config.sim_watchdog_seconds) as dog:   # the livelock watchdog of the whole call
         if host_function is None:                      # a chip program: one dispatch on rank 0
-            per_rank = [[(sim.entry_code(compiled.entry), sim_args)]]
+            results = run([[(sim.entry_code(compiled.entry), sim_args)]])
         else:
-            from pypto.runtime.sim.host_level import host_dispatches
+            from pypto.runtime.distributed_sub_workers import sub_worker_runner
+            from pypto.runtime.sim.host_level import host_phases
             from pypto.runtime.sim.world import World
             world = world if world is not None else World(compiled.distributed_config.world_size)
-            try:
-                per_rank = host_dispatches(compiled.host_code(), world, sim, sim_args)
-            except WatchdogExpired as e:               # the HOST orchestrator itself spins
-                raise _livelock([], dog, None, e.span, f"HOST orchestrator ({host_function.name})") from None
-            except PyptoError as e:                    # at the HOST orchestrator's line that raised it
-                host_code = compiled.host_code()
-                raise e.with_span(_generated_line_span({**sim.by_filename, host_code.filename: host_code},
-                                                       e.__traceback__))
-        results = run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
-                            window=config.sim_task_window)
+            # a HOST orchestrator runs in phases: a SubWorker call waits for the dispatches before it
+            phases = host_phases(compiled.host_code(), world, sim, sim_args, sub_worker_runner(compiled, worker, host))
+            while True:
+                try:
+                    per_rank = next(phases)
+                except StopIteration:
+                    break
+                except WatchdogExpired as e:           # the HOST orchestrator itself spins
+                    raise _livelock([], dog, None, e.span, f"HOST orchestrator ({host_function.name})") from None
+                except PyptoError as e:                # at the HOST orchestrator's line that raised it
+                    host_code = compiled.host_code()
+                    raise e.with_span(_generated_line_span({**sim.by_filename, host_code.filename: host_code},
+                                                           e.__traceback__))
+                results = run(per_rank)
+    compiled.last_timeline = None
+    if recorder is not None:                       # dfx_outputs/swimlane.json, deps.json
+        from pypto.runtime.sim.timeline import write_outputs
+        compiled.last_timeline = write_outputs(recorder, compiled, config)
+    if spans is not None:
+        spans["run"] = time.perf_counter()
     if world is not None:
         compiled.last_windows = world.windows
     if host_function is None and not host.return_style:
         _returns_into_outputs(compiled, results[0][0], sim_args)
     host.write_back()
+    if spans is not None:
+        spans["write_back"] = time.perf_counter()
     if host_function is not None or not host.return_style:
         return None
     return host.results(results[0][0])
+
+
+def _timeline_recorder(sim, config):
+    """A TimelineRecorder when the run asks for a swimlane / task graph (pypto.runtime.sim.timeline), else None."""
+    from pypto.runtime.sim.timeline import TimelineRecorder, wants_timeline
+    if not wants_timeline(config):
+        return None
+    recorder = TimelineRecorder(sim.platform)
+    recorder.generated_files = sim.by_filename
+    return recorder
 
 
 # ------------------------------------------------------------------ 1. binding
@@ -203,7 +245,8 @@ def _returned_params(compiled) -> Optional[tuple]:
 
 # ------------------------------------------------------------------ 3. the scheduler loop
 def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic", seed: Optional[int] = None,
-              window: int = 64, watchdog_seconds: Optional[float] = None) -> list:
+              window: int = 64, race_check: bool = True, recorder=None,
+              watchdog_seconds: Optional[float] = None) -> list:
     """Run `per_rank[r]` = [(FunctionCode, args), ...] on rank r, all ranks under one loop.
 
     Returns, per rank, the results of its dispatches. Deterministic: the first runnable agent in
@@ -215,8 +258,10 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
     for r in range(n):
         # one rank keeps the plain seed (a chip call); rank r of a world gets its own stream
         rank_seed = seed if n == 1 or seed is None else seed * 7919 + r
-        run = Run(sim, machine_for(sim.platform, r), schedule=schedule, seed=rank_seed, window=window)
-        run.world, run.rank = world, r
+        # the race detector checks a chip's task graph (the ranks of a world also sync through signals)
+        run = Run(sim, machine_for(sim.platform, r), schedule=schedule, seed=rank_seed, window=window,
+                  race_check=race_check and world is None)
+        run.world, run.rank, run.recorder = world, r, recorder
         dispatches = per_rank[r]
         name = f"host orchestrator ({dispatches[0][0].name})" if n == 1 and dispatches else \
             f"rank {r} host orchestrator"
@@ -227,11 +272,12 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
     if schedule == "random":
         rng = runs[0].random if n == 1 else random.Random(seed if seed is not None else 0)
     results: list = [None] * n
-    steps = 0
+    progress, steps = RunProgress.for_terminal(runs), 0       # a progress line once a run takes > 2 s
+    dog_steps = 0
     with np.errstate(all="ignore"), watching(watchdog_seconds) as dog:  # overflow / NaN are data, not warnings
         while True:
-            steps += 1
-            if dog is not None and steps % 256 == 0 and dog.expired():
+            dog_steps += 1
+            if dog is not None and dog_steps % 256 == 0 and dog.expired():
                 raise _livelock(runs, dog, None, None)
             try:
                 for run in runs:
@@ -239,10 +285,18 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
             except WatchdogExpired as e:           # a kernel that runs to its end when started
                 raise _livelock(runs, dog, None, e.span, e.message) from None
             candidates = [(run, a) for run in runs for a in run.agents if a.block is None or a.block.ready()]
+            if progress is not None:
+                steps += 1
+                if steps % TICK_STEPS == 0:
+                    progress.tick()
             if not candidates:
+                if progress is not None:
+                    progress.close()
                 for run in runs:
                     if run.agents or run.ready or run.live:
                         raise _deadlock(runs)
+                for run in runs:
+                    run.dispatch_done()          # the last dispatch's race check
                 return results
             if rng is not None:
                 run, agent = rng.choice(candidates)
@@ -277,6 +331,8 @@ def _rank_host(run: Run, dispatches: list):
         if i and (run.live or run.ready):      # a rank finishes one dispatch before the next starts
             prev = dispatches[i - 1][0].name
             yield Block(lambda: not run.live and not run.ready, "end of dispatch", f"tasks of {prev} still running")
+        if i:
+            run.dispatch_done()
         results.append((yield from code.fn(ctx, *args)))
     return results
 

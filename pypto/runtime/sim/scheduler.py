@@ -25,11 +25,13 @@ from pypto.errors import PyptoError, SimulationError, UnsupportedError
 from pypto.ir.enums import FunctionType, MemorySpace, SplitMode
 from pypto.runtime.sim.blocking import Block
 from pypto.runtime.sim.contexts import CoreContext
+from pypto.runtime.sim.race_detector import RaceDetector, byte_bounds
 
 
 class Task:
     __slots__ = ("id", "site", "code", "args", "accesses", "deps_left", "dependents", "lanes_left", "cores",
-                 "parent", "block_idx", "block_num", "deferred")
+                 "parent", "block_idx", "block_num", "deferred", "ancestors", "predicate", "early_resolve", "done",
+                 "skipped")
 
     def __init__(self, tid: int, site, code, args: tuple, accesses: list, parent=None, block_idx=0, block_num=1):
         self.id = tid
@@ -45,10 +47,15 @@ class Task:
         self.block_idx = block_idx
         self.block_num = block_num
         self.deferred: Optional[list] = None     # Blocks registered by pld.system.defer_wait
+        self.ancestors = 0               # bit k set: task #k happens before this one (fixed at submission)
+        self.predicate = None            # (tensor, indices, op, value): run only when it holds at dispatch
+        self.early_resolve = False       # allow_early_resolve=True (a hint; the simulator has no pre-staging)
+        self.done = False
+        self.skipped = False             # retired by a false predicate without running
 
     @property
     def name(self) -> str:
-        return f"task #{self.id} {self.code.name}"
+        return f"task #{self.id} {self.code.name if self.code is not None else 'task_dummy'}"
 
 
 class Agent:
@@ -61,6 +68,17 @@ class Agent:
         self.task = task
         self.core = core
         self.code = code
+
+
+_PREDICATES = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "gt": lambda a, b: a > b,
+               "lt": lambda a, b: a < b, "ge": lambda a, b: a >= b, "le": lambda a, b: a <= b}
+
+
+def _bounds(a: np.ndarray) -> tuple:
+    """(id of the buffer a views, first byte, end byte): what the OverlapMap compares."""
+    root = a if a.base is None or not isinstance(a.base, np.ndarray) else a.base
+    lo, hi = byte_bounds(a)
+    return id(root), lo, hi
 
 
 def _conflict(a: list, b: list) -> bool:
@@ -92,7 +110,7 @@ def _await_all(blocks: list):
 
 class Run:
     def __init__(self, program, machine, *, schedule: str = "deterministic", seed: Optional[int] = None,
-                 window: int = 64):
+                 window: int = 64, race_check: bool = False):
         self.program = program
         self.machine = machine
         self.epoch = machine.new_run()
@@ -105,6 +123,16 @@ class Run:
         self.host: Optional[Agent] = None
         self.world = None                # the World of a distributed run (pld ops find peers through it)
         self.rank = 0
+        # the task graph: what the OverlapMap infers, what the program declares, what it opts out of
+        self.tasks: dict = {}            # every top-level task of the current dispatch by id (done ones too)
+        self.overlap: dict = {}          # buffer id → ([writes], [reads]) as (task, lo, hi): what later tasks meet
+        self.options = None              # the next task's declared deps / opt-outs (system.task_options)
+        self.last_task_id = None         # what system.task_id returns
+        self.manual_depth = 0            # inside pl.manual_scope: no inferred edges
+        self.manual_dep: dict = {}       # buffer id → buffer of pl.create_tensor(..., manual_dep=True)
+        self.host_ancestors = 0          # tasks the host has waited for: they happen before what it submits next
+        self.race = RaceDetector() if race_check else None
+        self.recorder = None             # a timeline.TimelineRecorder when the run records a swimlane
 
     # ------------------------------------------------------------------ host side
     def submit(self, site, args: tuple):
@@ -112,14 +140,108 @@ class Run:
         accesses = [(a, d != "in") for a, d in zip(args, site.directions)
                     if d is not None and isinstance(a, np.ndarray)]
         task = Task(next(self.ids), site, code, args, accesses)
-        for other in self.live.values():
-            if _conflict(other.accesses, accesses):
-                other.dependents.append(task)
+        options, self.options = self.options, None
+        deps, no_dep = (options[0], options[1]) if options else ((), ())
+        if options:
+            task.predicate, task.early_resolve = options[2], options[3]
+        tracked = [] if self.manual_depth else [(a, w) for a, w in accesses if not self._opted_out(a, no_dep)]
+        self._add(task, self._inferred(task, tracked) + self._declared(deps))
+        return self._results(site, args)
+
+    # ------------------------------------------------------------------ the task graph
+    def set_task_options(self, deps, no_dep_args, predicate, op: str, value: int, early: bool) -> None:
+        """system.task_options: what the next submitted task declares (deps=, opt-outs, predicate=)."""
+        pred = (predicate[0], tuple(int(i) for i in predicate[1:]), op, int(value)) if predicate else None
+        self.options = (deps, tuple(no_dep_args), pred, bool(early))
+
+    def note_manual_dep(self, tensor: np.ndarray) -> np.ndarray:
+        """pl.create_tensor(..., manual_dep=True): no task infers an edge through this buffer."""
+        self.manual_dep[_bounds(tensor)[0]] = tensor
+        return tensor
+
+    def _opted_out(self, a: np.ndarray, no_dep: tuple) -> bool:
+        if _bounds(a)[0] in self.manual_dep:
+            return True
+        return any(a is t or (isinstance(t, np.ndarray) and _bounds(a) == _bounds(t)) for t in no_dep)
+
+    def _inferred(self, task: Task, accesses: list) -> list:
+        """The OverlapMap: the earlier tasks (done or not) whose accesses conflict with these; then insert them.
+        A write that covers an earlier entry replaces it (anything meeting those bytes later meets the write,
+        which comes after that entry)."""
+        preds = []
+        for a, writes in accesses:
+            key, lo, hi = _bounds(a)
+            writers, readers = self.overlap.setdefault(key, ([], []))
+            for entries in ((writers, readers) if writes else (writers,)):   # a read meets only writes
+                for other, olo, ohi in entries:
+                    if olo < hi and lo < ohi and other is not task:
+                        preds.append(other)
+                if writes:
+                    entries[:] = [e for e in entries if not (lo <= e[1] and e[2] <= hi)]
+            (writers if writes else readers).append((task, lo, hi))
+        return preds
+
+    def _declared(self, deps) -> list:
+        """deps=[...]: TaskIds (ints), invalid ones (None) and TaskId arrays (tuples) of them."""
+        out = []
+        stack = list(deps) if isinstance(deps, (list, tuple)) else [deps]
+        while stack:
+            d = stack.pop(0)
+            if d is None:
+                continue
+            if isinstance(d, (list, tuple)):
+                stack[:0] = list(d)
+                continue
+            other = self.tasks.get(int(d))
+            if other is None:
+                raise SimulationError(f"deps= names TaskId {d}, which is no task of this dispatch")
+            out.append(other)
+        return out
+
+    def _add(self, task: Task, preds: list) -> None:
+        """Wire a new task: it waits for its unfinished predecessors and inherits their happens-before sets."""
+        ancestors = self.host_ancestors
+        seen = set()
+        for p in preds:
+            if p.id in seen:
+                continue
+            seen.add(p.id)
+            ancestors |= p.ancestors | (1 << p.id)
+            if not p.done:
+                p.dependents.append(task)
                 task.deps_left += 1
+        task.ancestors = ancestors
+        self.tasks[task.id] = task
+        if self.recorder is not None:
+            self.recorder.submitted(self, task)
         self.live[task.id] = task
+        self.last_task_id = task.id
         if task.deps_left == 0:
             self.ready.append(task)
-        return self._results(site, args)
+
+    def submit_dummy(self, deps):
+        """pl.system.task_dummy(deps=[...]): a task with no work; None when it would wait for nothing."""
+        preds = self._declared(deps)
+        if not preds:
+            return None
+        task = Task(next(self.ids), None, None, (), [])
+        self._add(task, preds)
+        return task.id
+
+    def dispatch_done(self) -> None:
+        """The dispatch's tasks all finished: check them for races, and start the next dispatch afresh."""
+        if self.race is not None:
+            self.race.check()
+        self.tasks.clear()
+        self.overlap.clear()
+        self.manual_dep.clear()
+        self.host_ancestors = 0
+        self.options = None
+        self.manual_depth = 0
+
+    def _predicate_holds(self, task: Task) -> bool:
+        tensor, indices, op, value = task.predicate
+        return bool(_PREDICATES[op](tensor[indices].item(), value))
 
     @staticmethod
     def _results(site, args):
@@ -137,6 +259,9 @@ class Run:
 
     def gm_block(self, tensors) -> Optional[Block]:
         mine = [(t, True) for t in tensors if isinstance(t, np.ndarray)]
+        for t in self.tasks.values():            # the host waits for these: they precede what it submits next
+            if _conflict(t.accesses, mine):
+                self.host_ancestors |= t.ancestors | (1 << t.id)
 
         def clear() -> bool:
             return not any(_conflict(t.accesses, mine) for t in self.live.values())
@@ -176,6 +301,10 @@ class Run:
         raise UnsupportedError(f"launching a {t.name} function ('{code.name}') in the simulator", code.func.span)
 
     def _try_start(self, task: Task) -> bool:
+        if task.code is None or (task.predicate is not None and not self._predicate_holds(task)):
+            task.skipped = task.code is not None        # a dummy, or a false predicate: retired, never placed
+            self._finish(task)
+            return True
         kind = self._kind(task.code)
         if kind == "Spmd":
             self._launch_spmd(task)
@@ -258,6 +387,8 @@ class Run:
         return self._results(site, args)
 
     def _start_lane(self, task: Task, code, ctx: CoreContext, args: tuple, name: str, defer: bool = False) -> None:
+        if self.recorder is not None:
+            self.recorder.lane_started(self, ctx, task, code)
         if code.is_generator or defer:
             agent = Agent(name, None, task, ctx.core, code)
             ctx.agent = agent
@@ -279,6 +410,8 @@ class Run:
             return
         for core in task.cores:
             core.busy = False
+        if self.recorder is not None:
+            self.recorder.task_finished(self, task)
         if task.deferred:                         # the kernel ended; its completion waits for signal cells
             conds, task.deferred, task.cores, task.lanes_left = task.deferred, None, [], 1
             self.agents.append(Agent(f"{task.name} (deferred completion)", _await_all(conds), task, None, task.code))
@@ -286,6 +419,10 @@ class Run:
         if task.parent is not None:               # a block of an Spmd launch
             self.lane_done(task.parent)
             return
+        self._finish(task)
+
+    def _finish(self, task: Task) -> None:
+        task.done = True
         del self.live[task.id]
         for d in task.dependents:
             d.deps_left -= 1

@@ -13,6 +13,7 @@ import numpy as np
 from pypto.errors import SimulationError
 from pypto.ir.enums import AtomicType, CastMode, CmpType, PadValue
 from pypto.runtime.sim.ops.cast import cast_array
+from pypto.runtime.sim.race_detector import note_gm
 from pypto.runtime.sim.ops.numeric import fill_outside, is_float, pad_scalar, scalar_as, widen, write_valid
 
 
@@ -39,10 +40,12 @@ def _pad_of(ctx, kwargs) -> PadValue:
 
 # ---------------------------------------------------------------------------- data movement
 def load(ctx, out, tensor, offsets, shapes, valid_shapes, tile_shape=None, **kwargs):
-    src = tensor[_window(tensor.shape, offsets, valid_shapes, "tile.load")]
+    window = _window(tensor.shape, offsets, valid_shapes, "tile.load")
     if tile_shape is None and any(int(v) > int(s) for v, s in zip(valid_shapes, shapes)):
         raise SimulationError(f"tile.load: valid shape {[int(v) for v in valid_shapes]} exceeds the tile shape "
                               f"{[int(s) for s in shapes]}", hint="the valid shape must fit inside the shape")
+    note_gm(ctx, tensor, window, False)
+    src = tensor[window]
     if tile_shape is not None:        # flattened: the window's rows, row-major, are the tile's rows
         src = src.reshape(int(np.prod(src.shape[:-1])), src.shape[-1])
     write_valid(out, src)
@@ -59,6 +62,8 @@ def store(ctx, out, tile, offsets, output_tensor, shapes=None, atomic=AtomicType
                                   "flattened row-major", hint="the valid rows must be the window's rows")
         value = value.reshape(shapes)
     window = _window(output_tensor.shape, offsets, value.shape, "tile.store")
+    if atomic is not AtomicType.Add:          # atomic adds commute: never a race between tasks
+        note_gm(ctx, output_tensor, window, True)
     if atomic is AtomicType.Add:
         # one op is one indivisible step of the scheduler, so concurrent cores' adds never interleave
         output_tensor[window] = (output_tensor[window].astype(np.float64 if is_float(output_tensor.dtype) else np.int64)

@@ -10,6 +10,10 @@ wrapper on every rank of the comm domain holding the call's windows (`for r in p
 for a world domain, one constant `device=d` dispatch per member of a subset domain: the recipes
 address peers by domain rank, which the runtime maps to world ranks); the result is the updated window.
 
+`core_num=k` on a host allreduce builds a different builtin: a grid of k synchronized AIV blocks
+per rank, each reducing its block-cyclic share of the payload on its own signal lane
+(multicore_allreduce.py).
+
 Operands: window views are passed as they are. A plain host tensor operand (the local input of
 allgather / all_to_all / all_to_all_v and the send counts of all_to_all_v) is a stacked per-rank
 tensor: rank r's operand is its shard `x[r]` (leading dimension = ranks), read-only in the kernel.
@@ -27,7 +31,7 @@ from __future__ import annotations
 from pypto.errors import TypeCheckError, ValueCheckError
 from pypto.ir.dtypes import INDEX
 from pypto.ir.enums import FunctionType, ParamDirection
-from pypto.ir.expr import Call, GlobalVar, Var, const
+from pypto.ir.expr import Call, GlobalVar, MakeTuple, Var, const
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt, CommDomainScopeStmt, EvalStmt, ForStmt, ReturnStmt, SeqStmts
@@ -38,6 +42,8 @@ from pypto.passes.chip_pipeline import CHIP_PIPELINE
 from pypto.passes.context import PassContext
 from pypto.passes.materialize_comm_domain_scopes import (HOST_COLLECTIVES, RESULT_ALIASES, assignment_defs,
                                                           is_host_orchestrator, window_buffer_of)
+from pypto.passes.lower_host_tensor_collectives import multicore_allreduce
+from pypto.passes.lower_host_tensor_collectives.multicore_allreduce import core_num_of
 from pypto.passes.properties import IRProperty, PassProperties
 
 def _stacked(call: Call, i: int, a) -> bool:
@@ -51,6 +57,14 @@ def _stacked(call: Call, i: int, a) -> bool:
     return True
 
 
+def _flat_signal(call: Call, i: int, a) -> bool:
+    """A rank-1 `[NR]` signal window (the host form the reference's builtins take): the kernel sees it as
+    the `[NR, 1]` mesh signal the credit-barrier recipes address (same bytes, one cell per rank)."""
+    names = call.op.args
+    return i < len(names) and names[i] == "signal" and isinstance(a.type, DistributedTensorType) \
+        and len(a.type.shape) == 1
+
+
 def _builtin_pair(name: str, call: Call, span) -> list:
     """(InCore kernel, Orchestration wrapper) running `call` on per-rank operands."""
     params, dirs = [], []
@@ -60,7 +74,8 @@ def _builtin_pair(name: str, call: Call, span) -> list:
             dirs.append(ParamDirection.In)
         else:
             # a fresh type: the host value's MemRef (InitMemRef ran on the host function) is not the kernel's
-            params.append(Var(f"w{i}", DistributedTensorType(a.type.shape, a.type.dtype,
+            shape = (a.type.shape[0], const(1)) if _flat_signal(call, i, a) else a.type.shape
+            params.append(Var(f"w{i}", DistributedTensorType(shape, a.type.dtype,
                                                               tensor_view=a.type.tensor_view), span))
             dirs.append(ParamDirection.InOut)
     inner = create_op_call(call.op.name, params, dict(call.kwargs), span)
@@ -123,7 +138,10 @@ class _Lower(SplicingMutator):
             name = f"pld_builtin_{call.op.name.rsplit('.', 1)[1]}_{len(self.built)}"
             while name in self.taken or f"{name}_orch" in self.taken:
                 name += "_"
-            built = sub_build(_builtin_pair(name, call, span), name)
+            if call.op.name == "pld.tensor.allreduce" and core_num_of(call) > 1:
+                built = sub_build(multicore_allreduce.builtin_functions(name, call), name)
+            else:
+                built = sub_build(_builtin_pair(name, call, span), name)
             self.taken |= set(built.functions)
             self.added += list(built.functions.values())
             orch = self.built[key] = built.functions[f"{name}_orch"]
@@ -143,6 +161,16 @@ class _Lower(SplicingMutator):
                 shard = create_op_call("pld.stacked_index", [a, device], {}, span)
                 v = Var(f"{a.name_hint if isinstance(a, Var) else 'x'}_r", shard.type, span)
                 stmts.append(AssignStmt(v, shard, span))
+                a = v
+            elif _flat_signal(call, i, a):
+                buf = window_buffer_of(a, self.defs)
+                if buf is None:
+                    raise ValueCheckError(f"host {call.op.name}: cannot tell which window buffer the signal views",
+                                          call.span, hint="view the signal with pld.window(buf, [n], dtype=pl.INT32)")
+                view = create_op_call("pld.window", [buf, MakeTuple([a.type.shape[0], const(1)])],
+                                      {"dtype": a.type.dtype}, span)
+                v = Var(f"{a.name_hint if isinstance(a, Var) else 'signal'}_2d", view.type, span)
+                stmts.append(AssignStmt(v, view, span))
                 a = v
             args.append(a)
         dispatch = Call(GlobalVar(orch.name, span), args, type=orch.return_types[0], attrs={"device": device},

@@ -1,0 +1,388 @@
+"""Run the IR of any compiler stage with reference (numpy) semantics, to check a pass numerically.
+
+The simulator runs only final IR (tiles at assigned addresses). Bisection needs the value a program
+computes after *each* pass, so this module executes IR directly: tiles are fresh numpy buffers
+(memory spaces and addresses are ignored), tensors are the arrays passed in, tile ops are the
+simulator's own op semantics (SIM_OPS) and tensor-level ops their tile counterpart applied to whole
+tensors. Scopes run their body; Group launches run the cube side before the vector side with
+cross-core pipes as queues; Spmd launches run block after block.
+
+    outputs = run_reference(program, [x, y_out])     # {parameter name: array} of the written tensors
+
+A stage this interpreter cannot execute (a split-lane pipe, vector -> cube pipes, an op without
+reference semantics) raises NotRunnable naming the construct; bisection reports that stage as
+unchecked rather than guessing.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from pypto.errors import PyptoError
+from pypto.ir.enums import FunctionType, ParamDirection
+from pypto.ir.expr import (BinaryExpr, Call, ConstBool, ConstFloat, ConstInt, GlobalVar, MakeTuple, TupleGetItem,
+                           UnaryExpr, Var)
+from pypto.ir.function import Program
+from pypto.ir.stmt import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, ScopeStmt,
+                           SeqStmts, SplitAivScopeStmt, SpmdScopeStmt, WhileStmt, YieldStmt)
+from pypto.ir.types import TensorType, TileType, static_dims
+from pypto.runtime.sim.blocking import Block
+from pypto.runtime.sim.layout import tile_valid
+from pypto.runtime.sim.ops import SIM_OPS
+from pypto.runtime.sim.poison import poisoned
+from pypto.runtime.sim.values import TileValue
+
+
+class NotRunnable(PyptoError):
+    """This stage's IR holds something the reference interpreter does not execute."""
+
+
+_BINARY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "floordiv": operator.floordiv,
+           "floormod": operator.mod, "truediv": operator.truediv, "pow": operator.pow, "eq": operator.eq,
+           "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
+           "and": lambda a, b: a and b, "or": lambda a, b: a or b, "bitand": operator.and_,
+           "bitor": operator.or_, "bitxor": operator.xor, "xor": operator.xor, "shl": operator.lshift,
+           "shr": operator.rshift, "min": min, "max": max}
+_UNARY = {"neg": operator.neg, "not": operator.not_, "bitnot": operator.invert, "abs": abs}
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+class _Return(Exception):
+    def __init__(self, values):
+        self.values = values
+
+
+class _Ctx:
+    """What SIM_OPS functions read from their context, for a core that has no arena."""
+
+    def __init__(self, platform, block_idx=0, block_num=1, subblock_idx=0, subblock_num=1):
+        self.platform = platform
+        self.block_idx, self.block_num = block_idx, block_num
+        self.subblock_idx, self.subblock_num = subblock_idx, subblock_num
+        self.run = self.core = self.cluster = self.task = self.agent = self.machine = None
+
+
+def _fresh_tile(t: TileType) -> TileValue:
+    shape = static_dims(t.shape)
+    if shape is None:
+        raise NotRunnable(f"a tile of dynamic physical shape {t}")
+    return TileValue(poisoned(shape, t.dtype.to_numpy()), tile_valid(t), t.memory_space)
+
+
+def _as_tile(value):
+    if isinstance(value, np.ndarray):
+        return TileValue(value, value.shape)
+    return value
+
+
+class Interpreter:
+    def __init__(self, program: Program, platform):
+        from pypto.ir.platform import get_platform
+        self.program = program
+        self.platform = get_platform(platform) if isinstance(platform, str) else platform
+        self.pipes: dict = {}
+
+    # ------------------------------------------------------------------ functions
+    def call(self, name: str, args: list, ctx):
+        func = self.program.get_function(name)
+        if func is None:
+            raise NotRunnable(f"call of unknown function '{name}'")
+        env = dict(zip(func.params, args))
+        for p, a in zip(func.params, args):          # symbolic dims take their values from the arguments
+            if isinstance(p.type, TensorType) and isinstance(a, np.ndarray):
+                for d, n in zip(p.type.shape, a.shape):
+                    if isinstance(d, Var) and d not in env:
+                        env[d] = n
+        if func.func_type is FunctionType.Group:
+            return self._group(func, env, ctx)
+        if func.func_type is FunctionType.Spmd:
+            n = int(func.attrs.get("core_num") or 1)
+            result = None
+            for b in range(n):
+                result = self._body(func, dict(env), _Ctx(self.platform, b, n))
+            return result
+        if func.func_type in (FunctionType.AIV, FunctionType.AIC) and getattr(func.attrs.get("split"), "value", 0):
+            raise NotRunnable(f"'{func.name}' runs on split AIV lanes (split={func.attrs['split']})")
+        return self._body(func, env, ctx)
+
+    def _body(self, func, env: dict, ctx):
+        try:
+            self.stmt(func.body, env, ctx)
+        except _Return as r:
+            vals = r.values
+            return vals[0] if len(vals) == 1 else tuple(vals) if vals else None
+        return None
+
+    def _group(self, func, env: dict, ctx):
+        """Members of a Group: the cube side first (its pushes queue up), then the vector side."""
+        calls = [s for s in _flat(func.body)]
+        order = sorted(range(len(calls)), key=lambda i: 0 if _callee_type(self.program, calls[i]) is FunctionType.AIC
+                       else 1)
+        try:
+            for i in order:
+                self.stmt(calls[i], env, ctx)
+        except _Return as r:
+            return r.values[0] if len(r.values) == 1 else tuple(r.values) if r.values else None
+        return None
+
+    # ------------------------------------------------------------------ statements
+    def stmt(self, s, env: dict, ctx):
+        if isinstance(s, SeqStmts):
+            for x in s.stmts:
+                self.stmt(x, env, ctx)
+        elif isinstance(s, AssignStmt):
+            env[s.var] = self.expr(s.value, env, ctx, s.var)
+        elif isinstance(s, EvalStmt):
+            self.expr(s.expr, env, ctx)
+        elif isinstance(s, ForStmt):
+            for a in s.iter_args:
+                env[a] = self.expr(a.init_value, env, ctx)
+            for i in range(int(self.expr(s.start, env, ctx)), int(self.expr(s.stop, env, ctx)),
+                           int(self.expr(s.step, env, ctx))):
+                env[s.loop_var] = i
+                try:
+                    self._loop_body(s, env, ctx)
+                except _Break:
+                    break
+            for rv, a in zip(s.return_vars, s.iter_args):
+                env[rv] = env[a]
+        elif isinstance(s, WhileStmt):
+            for a in s.iter_args:
+                env[a] = self.expr(a.init_value, env, ctx)
+            while self.expr(s.condition, env, ctx):
+                try:
+                    self._loop_body(s, env, ctx)
+                except _Break:
+                    break
+            for rv, a in zip(s.return_vars, s.iter_args):
+                env[rv] = env[a]
+        elif isinstance(s, IfStmt):
+            body = s.then_body if self.expr(s.condition, env, ctx) else s.else_body
+            if body is not None:
+                yielded = self._yielding(body, env, ctx)
+                for rv, v in zip(s.return_vars, yielded or ()):
+                    env[rv] = v
+        elif isinstance(s, YieldStmt):
+            raise _Yield([self.expr(v, env, ctx) for v in s.values])
+        elif isinstance(s, ReturnStmt):
+            raise _Return([self.expr(v, env, ctx) for v in s.values])
+        elif isinstance(s, BreakStmt):
+            raise _Break()
+        elif isinstance(s, ContinueStmt):
+            raise _Continue()
+        elif isinstance(s, SplitAivScopeStmt):
+            raise NotRunnable("a pl.split_aiv scope")
+        elif isinstance(s, SpmdScopeStmt):
+            n = int(self.expr(s.core_num, env, ctx)) if not isinstance(s.core_num, int) else s.core_num
+            for b in range(n):
+                self.stmt(s.body, env, _Ctx(self.platform, b, n))
+        elif isinstance(s, ScopeStmt):
+            self.stmt(s.body, env, ctx)
+        else:
+            raise NotRunnable(f"a {type(s).__name__} statement")
+
+    def _loop_body(self, s, env, ctx):
+        try:
+            yielded = self._yielding(s.body, env, ctx)
+        except _Continue:
+            return
+        for a, v in zip(s.iter_args, yielded or ()):
+            env[a] = v
+
+    def _yielding(self, body, env, ctx):
+        try:
+            self.stmt(body, env, ctx)
+        except _Yield as y:
+            return y.values
+        return None
+
+    # ------------------------------------------------------------------ expressions
+    def expr(self, e, env: dict, ctx, target=None):
+        if isinstance(e, Var):
+            if e not in env:
+                raise NotRunnable(f"'{e.name_hint}' is read before it is bound")
+            return env[e]
+        if isinstance(e, (ConstInt, ConstFloat, ConstBool)):
+            return e.value
+        if isinstance(e, BinaryExpr):
+            return _BINARY[e.op](self.expr(e.lhs, env, ctx), self.expr(e.rhs, env, ctx))
+        if isinstance(e, UnaryExpr):
+            x = self.expr(e.operand, env, ctx)
+            if e.op == "cast":
+                return bool(x) if e.dtype.name == "BOOL" else int(x) if e.dtype.is_int() else float(x)
+            return _UNARY[e.op](x)
+        if isinstance(e, MakeTuple):
+            return tuple(self.expr(x, env, ctx) for x in e.elements)
+        if isinstance(e, TupleGetItem):
+            return self.expr(e.tuple, env, ctx)[e.index]
+        if isinstance(e, Call):
+            args = [self.expr(a, env, ctx) for a in e.args]
+            if isinstance(e.op, GlobalVar):
+                return self.call(e.op.name, args, ctx)
+            return self.op(e, args, ctx, target)
+        raise NotRunnable(f"a {type(e).__name__} expression")
+
+    def op(self, call: Call, args: list, ctx, target):
+        name = call.op.name
+        kwargs = dict(call.kwargs)
+        t = target.type if target is not None else call.type
+        if name in _PIPE_OPS:
+            return _PIPE_OPS[name](self, ctx, t, args, kwargs)
+        if name == "tensor.create":
+            return poisoned(static_dims(t.shape) or [int(self._dim(d)) for d in t.shape], t.dtype.to_numpy())
+        if name in _TENSOR_OPS:
+            return _TENSOR_OPS[name](t, args, kwargs)
+        fn = SIM_OPS.get(name)
+        lowered = getattr(call.op, "lowers_to", None)
+        if fn is None and lowered and lowered in SIM_OPS:
+            return self._tensor_via_tile(SIM_OPS[lowered], t, args, kwargs)
+        if fn is None:
+            raise NotRunnable(f"op '{name}' has no reference semantics here", call.span)
+        out = _fresh_tile(t) if isinstance(t, TileType) else None
+        result = fn(ctx, out, *args, **kwargs)
+        if isinstance(result, Block):
+            raise NotRunnable(f"'{name}' would block (it waits for another core)", call.span)
+        return result
+
+    def _dim(self, d):
+        return d.value if isinstance(d, ConstInt) else d
+
+    @staticmethod
+    def _tensor_via_tile(fn, t, args, kwargs):
+        """A tensor op applied as its tile op to whole tensors (each tensor one tile)."""
+        if not isinstance(t, TensorType):
+            raise NotRunnable("a tensor op whose result is not a tensor")
+        shape = static_dims(t.shape)
+        if shape is None:
+            raise NotRunnable(f"a tensor of dynamic shape {t}")
+        out = TileValue(poisoned(shape, t.dtype.to_numpy()), shape)
+        fn(None, out, *[_as_tile(a) for a in args], **kwargs)
+        return out.data
+
+
+class _Yield(Exception):
+    def __init__(self, values):
+        self.values = values
+
+
+def _flat(s):
+    return list(s.stmts) if isinstance(s, SeqStmts) else [s]
+
+
+def _callee_type(program, s):
+    value = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+    if isinstance(value, Call) and isinstance(value.op, GlobalVar):
+        f = program.get_function(value.op.name)
+        return f.func_type if f is not None else None
+    return None
+
+
+# ------------------------------------------------------------------ tensor-level ops without a 1:1 tile op
+def _row(reduce):
+    def fn(t, args, kwargs):
+        return reduce(args[0], axis=-1, keepdims=True).astype(t.dtype.to_numpy())
+    return fn
+
+
+def _matmul(t, args, kwargs):
+    a, b = args[0], args[1]
+    a = a.T if kwargs.get("a_trans") else a
+    b = b.T if kwargs.get("b_trans") else b
+    return (a.astype(np.float64) @ b.astype(np.float64)).astype(t.dtype.to_numpy())
+
+
+def _matmul_acc(t, args, kwargs):
+    acc, a, b = args[0], args[1], args[2]
+    return (acc.astype(np.float64) + a.astype(np.float64) @ b.astype(np.float64)).astype(t.dtype.to_numpy())
+
+
+_TENSOR_OPS = {"tensor.row_max": _row(np.max), "tensor.row_sum": _row(np.sum), "tensor.row_min": _row(np.min),
+               "tensor.matmul": _matmul, "tensor.matmul_acc": _matmul_acc}
+
+
+# ------------------------------------------------------------------ cross-core pipes as queues
+def _push(direction):
+    def fn(interp, ctx, t, args, kwargs):
+        if kwargs.get("split"):
+            raise NotRunnable("a split cross-core pipe")
+        if direction == "v2c":
+            raise NotRunnable("a vector -> cube pipe (the interpreter runs the cube side first)")
+        tile = args[0]
+        interp.pipes.setdefault((direction, kwargs.get("id") or 0), []).append(
+            (np.array(tile.data, copy=True), tile.valid))
+        return None
+    return fn
+
+
+def _pop(direction):
+    def fn(interp, ctx, t, args, kwargs):
+        if kwargs.get("split"):
+            raise NotRunnable("a split cross-core pipe")
+        queue = interp.pipes.get((direction, kwargs.get("id") or 0))
+        if not queue:
+            raise NotRunnable(f"a pop from an empty {direction} pipe (the producer runs later)")
+        data, valid = queue.pop(0)
+        out = _fresh_tile(t)
+        out.data[...] = data.reshape(out.data.shape) if data.size == out.data.size else data
+        out.valid = valid
+        return out
+    return fn
+
+
+def _nothing(interp, ctx, t, args, kwargs):
+    return 0 if isinstance(t, type(None)) else None
+
+
+_PIPE_OPS = {"tile.tpush_to_aiv": _push("c2v"), "tile.tpush_to_aic": _push("v2c"),
+             "tile.tpop_from_aic": _pop("c2v"), "tile.tpop_from_aiv": _pop("v2c"),
+             "system.tfree_to_aic": _nothing, "system.tfree_to_aiv": _nothing,
+             "system.aic_initialize_pipe": _nothing, "system.aiv_initialize_pipe": _nothing,
+             "system.reserve_buffer": lambda *a: 0, "system.import_peer_buffer": lambda *a: 0}
+
+
+# ------------------------------------------------------------------ entry
+def entry_function(program: Program):
+    """The function a call of the program runs: its Orchestration function, else the one nobody calls."""
+    funcs = list(program.functions.values())
+    for f in funcs:
+        if f.func_type is FunctionType.Orchestration:
+            return f
+    called = set()
+    from pypto.ir.visitor import collect
+    for f in funcs:
+        for c in collect(f.body, lambda n: isinstance(n, Call) and isinstance(n.op, GlobalVar)):
+            called.add(c.op.name)
+    roots = [f for f in funcs if f.name not in called]
+    if len(roots) != 1:
+        raise NotRunnable(f"program '{program.name}' has no single entry function ({[f.name for f in roots]})")
+    return roots[0]
+
+
+def run_reference(program: Program, args: list, *, platform: str = "a2a3") -> dict:
+    """Execute `program`'s entry on copies of `args`; {parameter name: array} of every tensor it may write
+    (Out / InOut parameters) plus "return" / "return.<i>" for returned tensors."""
+    func = entry_function(program)
+    if len(args) != len(func.params):
+        raise NotRunnable(f"'{func.name}' takes {len(func.params)} arguments at this stage, {len(args)} given")
+    copies = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
+    interp = Interpreter(program, platform)
+    with np.errstate(all="ignore"):
+        result = interp.call(func.name, copies, _Ctx(interp.platform))
+    out = {}
+    for p, d, a in zip(func.params, func.param_directions, copies):
+        if d is not ParamDirection.In and isinstance(a, np.ndarray):
+            out[p.name_hint] = a
+    values = result if isinstance(result, tuple) else (result,)
+    for i, v in enumerate(values):
+        if isinstance(v, np.ndarray) and not any(v is a or np.shares_memory(v, a) for a in out.values()):
+            out["return" if len(values) == 1 else f"return.{i}"] = v
+    return out

@@ -1,0 +1,113 @@
+"""DistributedWorker: several compiled programs on one world, sharing resident DeviceTensors across dispatches."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pypto.language as pl
+from pypto.ir.distributed_compiled_program import DistributedCompiledProgram, DistributedConfig
+from pypto.runtime import DistributedWorker, RunConfig
+
+R, C = 8, 32
+
+
+@pl.jit.incore
+def scale_into(src: pl.Tensor, state: pl.Out[pl.Tensor]):
+    t = pl.load(src, [0, 0], [R, C])
+    state = pl.store(pl.mul(t, 3.0), [0, 0], state)
+    return state
+
+
+@pl.jit
+def write_chip(src: pl.Tensor, state: pl.Out[pl.Tensor]):
+    state = scale_into(src, state)
+    return state
+
+
+@pl.jit.host
+def write_state(src: pl.Tensor, state: pl.Out[pl.Tensor]):
+    state = write_chip(src, state)
+    return state
+
+
+@pl.jit.incore
+def add_state(x: pl.Tensor, state: pl.Tensor, out: pl.Out[pl.Tensor]):
+    a = pl.load(x, [0, 0], [R, C])
+    b = pl.load(state, [0, 0], [R, C])
+    out = pl.store(pl.add(a, b), [0, 0], out)
+    return out
+
+
+@pl.jit
+def read_chip(x: pl.Tensor, state: pl.Tensor, out: pl.Out[pl.Tensor]):
+    out = add_state(x, state, out)
+    return out
+
+
+@pl.jit.host
+def read_state(x: pl.Tensor, state: pl.Tensor, out: pl.Out[pl.Tensor]):
+    out = read_chip(x, state, out)
+    return out
+
+
+def _programs(device_ids=(0,)):
+    cfg = RunConfig(distributed_config=DistributedConfig(device_ids=list(device_ids)))
+    sample = np.zeros((R, C), np.float32)
+    w = write_state.compile(sample, sample, config=cfg)
+    r = read_state.compile(sample, sample, sample, config=cfg)
+    assert isinstance(w, DistributedCompiledProgram) and isinstance(r, DistributedCompiledProgram)
+    return w, r
+
+
+def test_two_programs_share_one_resident_tensor():
+    w, r = _programs()
+    src = np.random.default_rng(3).standard_normal((R, C)).astype(np.float32)
+    with DistributedWorker([w, r]) as rt:
+        state = rt.alloc_tensor((R, C), np.float32)
+        rt.run(w, src, state)
+        for step in range(3):
+            x = np.full((R, C), float(step), np.float32)
+            out = np.zeros_like(x)
+            rt.run(r, x, state, out)
+            np.testing.assert_allclose(out, x + 3 * src, rtol=1e-6)
+        np.testing.assert_allclose(rt.copy_from(state), 3 * src, rtol=1e-6)
+        assert rt.stats.runs == 4 and rt.stats.copies_to_device == 0
+    assert state.freed, "closing the worker releases its tensors"
+
+
+def test_prepare_extra_compiled_is_the_same_worker_and_rt_call_is_ambiguous():
+    w, r = _programs()
+    with w.prepare(extra_compiled=[r]) as rt:
+        assert isinstance(rt, DistributedWorker) and rt.programs == [w, r]
+        with pytest.raises(TypeError, match="ambiguous"):
+            rt(np.zeros((R, C), np.float32), np.zeros((R, C), np.float32))
+    with w.prepare() as rt:                      # one program: rt(...) dispatches it
+        state = np.zeros((R, C), np.float32)
+        rt(np.ones((R, C), np.float32), state)
+        np.testing.assert_array_equal(state, 3.0)
+        with pytest.raises(ValueError, match="not prepared"):
+            rt.run(r, state, state, state)
+
+
+def test_a_worker_takes_torch_dtypes_and_tensors():
+    torch = pytest.importorskip("torch")
+    w, r = _programs()
+    with DistributedWorker([w, r]) as rt:
+        state = rt.alloc_tensor((R, C), torch.float32)
+        assert state.dtype is pl.FP32
+        rt.run(w, torch.ones((R, C)), state)
+        out = torch.zeros((R, C))
+        rt.run(r, torch.ones((R, C)), state, out)
+        assert torch.equal(out, torch.full((R, C), 4.0))
+
+
+def test_programs_of_different_worlds_cannot_share_a_worker():
+    w, _ = _programs()
+    _, r2 = _programs(device_ids=(0, 1))
+    with pytest.raises(ValueError, match="share a world"):
+        DistributedWorker([w, r2])
+    with pytest.raises(TypeError, match="distributed programs"):
+        DistributedWorker([w, object()])
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        w.prepare(bogus=True)
