@@ -585,13 +585,16 @@ def main(argv=None) -> int:
     show = set(filter(None, args.show.split(",")))
     t0 = time.monotonic()
 
+    seen: list = []
+
     def progress(result, done, total):
+        seen.append(result)
         if result.outcome in show:
             m = result.mutant
             print(f"[{done}/{total}] {result.outcome:<10} #{m.index} {m.example} {m.platform} "
                   f"{m.mutation.kind} ({m.mutation.detail}): {result.message}", flush=True)
-        elif done % 100 == 0:
-            print(f"[{done}/{total}] {time.monotonic() - t0:.0f} s", flush=True)
+        if done % 500 == 0:                       # a running tally: a long campaign cut short still reports
+            print(f"[{done}/{total}] {time.monotonic() - t0:.0f} s: " + summary(seen).splitlines()[0], flush=True)
 
     results = campaign(args.mutants, seed=args.seed, jobs=args.jobs, timeout=args.timeout,
                        platforms=tuple(args.platforms.split(",")),
