@@ -59,6 +59,10 @@ register_op(OpDef("tile.load", args=("tensor", "offsets", "shapes", "valid_shape
 
 
 def _store_type(args, kw):
+    from pypto.ir.types import TensorType
+    if isinstance(args[0].type, TensorType) and len(args) > 2 and isinstance(args[2].type, TileType):
+        raise TypeCheckError("tile.store: the arguments look swapped: the first is a tensor and the third a tile",
+                             hint="pl.store(tile, offsets, tensor) writes the tile into the tensor")
     tile = expect_tile("tile.store", "tile", args[0])
     offsets = expect_tuple("tile.store", "offsets", args[1])
     out = expect_tensor("tile.store", "output_tensor", args[2])
