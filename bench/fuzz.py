@@ -407,6 +407,9 @@ def classify(exc: Optional[BaseException], mutant_file: str, preserves: bool) ->
         span = exc.span
         if span is not None and os.path.abspath(str(span.filename)) == os.path.abspath(mutant_file):
             return "user_loc", msg
+        saved = os.environ.get("PYPTO_PROG_BUILD_DIR")      # a program reloaded from its build directory
+        if span is not None and saved and os.path.abspath(str(span.filename)).startswith(os.path.abspath(saved)):
+            return "user_loc", msg + " [in the saved build directory it was loaded from]"
         where = f" [span in {span.filename}]" if span is not None else ""
         return "user_noloc", msg + where
     if isinstance(exc, AssertionError) and not _in_pypto(exc.__traceback__):
@@ -416,12 +419,20 @@ def classify(exc: Optional[BaseException], mutant_file: str, preserves: bool) ->
     return "harness", msg
 
 
-def _use_platform(platform: str) -> None:
-    """Every RunConfig() without an explicit platform targets `platform` (the examples use the default)."""
+def _use_platform(platform: str) -> Callable:
+    """Every RunConfig() without an explicit platform targets `platform` (the examples use the default);
+    returns the function that undoes it."""
+    import pypto.runtime.compile as compile_module
     import pypto.runtime.config as config
     cls = config.RunConfig
     original = getattr(cls, "_fuzz_original_init", None) or cls.__init__
     cls._fuzz_original_init = original
+    defaults = compile_module.compile_program.__defaults__
+
+    def undo():
+        cls.__init__ = original
+        config._DEFAULT = None
+        compile_module.compile_program.__defaults__ = defaults
 
     def init(self, *args, **kwargs):
         if not args:
@@ -431,9 +442,9 @@ def _use_platform(platform: str) -> None:
 
     cls.__init__ = init
     config._DEFAULT = None
-    import pypto.runtime.compile as compile_module
     fn = compile_module.compile_program
     fn.__defaults__ = fn.__defaults__[:-1] + (platform,)       # ir.compile(prog) without a platform
+    return undo
 
 
 def run_mutant(mutant: Mutant, workdir: str) -> tuple:
@@ -441,7 +452,7 @@ def run_mutant(mutant: Mutant, workdir: str) -> tuple:
     import contextlib
     import runpy
     import warnings
-    _use_platform(mutant.platform)
+    undo = _use_platform(mutant.platform)
     folder = os.path.join(workdir, f"mutant_{mutant.index}_{mutant.platform}")
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, pathlib.Path(mutant.example).name)    # messages naming the script still match
@@ -459,6 +470,7 @@ def run_mutant(mutant: Mutant, workdir: str) -> tuple:
         exc = e
     finally:
         sys.path.pop(0)
+        undo()
         os.unlink(path)
         os.rmdir(folder)
     return classify(exc, path, mutant.mutation.preserves)

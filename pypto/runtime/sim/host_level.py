@@ -58,10 +58,17 @@ class HostLevel:
             nbytes = int(np.prod(size)) * np.dtype(dtype).itemsize
         else:
             nbytes = int(size)
+        if nbytes < 0 or isinstance(size, tuple) and any(int(d) < 0 for d in size):
+            raise TypeCheckError(f"pld.alloc_window_buffer: negative size {size}", span,
+                                 hint="a window buffer's shape / byte count must be zero or more")
         return self.world.alloc_window(nbytes)
 
     @staticmethod
     def window(buffer, shape, dtype) -> WindowBinding:
+        from pypto.runtime.sim.world import WindowBuffer
+        if not isinstance(buffer, WindowBuffer):
+            raise TypeCheckError(f"pld.window: the buffer must come from pld.alloc_window_buffer, got "
+                                 f"{type(buffer).__name__} {buffer!r}")
         return WindowBinding(buffer, tuple(int(d) for d in shape), dtype)
 
     @staticmethod
