@@ -499,8 +499,8 @@ class Result:
 
 
 def campaign(n: int, *, seed: int = 0, jobs: int = 2, timeout: float = 20.0, platforms=PLATFORMS,
-             kinds: Optional[list] = None, progress: Optional[Callable] = None) -> list:
-    """Run mutants 0..n-1 of `seed` over `jobs` worker processes; a list of Results."""
+             kinds: Optional[list] = None, progress: Optional[Callable] = None, indices: Optional[list] = None) -> list:
+    """Run mutants 0..n-1 of `seed` (or just `indices`) over `jobs` worker processes; a list of Results."""
     import multiprocessing as mp
     import multiprocessing.connection as mpc
     import pypto.language  # noqa: F401  (imported once here, inherited by the forked workers)
@@ -511,7 +511,8 @@ def campaign(n: int, *, seed: int = 0, jobs: int = 2, timeout: float = 20.0, pla
     paths = example_paths()
     sources: dict = {}
     workdir = tempfile.mkdtemp(prefix="pypto_fuzz_")
-    pending = collections.deque(range(n))
+    pending = collections.deque(indices if indices is not None else range(n))
+    n = len(pending)
     results: list = []
 
     def spawn():
@@ -591,6 +592,8 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=20.0)
     ap.add_argument("--platforms", default=",".join(PLATFORMS))
     ap.add_argument("--kinds", default="", help="comma-separated mutation kinds (default: all)")
+    ap.add_argument("--indices", default="", help="comma-separated mutant indices to run again (e.g. the bad "
+                                                  "ones of an earlier campaign of the same seed)")
     ap.add_argument("--show", default=",".join(BAD), help="classes whose runs are listed")
     ap.add_argument("--write-mutants", default="", help="directory to save the listed mutants' sources")
     args = ap.parse_args(argv)
@@ -608,7 +611,8 @@ def main(argv=None) -> int:
         if done % 500 == 0:                       # a running tally: a long campaign cut short still reports
             print(f"[{done}/{total}] {time.monotonic() - t0:.0f} s: " + summary(seen).splitlines()[0], flush=True)
 
-    results = campaign(args.mutants, seed=args.seed, jobs=args.jobs, timeout=args.timeout,
+    indices = [int(i) for i in args.indices.split(",") if i] or None
+    results = campaign(args.mutants, seed=args.seed, jobs=args.jobs, timeout=args.timeout, indices=indices,
                        platforms=tuple(args.platforms.split(",")),
                        kinds=[k for k in args.kinds.split(",") if k] or None, progress=progress)
     if args.write_mutants:

@@ -74,6 +74,9 @@ class HostLevel:
     @staticmethod
     def stacked_index(arr, r, span):
         r = int(r)
+        if not isinstance(arr, np.ndarray):
+            raise TypeCheckError(f"x[{r}] indexes a stacked host tensor, got {type(arr).__name__}", span,
+                                 hint="index the host tensor parameters (one shard per rank), not windows")
         if not 0 <= r < arr.shape[0]:
             raise TypeCheckError(f"x[{r}]: the stacked host tensor has {arr.shape[0]} shards", span)
         return arr[r]
