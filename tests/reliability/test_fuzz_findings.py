@@ -33,6 +33,8 @@ FINDINGS = [
      "signal: pld.DistributedTensor[[RANKS, 2], pl.INT32]) -> pl.Tensor[[1, SIZE]", "a mesh signal has shape"),
     ("utils/06_strict_memory.py", "        t = pl.load(a, [0, 0], [16, 64])\n        bias = pl.create_tile(",
      "        t = {'a': 1}\n        t = pl.load(a, [0, 0], [16, 64])\n        bias = pl.create_tile(", None),
+    ("distributed/02_put_ring.py", "pld.window(data_buf, [1, SIZE]", "pld.window(data_buf, [1, data_buf]",
+     "the shape must hold integers"),
     ("intermediate/04_allreduce.py", "self.per_rank(x[r],", "self.per_rank(data[r],", "indexes a stacked host tensor"),
     ("distributed/05_get_reduce_scatter.py", "    @pl.function(type=pl.FunctionType.Orchestration)\n    def per_rank",
      "    @pl.function()\n    def per_rank", None),

@@ -52,6 +52,8 @@ class HostLevel:
         return self.world.nranks
 
     def alloc_window_buffer(self, size, dtype, span):
+        if not all(isinstance(d, (int, np.integer)) for d in (size if isinstance(size, tuple) else (size,))):
+            raise TypeCheckError(f"pld.alloc_window_buffer: the size must be integers, got {size!r}", span)
         if isinstance(size, tuple):
             if dtype is None:
                 raise TypeCheckError("pld.alloc_window_buffer(shape) needs dtype=", span)
@@ -69,6 +71,9 @@ class HostLevel:
         if not isinstance(buffer, WindowBuffer):
             raise TypeCheckError(f"pld.window: the buffer must come from pld.alloc_window_buffer, got "
                                  f"{type(buffer).__name__} {buffer!r}")
+        if not all(isinstance(d, (int, np.integer)) for d in shape):
+            raise TypeCheckError(f"pld.window: the shape must hold integers, got "
+                                 f"{[type(d).__name__ for d in shape]}")
         return WindowBinding(buffer, tuple(int(d) for d in shape), dtype)
 
     @staticmethod
