@@ -9,6 +9,7 @@
     pypto bisect my_kernels.py                                  # first pass whose result differs
     pypto trace-ir build_output/AddTwice_<ts>                   # → report/ir_trace.html
     pypto memory-map build_output/AddTwice_<ts>                 # → report/memory_map.html
+    pypto task-graph build_output/AddTwice_<ts>                 # dfx_outputs/deps.json → deps.html
 
 Every subcommand has `--help`. Errors print as one line on stderr with exit status 1 (2 for
 usage errors, as argparse does).
@@ -311,6 +312,16 @@ def cmd_memory_map(args) -> int:
     return 0
 
 
+def cmd_task_graph(args) -> int:
+    from pypto.debug.task_graph import write_task_graph
+    source = Path(args.source)
+    path = source / "dfx_outputs" / "deps.json" if source.is_dir() else source
+    if not path.is_file():
+        raise CliError(f"{path}: no deps.json (run with RunConfig(enable_dep_gen=True))")
+    print(f"wrote {write_task_graph(path, args.output)}")
+    return 0
+
+
 # ---------------------------------------------------------------------------- entry point
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -398,6 +409,13 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--text", action="store_true", help="print the text report instead")
     m.add_argument("--platform", default="a2a3", choices=["a2a3", "a5"])
     m.set_defaults(run=cmd_memory_map)
+
+    g = sub.add_parser("task-graph", help="draw a run's task graph (dfx_outputs/deps.json) as HTML",
+                       description="SOURCE is a build directory or its dfx_outputs/deps.json, written by a run with "
+                                   "RunConfig(enable_dep_gen=True). Writes deps.html beside it.")
+    g.add_argument("source", help="a build directory or a deps.json file")
+    g.add_argument("-o", "--output", metavar="HTML", help="output file (default: deps.html beside deps.json)")
+    g.set_defaults(run=cmd_task_graph)
     return parser
 
 

@@ -3,8 +3,8 @@ per-thread override, as the reference exposes it, and the `logging` loggers pypt
 
 User mistakes stay exceptions and `PyptoWarning`s; the log tells what the compiler and the runtime
 did: INFO gives each compile (program, platform, time, build directory), each pass's time and whether
-it changed the IR, and each simulated run (tasks, time); DEBUG adds the per-pass detail of the
-simulator's tasks. The default level is WARN, so nothing is printed unless asked.
+it returned a new program, and each simulated run (entry, platform, ranks, schedule). The default
+level is WARN, so nothing is printed unless asked.
 
     import pypto
     pypto.set_log_level(pypto.LogLevel.INFO)      # records go to stderr, "[pypto INFO] ..."
@@ -20,6 +20,7 @@ import enum
 import logging
 import sys
 import threading
+import weakref
 
 
 class LogLevel(enum.IntEnum):
@@ -40,7 +41,8 @@ TO_LOGGING = {LogLevel.DEBUG: logging.DEBUG, LogLevel.EVENT: EVENT_LEVEL, LogLev
 
 _GLOBAL = [LogLevel.WARN]
 _THREAD = threading.local()
-_OVERRIDES: set = set()                       # levels some thread overrides with (the logger lets them through)
+_OVERRIDES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # thread → its override (a thread
+                                                                        # that ends drops out)
 ROOT = logging.getLogger("pypto")
 
 
@@ -73,7 +75,7 @@ def _install_default_handler() -> None:
 
 
 def _sync_logger() -> None:
-    levels = [TO_LOGGING[_GLOBAL[0]]] + [TO_LOGGING[lv] for lv in _OVERRIDES]
+    levels = [TO_LOGGING[_GLOBAL[0]]] + [TO_LOGGING[lv] for lv in list(_OVERRIDES.values())]
     ROOT.setLevel(min(levels))
 
 
@@ -95,12 +97,14 @@ def set_log_level(level: LogLevel) -> None:
 
 def set_thread_log_level(level: LogLevel) -> None:
     _THREAD.level = LogLevel(level)
-    _OVERRIDES.add(_THREAD.level)
+    _OVERRIDES[threading.current_thread()] = _THREAD.level
     _sync_logger()
 
 
 def clear_thread_log_level() -> None:
     _THREAD.level = None
+    _OVERRIDES.pop(threading.current_thread(), None)
+    _sync_logger()
 
 
 _install_default_handler()

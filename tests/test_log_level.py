@@ -69,3 +69,23 @@ def test_a_thread_override_applies_to_that_thread_only(level, capsys):
     assert "pass ConvertToSSA" in capsys.readouterr().err
     _compile_and_run((8, 80))                      # this thread is still at ERROR
     assert "[pypto" not in capsys.readouterr().err
+
+
+def test_clearing_a_thread_override_restores_the_quiet_logger(level):
+    import logging
+    from pypto.log_level import ROOT
+    pypto.set_log_level(LogLevel.WARN)
+    set_thread_log_level(LogLevel.DEBUG)
+    assert ROOT.isEnabledFor(logging.DEBUG)
+    clear_thread_log_level()
+    assert not ROOT.isEnabledFor(logging.INFO)           # no pass timing work when nobody listens
+
+
+def test_info_logs_a_distributed_run(level, capsys, tmp_path, monkeypatch):
+    import runpy
+    from pathlib import Path
+    monkeypatch.chdir(tmp_path)
+    pypto.set_log_level(LogLevel.INFO)
+    example = Path(__file__).resolve().parents[1] / "examples" / "intermediate" / "04_allreduce.py"
+    runpy.run_path(str(example), run_name="__main__")
+    assert "[pypto INFO] running " in capsys.readouterr().err

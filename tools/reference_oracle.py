@@ -131,6 +131,7 @@ def main() -> int:
     parser.add_argument("--only", help="examples: run the programs whose label contains this")
     parser.add_argument("--timeout", type=float, default=600.0)
     args, rest = parser.parse_known_args()
+    args.tree, args.ref = args.tree.resolve(), args.ref.resolve()   # the programs run from a scratch folder
     if args.what == "examples":
         return run_examples(args.ref, args.tree, args.only, args.timeout)
     return run_seed_tests(args.ref, args.tree, rest)

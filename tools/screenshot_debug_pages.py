@@ -42,8 +42,7 @@ def main() -> int:
         build = next(Path(tmp).iterdir())
         subprocess.run([sys.executable, "-m", "pypto", "trace-ir", str(build)], check=True, cwd=ROOT)
         subprocess.run([sys.executable, "-m", "pypto", "memory-map", str(build)], check=True, cwd=ROOT)
-        last_changed = "#15diff"                 # ExpandMixedKernel's diff in the Default pipeline
-        screenshot(browser, build / "report" / "ir_trace.html", out / "ir_trace.png", last_changed)
+        screenshot(browser, build / "report" / "ir_trace.html", out / "ir_trace.png", "#ExpandMixedKernel-diff")
         screenshot(browser, build / "report" / "memory_map.html", out / "memory_map.png")
     for png in sorted(out.glob("*.png")):
         print(f"wrote {png} ({png.stat().st_size} bytes)")

@@ -199,7 +199,7 @@ _PAGE = r"""<!DOCTYPE html>
 * { box-sizing: border-box; }
 body { margin:0; font:14px/1.4 system-ui, sans-serif; color:var(--fg); background:var(--bg); display:flex; height:100vh; }
 nav { width:300px; background:var(--side); overflow:auto; border-right:1px solid #ddd; padding:8px 0; flex:none; }
-nav h1 { font-size:15px; margin:4px 12px 8px; }
+nav h1 { font-size:15px; margin:4px 12px 8px; overflow-wrap:anywhere; }
 nav label { display:block; margin:0 12px 8px; font-size:13px; }
 nav ol { list-style:none; margin:0; padding:0; }
 nav li { padding:3px 12px; cursor:pointer; font-family:ui-monospace, monospace; font-size:12.5px; white-space:nowrap; }
@@ -289,9 +289,15 @@ $('q').addEventListener('keydown', e => { if (e.key === 'Enter') search(true); }
 $('b-ir').onclick = () => { mode = 'ir'; $('b-ir').classList.add('on'); $('b-diff').classList.remove('on'); show(cur); };
 $('b-diff').onclick = () => { mode = 'diff'; $('b-diff').classList.add('on'); $('b-ir').classList.remove('on'); show(cur); };
 $('only').onchange = e => $('nav').classList.toggle('changed-only', e.target.checked);
-const h = location.hash.match(/^#(\d+)(diff)?$/);
-if (h) { if (h[2]) { mode = 'diff'; $('b-diff').classList.add('on'); $('b-ir').classList.remove('on'); } show(Math.min(+h[1], S.length - 1)); }
-else show(S.length - 1);
+// #15, #15diff, #InitMemRef or #InitMemRef-diff open that stage (in diff view)
+const h = decodeURIComponent(location.hash.slice(1)).match(/^(.*?)-?(diff)?$/);
+let pick = S.length - 1;
+if (h && h[1]) {
+  const byName = S.findIndex(s => s.name.split(' ').slice(1).join(' ') === h[1]);
+  pick = /^\d+$/.test(h[1]) ? Math.min(+h[1], S.length - 1) : (byName >= 0 ? byName : pick);
+}
+if (h && h[2]) { mode = 'diff'; $('b-diff').classList.add('on'); $('b-ir').classList.remove('on'); }
+show(pick);
 </script>
 </body></html>
 """

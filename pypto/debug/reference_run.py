@@ -4,12 +4,14 @@ The simulator runs only final IR (tiles at assigned addresses). Bisection needs 
 computes after *each* pass, so this module executes IR directly: tiles are fresh numpy buffers
 (memory spaces and addresses are ignored), tensors are the arrays passed in, tile ops are the
 simulator's own op semantics (SIM_OPS) and tensor-level ops their tile counterpart applied to whole
-tensors. Scopes run their body; Group launches run the cube side before the vector side with
-cross-core pipes as queues; Spmd launches run block after block.
+tensors. Scopes run their body; a Group launch runs the side that pushes before the side that pops,
+with cross-core pipes as queues (with pipes both ways, its members run side by side in threads and
+a pop waits for its push); Spmd launches run block after block.
 
     outputs = run_reference(program, [x, y_out])     # {parameter name: array} of the written tensors
 
-A stage this interpreter cannot execute (a split-lane pipe, vector -> cube pipes, an op without
+Split vector kernels run lane 0, then lane 1, each popping its half of a cube push and pushing its part
+of a vector push. A stage this interpreter cannot execute (an op without
 reference semantics) raises NotRunnable naming the construct; bisection reports that stage as
 unchecked rather than guessing.
 """
@@ -17,6 +19,8 @@ unchecked rather than guessing.
 from __future__ import annotations
 
 import operator
+import threading
+from typing import Optional
 
 import numpy as np
 
@@ -28,6 +32,7 @@ from pypto.ir.function import Program
 from pypto.ir.stmt import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, ScopeStmt,
                            SeqStmts, SplitAivScopeStmt, SpmdScopeStmt, WhileStmt, YieldStmt)
 from pypto.ir.types import TensorType, TileType, static_dims
+from pypto.ir.visitor import collect
 from pypto.runtime.sim.blocking import Block
 from pypto.runtime.sim.layout import tile_valid
 from pypto.runtime.sim.ops import SIM_OPS
@@ -90,6 +95,9 @@ class Interpreter:
         self.program = program
         self.platform = get_platform(platform) if isinstance(platform, str) else platform
         self.pipes: dict = {}
+        self.pipe_cv = threading.Condition()     # pushes and pops of members running side by side
+        self.concurrent = False
+        self.failed: list = []
 
     # ------------------------------------------------------------------ functions
     def call(self, name: str, args: list, ctx):
@@ -110,8 +118,12 @@ class Interpreter:
             for b in range(n):
                 result = self._body(func, dict(env), _Ctx(self.platform, b, n))
             return result
-        if func.func_type in (FunctionType.AIV, FunctionType.AIC) and getattr(func.attrs.get("split"), "value", 0):
-            raise NotRunnable(f"'{func.name}' runs on split AIV lanes (split={func.attrs['split']})")
+        if func.func_type is FunctionType.AIV and _runs_split(func):
+            result = None                        # a split vector kernel: lane 0, then lane 1
+            for lane in range(2):
+                lane_ctx = _Ctx(self.platform, ctx.block_idx, ctx.block_num, lane, 2)
+                result = self._body(func, dict(env), lane_ctx)
+            return result
         return self._body(func, env, ctx)
 
     def _body(self, func, env: dict, ctx):
@@ -123,13 +135,57 @@ class Interpreter:
         return None
 
     def _group(self, func, env: dict, ctx):
-        """Members of a Group: the cube side first (its pushes queue up), then the vector side."""
+        """Members of a Group, producer side first: its pushes queue up for the consumer side (with pipes
+        in both directions the sides run side by side)."""
         calls = [s for s in _flat(func.body)]
-        order = sorted(range(len(calls)), key=lambda i: 0 if _callee_type(self.program, calls[i]) is FunctionType.AIC
-                       else 1)
+        pushes = set()
+        for s in calls:
+            callee = _callee(self.program, s)
+            if callee is not None:
+                pushes |= {c.op.name for c in collect(callee.body, lambda n: isinstance(n, Call))
+                           if c.op.name in ("tile.tpush_to_aic", "tile.tpush_to_aiv")}
+        if len(pushes) == 2:                    # each side waits for the other: run them side by side
+            return self._group_side_by_side(func, calls, env, ctx)
+        first = FunctionType.AIV if pushes == {"tile.tpush_to_aic"} else FunctionType.AIC
+        order = sorted(range(len(calls)), key=lambda i: 0 if _callee_type(self.program, calls[i]) is first else 1)
         try:
             for i in order:
                 self.stmt(calls[i], env, ctx)
+        except _Return as r:
+            return r.values[0] if len(r.values) == 1 else tuple(r.values) if r.values else None
+        return None
+
+    def _group_side_by_side(self, func, calls: list, env: dict, ctx):
+        """Pipes in both directions: each member in its own thread; a pop waits for its push."""
+        members = [c for c in calls if _callee(self.program, c) is not None]
+        rest = [c for c in calls if _callee(self.program, c) is None]
+
+        def work(stmt):
+            try:
+                with np.errstate(all="ignore"):
+                    self.stmt(stmt, env, ctx)
+            except BaseException as e:           # handed to the launching thread
+                self.failed.append(e)
+            finally:
+                with self.pipe_cv:
+                    self.pipe_cv.notify_all()
+
+        self.concurrent = True
+        try:
+            threads = [threading.Thread(target=work, args=(c,), daemon=True) for c in members]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        finally:
+            self.concurrent = False
+        if self.failed:
+            first = self.failed[0]
+            self.failed = []
+            raise first
+        try:
+            for c in rest:
+                self.stmt(c, env, ctx)
         except _Return as r:
             return r.values[0] if len(r.values) == 1 else tuple(r.values) if r.values else None
         return None
@@ -278,12 +334,26 @@ def _flat(s):
     return list(s.stmts) if isinstance(s, SeqStmts) else [s]
 
 
-def _callee_type(program, s):
+def _runs_split(func) -> bool:
+    """A vector kernel already split into lanes (SplitVectorKernel): its pipe ops carry a split mode.
+    Before that pass the split attribute is only a request, and the body is the whole computation."""
+    if not getattr(func.attrs.get("split"), "value", 0):
+        return False
+    return any(_axis(c.kwargs.get("split")) is not None
+               for c in collect(func.body, lambda n: isinstance(n, Call) and not isinstance(n.op, GlobalVar))
+               if c.op.name in _PIPE_OPS)
+
+
+def _callee(program, s):
     value = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
     if isinstance(value, Call) and isinstance(value.op, GlobalVar):
-        f = program.get_function(value.op.name)
-        return f.func_type if f is not None else None
+        return program.get_function(value.op.name)
     return None
+
+
+def _callee_type(program, s):
+    f = _callee(program, s)
+    return f.func_type if f is not None else None
 
 
 # ------------------------------------------------------------------ tensor-level ops without a 1:1 tile op
@@ -310,30 +380,79 @@ _TENSOR_OPS = {"tensor.row_max": _row(np.max), "tensor.row_sum": _row(np.sum), "
 
 
 # ------------------------------------------------------------------ cross-core pipes as queues
+_PIPE_WAIT_SECONDS = 2.0                          # a side-by-side pop that waits longer: the sides deadlock
+def _axis(split) -> Optional[int]:
+    split = int(getattr(split, "value", split) or 0)
+    return None if not split else (0 if split in (1, 3) else 1)
+
+
+def _pipe(interp, direction, kwargs) -> dict:
+    return interp.pipes.setdefault((direction, kwargs.get("id") or 0), {"slots": [], "pushed": {}, "popped": {}})
+
+
 def _push(direction):
+    """A pushed slot holds one part per producer lane (a split vector -> cube push has two)."""
     def fn(interp, ctx, t, args, kwargs):
-        if kwargs.get("split"):
-            raise NotRunnable("a split cross-core pipe")
-        if direction == "v2c":
-            raise NotRunnable("a vector -> cube pipe (the interpreter runs the cube side first)")
+        pipe = _pipe(interp, direction, kwargs)
+        lane = ctx.subblock_idx if direction == "v2c" and _axis(kwargs.get("split")) is not None else 0
+        k = pipe["pushed"].get(lane, 0)
+        pipe["pushed"][lane] = k + 1
+        while len(pipe["slots"]) <= k:
+            pipe["slots"].append({})
         tile = args[0]
-        interp.pipes.setdefault((direction, kwargs.get("id") or 0), []).append(
-            (np.array(tile.data, copy=True), tile.valid))
+        with interp.pipe_cv:
+            pipe["slots"][k][lane] = (np.array(tile.data, copy=True), tile.valid)
+            interp.pipe_cv.notify_all()
         return None
     return fn
 
 
 def _pop(direction):
+    """Each consumer lane pops every slot; a split pop takes its lane's half, a split cube pop joins the parts."""
     def fn(interp, ctx, t, args, kwargs):
-        if kwargs.get("split"):
-            raise NotRunnable("a split cross-core pipe")
-        queue = interp.pipes.get((direction, kwargs.get("id") or 0))
-        if not queue:
-            raise NotRunnable(f"a pop from an empty {direction} pipe (the producer runs later)")
-        data, valid = queue.pop(0)
+        pipe = _pipe(interp, direction, kwargs)
+        axis = _axis(kwargs.get("split"))
+        lane = ctx.subblock_idx if direction == "c2v" and axis is not None else 0
+        k = pipe["popped"].get(lane, 0)
+        with interp.pipe_cv:
+            while k >= len(pipe["slots"]) or not pipe["slots"][k]:
+                if not interp.concurrent:
+                    raise NotRunnable(f"a pop from an empty {direction} pipe (the producer runs later)")
+                if interp.failed or not interp.pipe_cv.wait(timeout=_PIPE_WAIT_SECONDS):
+                    raise NotRunnable(f"a pop from the {direction} pipe waits for a push that does not come")
+        pipe["popped"][lane] = k + 1
+        parts = pipe["slots"][k]
         out = _fresh_tile(t)
-        out.data[...] = data.reshape(out.data.shape) if data.size == out.data.size else data
-        out.valid = valid
+        if axis is None:
+            data, valid = parts[min(parts)]
+            out.data[...] = data.reshape(out.data.shape) if data.size == out.data.size else data
+            out.valid = valid
+        elif direction == "c2v":                 # this lane's rows (or columns) of the pushed tile
+            full, valid = parts[0]
+            stride = int(kwargs.get("lane_stride") or out.data.shape[axis])
+            ext = min(max(valid[axis] - lane * stride, 0), out.data.shape[axis])
+            src = np.take(full, range(lane * stride, lane * stride + ext), axis=axis)
+            region = [slice(None)] * full.ndim
+            region[axis] = slice(0, ext)
+            out.data[tuple(region)] = src
+            v = list(valid)
+            v[axis] = ext
+            out.valid = tuple(v)
+        else:                                    # the lanes' parts side by side
+            stride = parts[min(parts)][0].shape[axis]
+            total = list(parts[min(parts)][1])
+            total[axis] = 0
+            for part_lane in sorted(parts):
+                data, valid = parts[part_lane]
+                ext = int(valid[axis])
+                take = [slice(None)] * data.ndim
+                take[axis] = slice(0, ext)
+                put = [slice(None)] * data.ndim
+                put[axis] = slice(part_lane * stride, part_lane * stride + ext)
+                out.data[tuple(put)] = data[tuple(take)]
+                if ext:
+                    total[axis] = part_lane * stride + ext
+            out.valid = tuple(total)
         return out
     return fn
 
@@ -357,7 +476,6 @@ def entry_function(program: Program):
         if f.func_type is FunctionType.Orchestration:
             return f
     called = set()
-    from pypto.ir.visitor import collect
     for f in funcs:
         for c in collect(f.body, lambda n: isinstance(n, Call) and isinstance(n.op, GlobalVar)):
             called.add(c.op.name)

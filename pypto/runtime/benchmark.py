@@ -5,9 +5,9 @@
     stats.device_wall_us_median, stats.host_wall_us_min, len(stats.samples)
     stats.print_mean_tree(spread="both")          # chip.run → bind / device_wall / write_back
 
-The program is registered once on a ChipWorker (yours with `worker=`, or one opened for the
+A chip program is registered once on a ChipWorker (yours with `worker=`, or one opened for the
 run from `config=` or `platform=` / `device_id=`, not both) and dispatched `warmup` untimed then
-`rounds` timed times. Each launch records its spans, host wall-clock times of the simulated run:
+`rounds` timed times (a distributed program runs its world each round). Each launch records its spans, host wall-clock times of the simulated run:
 `chip.run` (the whole call), `bind` (arguments checked and bound), `device_wall` (the scheduler
 loop that runs every task: the simulated device's share) and `write_back` (results into the
 caller's arrays). The simulator models capacities and ordering, not cycles, so these compare builds
@@ -156,6 +156,16 @@ def benchmark(compiled, args: Sequence = (), *, rounds: int = 10, warmup: int = 
     if config is None and (platform is not None or device_id is not None):
         config = RunConfig(platform=platform or compiled.platform, device_id=device_id or 0)
     args = list(args)
+    if getattr(compiled, "host_function", None) is not None:     # a distributed program: its own world per run
+        from pypto.runtime.sim.launch import launch
+        for _ in range(warmup):
+            launch(compiled, args, config=config)
+        invocations = []
+        for _ in range(rounds):
+            marks: dict = {}
+            launch(compiled, args, config=config, spans=marks)
+            invocations.append(_spans_us(marks))
+        return BenchmarkStats(rounds, warmup, tuple(invocations))
     own = None
     if worker is None:
         worker = current_worker()

@@ -305,6 +305,8 @@ class JITFunction:
         return self._compiled(self._bind_for_compile(args, kwargs), _checked_config(config))
 
     def _bind_for_compile(self, args: tuple, kwargs: dict) -> _Call:
+        if any(name not in self.param_names for name in kwargs):
+            return self._bind(args, kwargs)             # reports the unexpected keyword
         if len(args) + len(kwargs) < len(self.param_names) or \
                 any(isinstance(v, _Runtime) for v in (*args, *kwargs.values())):
             return self._bind((), self._signature_values(args, kwargs), placeholders=True)

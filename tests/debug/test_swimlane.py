@@ -155,3 +155,168 @@ def test_no_timeline_without_the_flag():
 def test_the_schema_check_rejects_malformed_traces(bad, expected):
     problems = check_chrome_trace(bad)
     assert problems and expected in problems[0]
+
+
+@pl.program
+class PopsTwice:
+    """One push, two pops: the vector side blocks for ever (a DeadlockError)."""
+
+    @pl.function(type=pl.FunctionType.AIC)
+    def cube(self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+        c2v: pl.Scalar[pl.INT32] = pl.system.import_peer_buffer(name="c2v_buf", peer_func="vec")
+        pl.system.aic_initialize_pipe(c2v, pl.const(0, pl.INT32), dir_mask=1, slot_size=1024, slot_num=2)
+        m: pl.Tile[[16, 16], pl.FP32, pl.Mem.Mat] = pl.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Mat)
+        pl.tile.tpush_to_aiv(m, split=0)
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def vec(self, x: pl.Tensor[[16, 16], pl.FP32],
+            out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        buf: pl.Scalar[pl.INT32] = pl.system.reserve_buffer(name="c2v_buf", size=2048)
+        pl.system.aiv_initialize_pipe(buf, pl.const(0, pl.INT32), dir_mask=1, slot_size=1024, slot_num=2)
+        for _ in pl.range(2):
+            t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.tpop_from_aic(split=0)
+            out = pl.store(t, [0, 0], out)
+            pl.system.tfree_to_aic(t)
+        return out
+
+    @pl.function(type=pl.FunctionType.Group)
+    def group(self, x: pl.Tensor[[16, 16], pl.FP32],
+              out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        self.cube(x, out)
+        r = self.vec(x, out)
+        return r
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32],
+             out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        r = self.group(x, out)
+        return r
+
+
+def test_a_deadlocked_run_still_writes_the_timeline_up_to_the_stall():
+    from pypto import ir
+    from pypto.errors import DeadlockError
+    compiled = ir.compile(PopsTwice)
+    x = np.ones((16, 16), np.float32)
+    with pytest.raises(DeadlockError):
+        compiled(x, np.zeros_like(x), config=TRACE)
+    trace = load_swimlane(compiled.last_timeline["swimlane"])
+    assert check_chrome_trace(trace) == []
+    pops = [s for s in _slices(trace) if s["name"] == "tile.tpop_from_aic"]
+    per_lane = {}
+    for s in pops:
+        per_lane[s["tid"]] = per_lane.get(s["tid"], 0) + 1
+    assert pops and set(per_lane.values()) == {1}         # each vector lane's second pop never completed
+
+
+def test_a_distributed_run_has_one_process_per_rank_and_signal_arrows_between_them(monkeypatch, tmp_path):
+    import runpy
+    from pathlib import Path
+    monkeypatch.setenv("PYPTO_CHIP_SWIMLANE", "1")
+    monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path))
+    example = Path(__file__).resolve().parents[2] / "examples" / "intermediate" / "04_allreduce.py"
+    runpy.run_path(str(example), run_name="__main__")
+    (path,) = list(tmp_path.glob("*/dfx_outputs/swimlane.json"))
+    trace = load_swimlane(path)
+    assert check_chrome_trace(trace) == []
+    ranks = {e["pid"] for e in _slices(trace, "task")}
+    assert len(ranks) > 1
+    starts = {e["id"]: e for e in trace["traceEvents"] if e["ph"] == "s" and e["cat"] == "signal"}
+    ends = [e for e in trace["traceEvents"] if e["ph"] == "f" and e["cat"] == "signal"]
+    assert any(starts[e["id"]]["pid"] != e["pid"] for e in ends)      # a notify on one rank, its wait on another
+
+
+@pl.jit
+def side_by_side(x: pl.Tensor, y: pl.Tensor, a: pl.Out[pl.Tensor], b: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="left"):
+        a[:] = pl.exp(x)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="right"):
+        b[:] = pl.exp(y)                           # independent of left
+    return a, b
+
+
+def test_independent_tasks_overlap_on_different_cores():
+    x = np.ones((M, N), np.float32)
+    _compiled, trace = _run(side_by_side, x, x.copy(), np.zeros_like(x), np.zeros_like(x))
+    left, right = sorted(_slices(trace, "task"), key=lambda s: s["args"]["task"])
+    assert left["tid"] != right["tid"]
+    assert right["ts"] < left["ts"] + left["dur"]     # both run at once, as on the chip
+
+
+def test_the_cost_model_is_per_platform():
+    from pypto.ir.platform import A2A3, A5
+    x = np.ones((M, N), np.float32)
+    config = RunConfig(platform="a5sim", enable_chip_swimlane=True)
+    compiled = chain.compile(x, np.zeros_like(x), config=config)
+    compiled(x, np.zeros_like(x), config=config)
+    trace = load_swimlane(compiled.last_timeline["swimlane"])
+    load = next(s for s in _slices(trace) if s["name"] == "tile.load")
+    assert load["dur"] == pytest.approx((A5.cost.dma_latency_ns + M * N * 4 / A5.cost.dma_bytes_per_ns) / 1000)
+    assert A5.cost.dma_bytes_per_ns != A2A3.cost.dma_bytes_per_ns
+    assert "a5" in trace["otherData"]["platform"]
+
+
+def test_scope_stats_count_tasks_and_times_per_scope():
+    x = np.ones((M, N), np.float32)
+    compiled, _trace = _run(chain, x, np.zeros_like(x), config=RunConfig(enable_chip_swimlane=True,
+                                                                          enable_scope_stats=True))
+    stats = json.loads(compiled.last_timeline["scope_stats"].read_text())
+    assert set(stats) == {"first", "second"}
+    assert all(row["tasks"] == 1 and row["total_ns"] > 0 and row["mean_ns"] == row["total_ns"] for row in stats.values())
+
+
+@pl.program
+class OneSlotTwoPushes:
+    """slot_num=1: the second push must wait until the vector side freed the first slot."""
+
+    @pl.function(type=pl.FunctionType.AIC)
+    def cube(self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+        c2v: pl.Scalar[pl.INT32] = pl.system.import_peer_buffer(name="c2v_buf", peer_func="vec")
+        pl.system.aic_initialize_pipe(c2v, pl.const(0, pl.INT32), dir_mask=1, slot_size=1024, slot_num=1)
+        m: pl.Tile[[16, 16], pl.FP32, pl.Mem.Mat] = pl.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Mat)
+        pl.tile.tpush_to_aiv(m, split=0)
+        pl.tile.tpush_to_aiv(m, split=0)
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def vec(self, x: pl.Tensor[[16, 16], pl.FP32],
+            out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c2v: pl.Scalar[pl.INT32] = pl.system.reserve_buffer(name="c2v_buf", size=1024)
+        pl.system.aiv_initialize_pipe(c2v, pl.const(0, pl.INT32), dir_mask=1, slot_size=1024, slot_num=1)
+        for _ in pl.range(2):
+            t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.tpop_from_aic(split=0)
+            e: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.exp(t)
+            out = pl.store(e, [0, 0], out)
+            pl.system.tfree_to_aic(t)
+        return out
+
+    @pl.function(type=pl.FunctionType.Group)
+    def group(self, x: pl.Tensor[[16, 16], pl.FP32],
+              out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        self.cube(x, out)
+        r = self.vec(x, out)
+        return r
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32],
+             out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        r = self.group(x, out)
+        return r
+
+
+def test_a_push_into_a_full_ring_waits_for_the_free_that_releases_its_slot():
+    from pypto import ir
+    compiled = ir.compile(OneSlotTwoPushes)
+    x = np.ones((16, 16), np.float32)
+    out = np.zeros_like(x)
+    compiled(x, out, config=TRACE)
+    np.testing.assert_allclose(out, np.exp(x), rtol=1e-6)
+    trace = load_swimlane(compiled.last_timeline["swimlane"])
+    assert check_chrome_trace(trace) == []
+    pushes = sorted((s for s in _slices(trace) if s["name"] == "tile.tpush_to_aiv"), key=lambda s: s["ts"])
+    lane0 = min(s["tid"] for s in _slices(trace) if s["name"] == "system.tfree_to_aic")
+    frees = sorted((s for s in _slices(trace) if s["name"] == "system.tfree_to_aic" and s["tid"] == lane0),
+                   key=lambda s: s["ts"])
+    assert len(pushes) == 2 and len(frees) == 2
+    assert pushes[1]["ts"] >= frees[0]["ts"] + frees[0]["dur"] - 1e-9       # the stall on the full ring
+    counters = [e["args"]["slots"] for e in trace["traceEvents"] if e["ph"] == "C"]
+    assert max(counters) == 1                                               # never more than the one slot

@@ -84,6 +84,8 @@ def test_compile_without_values_says_what_is_missing(builds):
         scale_rows(_x((32, 64)), np.zeros((32, 64), np.float32), pl.RUNTIME)
     with pytest.raises(TypeCheckError, match="not an annotated pl.Scalar"):
         add.compile(a=pl.RUNTIME)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'skip_ptoas'"):
+        scale_rows.compile(skip_ptoas=True)             # compile options go in config=, not here
 
 
 # ------------------------------------------------------------------ the build directory

@@ -5,6 +5,8 @@ numpy under the deterministic schedule and several random ones."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -19,6 +21,12 @@ SCHEDULES = [RunConfig(), RunConfig(sim_schedule="random", sim_seed=1), RunConfi
 
 def _data(seed=0, shape=(R, C)):
     return np.random.default_rng(seed).standard_normal(shape, dtype=np.float32)
+
+
+@functools.cache
+def _compiled(builder, *args):
+    """One compile per program variant, shared by the schedules a test runs it under."""
+    return ir.compile(builder(*args), platform="a2a3sim")
 
 
 # ---------------------------------------------------------------------------- pl.at / pl.spmd regions
@@ -126,7 +134,7 @@ def _stage_program():
 
 @pytest.mark.parametrize("config", SCHEDULES, ids=["det", "rand1", "rand5"])
 def test_submit_returns_the_results_and_the_task_id(config):
-    c = ir.compile(_stage_program(), platform="a2a3sim")
+    c = _compiled(_stage_program)
     x = _data(2)
     out = np.zeros_like(x)
     c(x, out, config=config)
@@ -168,7 +176,7 @@ def _fan_in_program(branches=4, rows=16):
 
 @pytest.mark.parametrize("config", SCHEDULES, ids=["det", "rand1", "rand5"])
 def test_a_task_id_array_joins_a_loop_of_producers(config):
-    c = ir.compile(_fan_in_program(), platform="a2a3sim")
+    c = _compiled(_fan_in_program)
     x = _data(3, (64, C))
     out = np.zeros_like(x)
     c(x, out, config=config)
@@ -209,7 +217,7 @@ def _gated_program(use_dummy: bool):
 @pytest.mark.parametrize("use_dummy", [False, True], ids=["direct", "task_dummy"])
 @pytest.mark.parametrize("config", SCHEDULES, ids=["det", "rand1", "rand5"])
 def test_a_false_predicate_skips_the_task(use_dummy, config):
-    c = ir.compile(_gated_program(use_dummy), platform="a2a3sim")
+    c = _compiled(_gated_program, use_dummy)
     x = _data(4)
     on, off = np.array([[0, 0, 0, 2, 0, 0, 0, 0]], np.int32), np.zeros((1, 8), np.int32)
     out = np.full_like(x, -3.0)
@@ -403,3 +411,11 @@ def test_the_for_form_of_spmd_takes_a_predicate_but_no_deps():
                     out[:] = pl.add(out, x)
             return out
         bad(x, np.zeros_like(x))
+
+
+def test_a_recorded_timeline_takes_dummy_and_skipped_tasks(tmp_path):
+    c = ir.compile(_gated_program(True), platform="a2a3sim", output_dir=tmp_path)
+    x = _data(9)
+    for flags in (np.ones((1, 8), np.int32), np.zeros((1, 8), np.int32)):
+        c(x, flags, np.zeros_like(x), config=RunConfig(enable_chip_swimlane=1))
+        assert c.last_timeline["swimlane"].exists()

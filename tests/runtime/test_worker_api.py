@@ -149,3 +149,18 @@ def test_validate_ir_names_the_pass_that_broke_the_program(tmp_path):
         compiled.validate_ir({"x": x, "w": w}, {"out": x * w + w})
     with pytest.raises(ValueCheckError, match="dump_passes=True"):
         ir.compile(Affine).validate_ir({"x": x, "w": w}, {"out": x})
+
+
+def test_benchmark_runs_a_distributed_program_per_round():
+    from pypto.runtime import DistributedConfig
+    from tests.distributed.test_allreduce_dynamic_length import symbolic_valid_allreduce
+    n, r, c, vr, vc = 2, 8, 64, 3, 20
+    dist = ir.compile(symbolic_valid_allreduce(n, r, c, vr, vc), platform="a2a3sim",
+                      distributed_config=DistributedConfig(device_ids=list(range(n))))
+    x = np.random.default_rng(9).standard_normal((n, r, c)).astype(np.float32)
+    y = np.zeros_like(x)
+    stats = benchmark(dist, [x, np.zeros((n, 1, vc), np.int32), y], rounds=2, warmup=0)
+    assert len(stats.device_wall_us) == 2 and all(v > 0 for v in stats.device_wall_us)
+    want = x.copy()
+    want[:, :vr, :vc] = x[:, :vr, :vc].max(axis=0)
+    np.testing.assert_array_equal(y, want)

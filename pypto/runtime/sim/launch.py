@@ -57,37 +57,41 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
 
     def run(per_rank):
         if log.isEnabledFor(logging.INFO):
-            log.info("running %s on %s (%d rank(s), %s schedule)", compiled.entry, config.platform, len(per_rank),
+            name = getattr(compiled, "entry", None) or getattr(host_function, "name", None) or "program"
+            log.info("running %s on %s (%d rank(s), %s schedule)", name, config.platform, len(per_rank),
                      config.sim_schedule)
         return run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
                          window=config.sim_task_window, race_check=config.sim_race_check, recorder=recorder)
 
-    with watching(config.sim_watchdog_seconds) as dog:   # the livelock watchdog of the whole call
-        if host_function is None:                      # a chip program: one dispatch on rank 0
-            results = run([[(sim.entry_code(compiled.entry), sim_args)]])
-        else:
-            from pypto.runtime.distributed_sub_workers import sub_worker_runner
-            from pypto.runtime.sim.host_level import host_phases
-            from pypto.runtime.sim.world import World
-            world = world if world is not None else World(compiled.distributed_config.world_size)
-            # a HOST orchestrator runs in phases: a SubWorker call waits for the dispatches before it
-            phases = host_phases(compiled.host_code(), world, sim, sim_args, sub_worker_runner(compiled, worker, host))
-            while True:
-                try:
-                    per_rank = next(phases)
-                except StopIteration:
-                    break
-                except WatchdogExpired as e:           # the HOST orchestrator itself spins
-                    raise _livelock([], dog, None, e.span, f"HOST orchestrator ({host_function.name})") from None
-                except PyptoError as e:                # at the HOST orchestrator's line that raised it
-                    host_code = compiled.host_code()
-                    raise e.with_span(_generated_line_span({**sim.by_filename, host_code.filename: host_code},
-                                                           e.__traceback__))
-                results = run(per_rank)
     compiled.last_timeline = None
-    if recorder is not None:                       # dfx_outputs/swimlane.json, deps.json
-        from pypto.runtime.sim.timeline import write_outputs
-        compiled.last_timeline = write_outputs(recorder, compiled, config)
+    try:
+        with watching(config.sim_watchdog_seconds) as dog:   # the livelock watchdog of the whole call
+            if host_function is None:                  # a chip program: one dispatch on rank 0
+                results = run([[(sim.entry_code(compiled.entry), sim_args)]])
+            else:
+                from pypto.runtime.distributed_sub_workers import sub_worker_runner
+                from pypto.runtime.sim.host_level import host_phases
+                from pypto.runtime.sim.world import World
+                world = world if world is not None else World(compiled.distributed_config.world_size)
+                # a HOST orchestrator runs in phases: a SubWorker call waits for the dispatches before it
+                phases = host_phases(compiled.host_code(), world, sim, sim_args,
+                                     sub_worker_runner(compiled, worker, host))
+                while True:
+                    try:
+                        per_rank = next(phases)
+                    except StopIteration:
+                        break
+                    except WatchdogExpired as e:       # the HOST orchestrator itself spins
+                        raise _livelock([], dog, None, e.span, f"HOST orchestrator ({host_function.name})") from None
+                    except PyptoError as e:            # at the HOST orchestrator's line that raised it
+                        host_code = compiled.host_code()
+                        raise e.with_span(_generated_line_span({**sim.by_filename, host_code.filename: host_code},
+                                                               e.__traceback__))
+                    results = run(per_rank)
+    finally:
+        if recorder is not None:                   # dfx_outputs/swimlane.json, deps.json (also of a failed run)
+            from pypto.runtime.sim.timeline import write_outputs
+            compiled.last_timeline = write_outputs(recorder, compiled, config)
     if spans is not None:
         spans["run"] = time.perf_counter()
     if world is not None:

@@ -93,7 +93,7 @@ def _ordered(a, b) -> bool:
 
 def _order(pair) -> tuple:
     a, b = pair
-    return (max(a.task.id, b.task.id), min(a.task.id, b.task.id))
+    return (max(a.task.seq, b.task.seq), min(a.task.seq, b.task.seq))
 
 
 def _first_race(accesses: list) -> Optional[tuple]:
@@ -111,7 +111,7 @@ def _first_race(accesses: list) -> Optional[tuple]:
             if _ordered(other.task, acc.task):
                 continue
             if np.shares_memory(other.view(), acc.view()):      # exact (strided windows may interleave)
-                best = (other, acc) if other.task.id < acc.task.id else (acc, other)
+                best = (other, acc) if other.task.seq < acc.task.seq else (acc, other)
         active.append(acc)
     return best
 
@@ -119,7 +119,7 @@ def _first_race(accesses: list) -> Optional[tuple]:
 def _task_text(task) -> str:
     where = getattr(task.site, "span", None)
     line = f", submitted at {where}" if where is not None and where.is_known() else ""
-    return f"task #{task.id} (kernel {task.code.name}{line})"
+    return f"task {task.seq + 1} of the dispatch (kernel {task.code.name}{line})"
 
 
 def _buffer_name(task, root) -> str:

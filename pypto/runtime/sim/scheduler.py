@@ -31,7 +31,7 @@ from pypto.runtime.sim.race_detector import RaceDetector, byte_bounds
 class Task:
     __slots__ = ("id", "site", "code", "args", "accesses", "deps_left", "dependents", "lanes_left", "cores",
                  "parent", "block_idx", "block_num", "deferred", "ancestors", "predicate", "early_resolve", "done",
-                 "skipped")
+                 "skipped", "seq")
 
     def __init__(self, tid: int, site, code, args: tuple, accesses: list, parent=None, block_idx=0, block_num=1):
         self.id = tid
@@ -52,10 +52,20 @@ class Task:
         self.early_resolve = False       # allow_early_resolve=True (a hint; the simulator has no pre-staging)
         self.done = False
         self.skipped = False             # retired by a false predicate without running
+        self.seq = 0                     # submission number in its dispatch (the host's order, whatever the schedule)
 
     @property
     def name(self) -> str:
-        return f"task #{self.id} {self.code.name if self.code is not None else 'task_dummy'}"
+        return f"task #{self.id} {self.code.name}"
+
+
+class _DummyCode:
+    """The `code` of a pl.system.task_dummy task: it has a name and nothing to run."""
+    name = "task_dummy"
+    func = None
+
+
+DUMMY_CODE = _DummyCode()
 
 
 class Agent:
@@ -211,6 +221,7 @@ class Run:
                 p.dependents.append(task)
                 task.deps_left += 1
         task.ancestors = ancestors
+        task.seq = len(self.tasks)
         self.tasks[task.id] = task
         if self.recorder is not None:
             self.recorder.submitted(self, task)
@@ -224,7 +235,7 @@ class Run:
         preds = self._declared(deps)
         if not preds:
             return None
-        task = Task(next(self.ids), None, None, (), [])
+        task = Task(next(self.ids), None, DUMMY_CODE, (), [])
         self._add(task, preds)
         return task.id
 
@@ -301,8 +312,10 @@ class Run:
         raise UnsupportedError(f"launching a {t.name} function ('{code.name}') in the simulator", code.func.span)
 
     def _try_start(self, task: Task) -> bool:
-        if task.code is None or (task.predicate is not None and not self._predicate_holds(task)):
-            task.skipped = task.code is not None        # a dummy, or a false predicate: retired, never placed
+        if task.code is DUMMY_CODE or (task.predicate is not None and not self._predicate_holds(task)):
+            task.skipped = task.code is not DUMMY_CODE  # a dummy, or a false predicate: retired, never placed
+            if self.recorder is not None:
+                self.recorder.task_finished(self, task)
             self._finish(task)
             return True
         kind = self._kind(task.code)

@@ -22,6 +22,7 @@ from typing import Optional
 
 import numpy as np
 
+from pypto.env import swimlane_forced
 from pypto.runtime.sim.blocking import Block
 from pypto.runtime.sim.pipes import find_ring
 from pypto.runtime.sim.values import TileValue
@@ -29,6 +30,7 @@ from pypto.runtime.sim.values import TileValue
 PUSH_OPS = {"tile.tpush_to_aiv": "c2v", "tile.tpush_to_aic": "v2c"}
 POP_OPS = {"tile.tpop_from_aic": "c2v", "tile.tpop_from_aiv": "v2c"}
 FREE_OPS = {"system.tfree_to_aic": "c2v", "system.tfree_to_aiv": "v2c"}
+SIGNAL_OPS = frozenset({"pld.system.notify", "pld.system.wait"})
 HOST_TID = 0
 
 
@@ -50,6 +52,7 @@ class _TaskTimes:
     end: Optional[float] = None
     deps: list = field(default_factory=list)       # ids of the tasks this one waited for
     lanes: list = field(default_factory=list)
+    cores: dict = field(default_factory=dict)      # simulated core → the core the timeline shows it on
 
 
 def _bytes(value) -> int:
@@ -72,8 +75,8 @@ def op_cost(cost, name: str, out, args: tuple, kwargs: dict) -> tuple:
     """(nanoseconds, category, bytes moved or touched) of one op under `cost` (a CostModel)."""
     tiles = [a for a in args if isinstance(a, TileValue)]
     if name in ("tile.load", "tile.store", "tile.mgather", "tile.mscatter") or name.startswith("tile.prefetch"):
-        nbytes = _bytes(out) if name == "tile.load" or out is not None and name != "tile.store" else \
-            _bytes(tiles[0]) if tiles else 0
+        writes_gm = name in ("tile.store", "tile.mscatter")     # the bytes of the tile sent out, else received
+        nbytes = (_bytes(tiles[0]) if tiles else 0) if writes_gm else _bytes(out)
         return cost.dma_latency_ns + nbytes / cost.dma_bytes_per_ns, "dma", nbytes
     if name in PUSH_OPS or name in POP_OPS:
         nbytes = _bytes(tiles[0] if tiles else out)
@@ -100,8 +103,11 @@ class TimelineRecorder:
     def __init__(self, platform):
         self.platform = platform
         self.cost = platform.cost
-        self.tasks: dict = {}          # (rank, task id) → _TaskTimes
-        self.names: dict = {}          # (rank, task id) → kernel name
+        self.tasks: dict = {}          # (rank, task number) → _TaskTimes
+        self.names: dict = {}          # (rank, task number) → kernel name
+        self.numbers: dict = {}        # (id(run), task id) → the task's number on the timeline
+        self.next_number: dict = {}    # rank → the next task number
+        self.phases: dict = {}         # id(run) → run
         self.lanes: dict = {}          # id(ctx) → _Lane
         self.finished_lanes: list = []
         self.core_free: dict = {}      # (rank, core name) → virtual ns the core is free again
@@ -111,25 +117,42 @@ class TimelineRecorder:
         self.pops: dict = {}           # id(ring) → {consumer lane: count}
         self.frees: dict = {}          # id(ring) → {consumer lane: [times]}
         self.flows: list = []          # (cat, (rank, tid, ts), (rank, tid, ts), name)
+        self.signals: dict = {}        # signal cell address → (time of its last notify, flow source)
         self.counters: list = []       # (rank, name, ts, value)
         self.generated_files: dict = {}   # filename → FunctionCode (op → source line)
 
     # ------------------------------------------------------------------ scheduler hooks
     def submitted(self, run, task) -> None:
         rank = run.rank
+        number = self._num(run, task.id)              # first: a new phase moves the host clock
         t = self.host_clock.get(rank, 0.0) + self.cost.host_submit_ns
         self.host_clock[rank] = t
-        deps = [o.id for o in run.live.values() if o.dependents and o.dependents[-1] is task]
-        self.tasks[(rank, task.id)] = _TaskTimes(submit=t, deps=deps)
-        self.names[(rank, task.id)] = task.code.name
-        self.host_ops.append((rank, f"submit {task.code.name} #{task.id}", t - self.cost.host_submit_ns,
-                              self.cost.host_submit_ns, {"task": task.id}))
+        deps = [self._num(run, o.id) for o in run.live.values() if o.dependents and o.dependents[-1] is task]
+        self.tasks[(rank, number)] = _TaskTimes(submit=t, deps=deps)
+        self.names[(rank, number)] = task.code.name
+        self.host_ops.append((rank, f"submit {task.code.name} #{number}", t - self.cost.host_submit_ns,
+                              self.cost.host_submit_ns, {"task": number}))
+
+    def _num(self, run, task_id: int) -> int:
+        """The task's number on the timeline: a host orchestrator that runs in phases makes one Run per
+        phase (each numbering its tasks from 0); the timeline numbers a rank's tasks across phases, and
+        a phase starts after everything before it ended."""
+        key = (id(run), task_id)
+        n = self.numbers.get(key)
+        if n is None:
+            if id(run) not in self.phases:
+                self.phases[id(run)] = run             # kept alive, so its id is not reused
+                ends = [t.end for (r, _), t in self.tasks.items() if r == run.rank and t.end is not None]
+                self.host_clock[run.rank] = max([self.host_clock.get(run.rank, 0.0)] + ends)
+            n = self.numbers[key] = self.next_number.get(run.rank, 0)
+            self.next_number[run.rank] = n + 1
+        return n
 
     def _times(self, run, task) -> _TaskTimes:
-        key = (run.rank, task.id)
+        key = (run.rank, self._num(run, task.id))
         times = self.tasks.get(key)
         if times is None:                       # a block of an Spmd launch, or a Group member: its parent's times
-            parent = self.tasks.get((run.rank, task.parent.id)) if task.parent is not None else None
+            parent = self.tasks.get((run.rank, self._num(run, task.parent.id))) if task.parent is not None else None
             times = self.tasks[key] = _TaskTimes(submit=parent.submit if parent else 0.0,
                                                  deps=list(parent.deps) if parent else [])
             self.names[key] = task.code.name
@@ -144,27 +167,52 @@ class TimelineRecorder:
         return ready
 
     def lane_started(self, run, ctx, task, code) -> None:
-        """A kernel lane begins on ctx.core (Group and Spmd wrappers have no core time of their own)."""
+        """A kernel lane begins (Group and Spmd wrappers have no core time of their own).
+
+        The simulator runs a kernel without blocking ops to completion as soon as it is placed, so it
+        reuses the lowest free core; the timeline instead places each task on the core (or cluster) of
+        its kind that is free first in estimated time, as the chip's dispatcher would."""
         times = self._times(run, task)
         if times.start is None:
-            start = self._ready_at(run, times)
-            for core in task.cores:
-                start = max(start, self.core_free.get((run.rank, core.name), 0.0))
-            times.start = start
-        core = ctx.core
+            ready = self._ready_at(run, times)
+            times.cores = self._place(run, task.cores, ready)
+            times.start = max([ready] + [self._free(run, c) for c in times.cores.values()])
+        core = times.cores.get(ctx.core) if ctx.core is not None else None
         if code.func.func_type.name in ("Group", "Spmd") or core is None:
             self.lanes[id(ctx)] = _Lane(task, None, code.name, times.start, times.start)
             return
-        start = max(times.start, self.core_free.get((run.rank, core.name), 0.0))
+        start = max(times.start, self._free(run, core))
         lane = _Lane(task, core, code.name, start, start)
         self.lanes[id(ctx)] = lane
         times.lanes.append(lane)
+
+    def _free(self, run, core) -> float:
+        return self.core_free.get((run.rank, core.name), 0.0)
+
+    def _place(self, run, cores: list, ready: float) -> dict:
+        """{simulated core: timeline core}: the same shape of cores (one core, or the same members of one
+        cluster), wherever that shape is free earliest (ties: the lowest index)."""
+        if not cores:
+            return {}
+        machine = run.machine
+        if len(cores) == 1:
+            core = cores[0]
+            pool = machine.aic_cores if core.kind == "AIC" else machine.aiv_cores
+            best = min(pool, key=lambda c: (max(ready, self._free(run, c)), c.index))
+            return {core: best}
+
+        def member(cl, core):
+            return cl.aic if core.kind == "AIC" else cl.aiv[core.lane]
+
+        best = min(machine.clusters, key=lambda cl: (max([ready] + [self._free(run, member(cl, c)) for c in cores]),
+                                                     cl.index))
+        return {c: member(best, c) for c in cores}
 
     def task_finished(self, run, task) -> None:
         times = self._times(run, task)
         end = max([times.start or 0.0] + [lane.clock for lane in times.lanes])
         times.end = end
-        for core in task.cores:
+        for core in times.cores.values():
             self.core_free[(run.rank, core.name)] = end
         if task.parent is not None:             # an Spmd block: the launch ends with its last block
             parent = self._times(run, task.parent)
@@ -185,6 +233,8 @@ class TimelineRecorder:
         rank = ctx.run.rank
         if name in PUSH_OPS or name in POP_OPS or name in FREE_OPS:
             begin = self._pipe(ctx, name, lane, begin, dur, rank, kwargs.get("id") or 0)
+        elif name in SIGNAL_OPS:
+            begin = self._signal(ctx, name, lane, begin, dur, rank, args)
         shape = _shape(result) or _shape(out) or next((_shape(a) for a in args if _shape(a)), None)
         info = {"line": line, "bytes": nbytes} if line else {"bytes": nbytes}
         if shape:
@@ -226,6 +276,23 @@ class TimelineRecorder:
             me = sub if ring.consumers > 1 else 0
             self.frees.setdefault(key, {}).setdefault(me, []).append(begin + dur)
             self._occupancy(rank, label, key, begin + dur)
+        return begin
+
+    def _signal(self, ctx, name: str, lane: _Lane, begin: float, dur: float, rank: int, args: tuple) -> float:
+        """notify stamps the signal cell; a wait cannot end before the last notify of its cell."""
+        try:
+            if name == "pld.system.notify":
+                target, peer, offsets = args[0], args[1], args[2]
+                cell = _cell_address(ctx.run.world.peer_view(target, peer, name), offsets)
+                self.signals[cell] = (begin + dur, (rank, self._tid(lane.core), begin + dur))
+                return begin
+            cell = _cell_address(args[0], args[1])
+        except Exception:                       # the op itself validated its operands; never fail here
+            return begin
+        stamp = self.signals.get(cell)
+        if stamp is not None:
+            begin = max(begin, stamp[0])
+            self.flows.append(("signal", stamp[1], (rank, self._tid(lane.core), begin), "signal"))
         return begin
 
     def _occupancy(self, rank: int, label: str, key, ts: float) -> None:
@@ -324,24 +391,47 @@ class TimelineRecorder:
         edges = [{"rank": r, "from": d, "to": t} for (r, t), times in sorted(self.tasks.items()) for d in times.deps]
         return {"tasks": tasks, "edges": edges}
 
+    def scope_stats(self) -> dict:
+        """Per scope (the kernel a `pl.at` region became): tasks launched and their estimated times."""
+        out: dict = {}
+        for (rank, _n), times in sorted(self.tasks.items()):
+            if times.end is None or times.start is None:
+                continue
+            name = self.names.get((rank, _n))
+            row = out.setdefault(name, {"tasks": 0, "total_ns": 0.0, "max_ns": 0.0, "ranks": set()})
+            row["tasks"] += 1
+            row["total_ns"] += times.end - times.start
+            row["max_ns"] = max(row["max_ns"], times.end - times.start)
+            row["ranks"].add(rank)
+        for row in out.values():
+            row["mean_ns"] = row["total_ns"] / row["tasks"]
+            row["ranks"] = sorted(row["ranks"])
+        return out
+
     def total_ns(self) -> float:
         ends = [t.end for t in self.tasks.values() if t.end is not None]
         return max(ends, default=0.0)
 
 
+def _cell_address(arr: np.ndarray, offsets) -> int:
+    """The byte address of one signal cell (the same cell seen from any rank's view of the window)."""
+    idx = tuple(int(o) for o in offsets)
+    return arr.__array_interface__["data"][0] + sum(i * st for i, st in zip(idx, arr.strides))
+
+
 def wants_timeline(config) -> bool:
-    """A run records a timeline when its config (or PYPTO_CHIP_SWIMLANE=1) asks for a swimlane or a task graph."""
-    from pypto.env import swimlane_forced
-    return bool(getattr(config, "enable_chip_swimlane", 0) or getattr(config, "enable_dep_gen", False)
+    """A run records a timeline when its config (or PYPTO_CHIP_SWIMLANE=1) asks for a swimlane, a task graph
+    or scope statistics."""
+    return bool(config.enable_chip_swimlane or config.enable_dep_gen or config.enable_scope_stats
                 or swimlane_forced())
 
 
 def write_outputs(recorder: TimelineRecorder, compiled, config) -> dict:
-    """Write dfx_outputs/swimlane.json (and deps.json with enable_dep_gen) under the program's build
+    """Write dfx_outputs/swimlane.json (deps.json with enable_dep_gen, scope_stats.json with
+    enable_scope_stats) under the program's build
     directory (one made for it when it has none; later runs overwrite the files); the paths by kind."""
     import json
 
-    from pypto.env import swimlane_forced
     from pypto.runtime.config import new_build_dir
     base = getattr(compiled, "output_dir", None) or getattr(compiled, "_timeline_dir", None)
     if base is None:                             # one directory per compiled program: the last run's files
@@ -349,12 +439,15 @@ def write_outputs(recorder: TimelineRecorder, compiled, config) -> dict:
     out = base / "dfx_outputs"
     out.mkdir(parents=True, exist_ok=True)
     paths = {}
-    if getattr(config, "enable_chip_swimlane", 0) or swimlane_forced():
+    if config.enable_chip_swimlane or swimlane_forced():
         paths["swimlane"] = out / "swimlane.json"
         paths["swimlane"].write_text(json.dumps(recorder.chrome_trace()))
-    if getattr(config, "enable_dep_gen", False):
+    if config.enable_dep_gen:
         paths["deps"] = out / "deps.json"
         paths["deps"].write_text(json.dumps(recorder.dependency_graph(), indent=1))
+    if config.enable_scope_stats:
+        paths["scope_stats"] = out / "scope_stats.json"
+        paths["scope_stats"].write_text(json.dumps(recorder.scope_stats(), indent=1))
     return paths
 
 
