@@ -53,7 +53,8 @@ class HostLevel:
 
     def alloc_window_buffer(self, size, dtype, span):
         if not all(isinstance(d, (int, np.integer)) for d in (size if isinstance(size, tuple) else (size,))):
-            raise TypeCheckError(f"pld.alloc_window_buffer: the size must be integers, got {size!r}", span)
+            kinds = [type(d).__name__ for d in size] if isinstance(size, tuple) else type(size).__name__
+            raise TypeCheckError(f"pld.alloc_window_buffer: the size must be integers, got {kinds}", span)
         if isinstance(size, tuple):
             if dtype is None:
                 raise TypeCheckError("pld.alloc_window_buffer(shape) needs dtype=", span)
