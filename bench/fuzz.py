@@ -399,8 +399,9 @@ def classify(exc: Optional[BaseException], mutant_file: str, preserves: bool) ->
     msg = f"{type(exc).__name__}: {exc}".splitlines()[0][:300] if str(exc) else type(exc).__name__
     if isinstance(exc, InternalError):
         return "internal", msg
-    cause = exc.__cause__
-    if (isinstance(exc, PyptoError) and cause is not None and not isinstance(cause, PyptoError)
+    from pypto.errors import SimulationError
+    cause = exc.__cause__          # the simulator's wrapper around a Python exception raised by an op
+    if (isinstance(exc, SimulationError) and cause is not None and not isinstance(cause, PyptoError)
             and _in_pypto(cause.__traceback__) and "read-only" not in str(cause)):
         return "internal", f"{msg} [wraps {type(cause).__name__} at {_pypto_frame(cause.__traceback__)}]"
     if isinstance(exc, PyptoError):

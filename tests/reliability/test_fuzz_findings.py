@@ -35,6 +35,8 @@ FINDINGS = [
      "        t = {'a': 1}\n        t = pl.load(a, [0, 0], [16, 64])\n        bias = pl.create_tile(", None),
     ("distributed/02_put_ring.py", "pld.window(data_buf, [1, SIZE]", "pld.window(data_buf, [1, data_buf]",
      "the shape must hold integers"),
+    ("intermediate/04_allreduce.py", "pld.window(data_buf, [1, SIZE]", "pld.window(data_buf, [1]",
+     "but the window passed is [1]"),
     ("intermediate/04_allreduce.py", "self.per_rank(x[r],", "self.per_rank(data[r],", "indexes a stacked host tensor"),
     ("distributed/05_get_reduce_scatter.py", "    @pl.function(type=pl.FunctionType.Orchestration)\n    def per_rank",
      "    @pl.function()\n    def per_rank", None),

@@ -26,7 +26,7 @@ import numpy as np
 
 from pypto.errors import TypeCheckError, UnsupportedError
 from pypto.ir.enums import FunctionType
-from pypto.ir.expr import Call, Expr, GlobalVar
+from pypto.ir.expr import Call, Expr, GlobalVar, as_int
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import CommDomainScopeStmt
 from pypto.runtime.sim.codegen import FunctionCode, SourceGenerator
@@ -110,6 +110,13 @@ class HostLevel:
         if not 0 <= rank < self.world.nranks:
             raise TypeCheckError(f"device={rank} is outside the world of {self.world.nranks} ranks", span)
         code = self.functions[callee]
+        for p, a in zip(code.func.params, args):       # a window bound with another shape than the parameter's
+            want = getattr(p.type, "shape", None)
+            if isinstance(a, WindowBinding) and want is not None and (
+                    len(want) != len(a.shape) or any(as_int(d) not in (None, n) for d, n in zip(want, a.shape))):
+                raise TypeCheckError(f"'{callee}' parameter '{p.name_hint}' is a {len(want)}-d window "
+                                     f"{[as_int(d) for d in want]}, but the window passed is {list(a.shape)}", span,
+                                     hint="bind the window with the parameter's shape: pld.window(buf, shape, dtype=)")
         bound = [a.buffer.view(rank, a.shape, a.dtype) if isinstance(a, WindowBinding) else a for a in args]
         # what the host sees as the call's result: the Out / InOut arguments the chip function returns
         result = None
