@@ -49,6 +49,7 @@ class IterArg(Var):
 class ConstInt(Expr):
     __slots__ = ("value", "dtype")
     FIELDS = (("value", USUAL), ("dtype", USUAL))
+    PLAIN_FIELDS = frozenset({"value"})          # a Python number: no traversal enters it
 
     def __init__(self, value: int, dtype: DataType = INDEX, span: Optional[Span] = None):
         self._set(value=int(value), dtype=dtype, type=ScalarType(dtype), span=span)
@@ -57,6 +58,7 @@ class ConstInt(Expr):
 class ConstFloat(Expr):
     __slots__ = ("value", "dtype")
     FIELDS = (("value", USUAL), ("dtype", USUAL))
+    PLAIN_FIELDS = frozenset({"value"})
 
     def __init__(self, value: float, dtype: DataType = FP32, span: Optional[Span] = None):
         if dtype is FP32:  # literals carry the precision they will be computed in
@@ -68,6 +70,7 @@ class ConstFloat(Expr):
 class ConstBool(Expr):
     __slots__ = ("value",)
     FIELDS = (("value", USUAL),)
+    PLAIN_FIELDS = frozenset({"value"})
 
     def __init__(self, value: bool, span: Optional[Span] = None):
         self._set(value=bool(value), type=ScalarType(BOOL), span=span)
@@ -140,6 +143,7 @@ UNARY_OPS = {"neg": "-", "not": "not ", "bitnot": "~", "abs": None, "cast": None
 class BinaryExpr(Expr):
     __slots__ = ("op", "lhs", "rhs")
     FIELDS = (("op", USUAL), ("lhs", USUAL), ("rhs", USUAL), ("type", USUAL))
+    PLAIN_FIELDS = frozenset({"op"})             # the operator's name
 
     def __init__(self, op: str, lhs: Expr, rhs: Expr, dtype: Optional[DataType] = None, span: Optional[Span] = None):
         if op not in BINARY_OPS:
@@ -165,6 +169,7 @@ class UnaryExpr(Expr):
     """neg / not / bitnot / abs, and cast (the result dtype differs from the operand's)."""
     __slots__ = ("op", "operand")
     FIELDS = (("op", USUAL), ("operand", USUAL), ("type", USUAL))
+    PLAIN_FIELDS = frozenset({"op"})
 
     def __init__(self, op: str, operand: Expr, dtype: Optional[DataType] = None, span: Optional[Span] = None):
         if op not in UNARY_OPS:
@@ -194,6 +199,7 @@ class MakeTuple(Expr):
 class TupleGetItem(Expr):
     __slots__ = ("tuple", "index")
     FIELDS = (("tuple", USUAL), ("index", USUAL))
+    PLAIN_FIELDS = frozenset({"index"})          # a Python int
 
     def __init__(self, tuple_expr: Expr, index: int, span: Optional[Span] = None):
         t = tuple_expr.type

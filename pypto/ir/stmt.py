@@ -192,7 +192,10 @@ def flatten_to_stmts(stmt: Optional[Stmt]) -> list[Stmt]:
     if isinstance(stmt, SeqStmts):
         out: list[Stmt] = []
         for s in stmt.stmts:
-            out.extend(flatten_to_stmts(s))
+            if isinstance(s, SeqStmts):
+                out.extend(flatten_to_stmts(s))
+            else:
+                out.append(s)
         return out
     return [stmt]
 

@@ -109,9 +109,29 @@ def _nested_call(n) -> Optional[str]:
     return None
 
 
+# Node classes _nested_call can object to (it returns None for every other class without a look).
+_NESTED_CALL_SITES = (Call, BinaryExpr, UnaryExpr, IfStmt, WhileStmt, ForStmt)
+_MAY_NEST: dict = {}             # node class → whether it is (a subclass of) one of those
+
+
+def _may_nest(cls) -> bool:
+    got = _MAY_NEST.get(cls)
+    if got is None:
+        got = _MAY_NEST[cls] = issubclass(cls, _NESTED_CALL_SITES)
+    return got
+
+
 def _check_no_nested_calls(f: Function) -> list:
-    return [_in(f, "NoNestedCalls", why, n.span) for n in preorder(f.body)
-            for why in (_nested_call(n),) if why is not None]
+    diags, may = [], _MAY_NEST
+    for n in preorder(f.body):
+        m = may.get(n.__class__)
+        if m is None:
+            m = _may_nest(n.__class__)
+        if m:
+            why = _nested_call(n)
+            if why is not None:
+                diags.append(_in(f, "NoNestedCalls", why, n.span))
+    return diags
 
 
 def _outermost(node, classes) -> list:

@@ -107,7 +107,11 @@ def _visit_handler(vcls, cls):
     elif cls is dict:
         h = _visit_dict_plain if plain else _visit_dict
     elif issubclass(cls, Node) and not issubclass(cls, Type):
-        h = _hook_of(vcls, cls, "visit_", vcls._visit_hooks) or vcls.visit_children
+        h = _hook_of(vcls, cls, "visit_", vcls._visit_hooks)
+        if h is None:
+            # a node class with no child fields (Var, ConstInt, ...) has nothing to walk: skip the call
+            bare = not plain and not cls._child_fields and vcls.visit_children is IRVisitor.visit_children
+            h = None if bare else vcls.visit_children
     else:
         h = None
     vcls._visit_table[cls] = h
@@ -183,12 +187,30 @@ def _mutate_list(self, seq):
 
 
 def _mutate_dict(self, d):
-    out = {}
-    changed = False
+    if not d:
+        return d
+    if self._plain_walk:
+        out = {}
+        changed = False
+        for k, v in d.items():
+            nv = out[k] = self.mutate(v)
+            changed = changed or nv is not v
+        return out if changed else d
+    table, new = self._mutate_table, None          # values are mostly plain (numbers, enums): no call
     for k, v in d.items():
-        nv = out[k] = self.mutate(v)
-        changed = changed or nv is not v
-    return out if changed else d
+        try:
+            h = table[v.__class__]
+        except KeyError:
+            h = _mutate_handler(type(self), v.__class__)
+        if h is not None:
+            nv = h(self, v)
+            if nv is not v:
+                if new is None:
+                    new = {}
+                new[k] = nv
+    if new is None:
+        return d
+    return {k: new[k] if k in new else v for k, v in d.items()}
 
 
 def _mutate_handler(mcls, cls):
@@ -200,7 +222,11 @@ def _mutate_handler(mcls, cls):
     elif cls is dict:
         h = _mutate_dict
     elif issubclass(cls, Node) and not issubclass(cls, Type):
-        h = _hook_of(mcls, cls, "mutate_", mcls._mutate_hooks) or mcls.mutate_children
+        h = _hook_of(mcls, cls, "mutate_", mcls._mutate_hooks)
+        if h is None:
+            # a node class with no child fields comes back as it is: skip the call
+            bare = not mcls._plain_walk and not cls._child_fields and mcls.mutate_children is IRMutator.mutate_children
+            h = None if bare else mcls.mutate_children
     else:
         h = None
     mcls._mutate_table[cls] = h

@@ -8,7 +8,8 @@ gives each assignment a fresh Var and builds the merges:
   - if: names assigned in a branch and read later get `return_vars` + a YieldStmt per branch;
   - for / while: names re-assigned in the body and read in a later iteration or after the loop
     become IterArgs (init = the value before the loop), yielded at the body's end, and are
-    rebound to the loop's `return_vars` afterwards.
+    rebound to the loop's `return_vars` afterwards. A name first assigned in the body and read
+    after the loop starts from an Out / InOut parameter of its type (else an earlier value of it).
 
     before:  x = 0; for i in range(4): x = x + i          (one Var x, assigned twice)
     after:   x = 0; for i, (x_it,) in pl.range(4, init_values=(x,)): x1 = x_it + i; x_rv = pl.yield_(x1)
@@ -18,12 +19,14 @@ gives each assignment a fresh Var and builds the merges:
 from __future__ import annotations
 
 from pypto.errors import UnsupportedError
+from pypto.ir.enums import ParamDirection
+from pypto.ir.equality import structural_equal
 from pypto.ir.expr import IterArg, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import (AssignStmt, BreakStmt, ContinueStmt, ForStmt, IfStmt, ReturnStmt, ScopeStmt, SeqStmts,
                            SplitAivScopeStmt, Stmt, WhileStmt, YieldStmt)
 from pypto.ir.visitor import substitute
-from pypto.passes.analysis import as_seq, body_list, defined_vars, used_vars
+from pypto.passes.analysis import as_seq, as_seq_like, body_list, defined_vars, used_vars
 from pypto.passes.base import function_pass
 from pypto.passes.properties import IRProperty, PassProperties
 
@@ -96,6 +99,19 @@ class _SSABuilder:
         env[var] = new
         return new
 
+    def escaping_init(self, v: Var, env: dict):
+        """The value a name first assigned inside a loop (and read after it) starts the loop with, as
+        the reference chooses it: an Out / InOut parameter of the same type (`r = pl.store(t, .., out)`
+        in the loop, `return r` after it), else the first earlier value of the same type; None if
+        there is none."""
+        outs = [p for p, d in zip(self.func.params, self.func.param_directions)
+                if d in (ParamDirection.Out, ParamDirection.InOut)]
+        for key in [*outs, *env]:
+            cur = env.get(key)
+            if isinstance(cur, Var) and structural_equal(cur.type, v.type):
+                return cur
+        return None
+
     def define_iter_arg(self, ia: IterArg, init, env: dict) -> IterArg:
         if ia not in self.bound and init is ia.init_value:
             new = ia
@@ -123,12 +139,12 @@ class _SSABuilder:
         return out
 
     def body(self, stmt, env: dict, live_after: set) -> SeqStmts:
-        return as_seq(self.seq(body_list(stmt), env, live_after), getattr(stmt, "span", None))
+        return as_seq_like(self.seq(body_list(stmt), env, live_after), stmt)
 
     def stmt(self, s: Stmt, env: dict, live_after: set) -> list:
         if isinstance(s, AssignStmt):
             value = self.subst(s.value, env)
-            return [AssignStmt(self.define(s.var, env), value, s.span)]
+            return [s.replace(var=self.define(s.var, env), value=value)]
         if isinstance(s, IfStmt):
             return self.if_stmt(s, env, live_after)
         if isinstance(s, ForStmt):
@@ -212,10 +228,13 @@ class _SSABuilder:
         carried = [v for v in dict.fromkeys(defined_vars(s.body)) if v in assigned and (v in reads or v in live_after)]
         escaping = [v for v in dict.fromkeys(defined_vars(s.body)) if v not in env and v in live_after
                     and not isinstance(v, IterArg) and v not in s.return_vars]
-        if escaping:
-            v = escaping[0]
-            raise UnsupportedError(f"ConvertToSSA: '{v.name_hint}' is first assigned inside a loop and read after it",
-                                   v.span or s.span, hint=f"assign '{v.name_hint}' before the loop")
+        escaping_inits = {}
+        for v in escaping:
+            escaping_inits[v] = self.escaping_init(v, env)
+            if escaping_inits[v] is None:
+                raise UnsupportedError(f"ConvertToSSA: '{v.name_hint}' is first assigned inside a loop and read after "
+                                       "it", v.span or s.span, hint=f"assign '{v.name_hint}' before the loop")
+        carried += escaping
         fields = {}
         if is_for:
             fields = {"start": self.subst(s.start, env), "stop": self.subst(s.stop, env),
@@ -223,7 +242,7 @@ class _SSABuilder:
         body_env = dict(env)
         iter_args = [self.define_iter_arg(ia, self.subst(ia.init_value, env), body_env) for ia in s.iter_args]
         for v in carried:
-            ia = IterArg(v.name_hint, v.type, env[v], v.span)
+            ia = IterArg(v.name_hint, v.type, escaping_inits[v] if v in escaping_inits else env[v], v.span)
             self.bound.add(ia)
             iter_args.append(ia)
             body_env[v] = ia
@@ -248,7 +267,7 @@ class _SSABuilder:
 def _run(func: Function, program: Program) -> Function:
     builder = _SSABuilder(func)
     env = {p: p for p in func.params}
-    body = as_seq(builder.seq(body_list(func.body), env, set()), func.body.span)
+    body = as_seq_like(builder.seq(body_list(func.body), env, set()), func.body)
     return func.replace(body=body)
 
 

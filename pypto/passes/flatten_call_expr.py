@@ -22,7 +22,7 @@ from pypto.ir.stmt import (AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, Sc
                            YieldStmt)
 from pypto.ir.types import TupleType
 from pypto.ir.verifier import _has_call
-from pypto.passes.analysis import as_seq, body_list
+from pypto.passes.analysis import as_seq, as_seq_like, body_list
 from pypto.passes.base import function_pass
 from pypto.passes.properties import IRProperty, PassProperties
 
@@ -81,7 +81,7 @@ def _body(stmt) -> SeqStmts:
     out: list = []
     for s in body_list(stmt):
         out += _stmt(s)
-    return as_seq(out, getattr(stmt, "span", None))
+    return as_seq_like(out, stmt)
 
 
 def _stmt(s: Stmt) -> list:

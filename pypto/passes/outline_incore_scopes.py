@@ -25,7 +25,7 @@ from pypto.ir.enums import FunctionType, ParamDirection
 from pypto.ir.expr import Call, GlobalVar, TupleGetItem, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import READWRITE, WRITE
-from pypto.ir.stmt import AssignStmt, EvalStmt, InCoreScopeStmt, ReturnStmt, SeqStmts, SpmdScopeStmt
+from pypto.ir.stmt import AssignStmt, EvalStmt, InCoreScopeStmt, ReturnStmt, SeqStmts, SplitAivScopeStmt, SpmdScopeStmt
 from pypto.ir.types import TensorType, TupleType, UnknownType
 from pypto.ir.visitor import IRMutator, IRVisitor, collect
 from pypto.passes.analysis import alpha_rename, as_seq, defined_vars, used_vars
@@ -63,6 +63,18 @@ def _defers_completion(body) -> bool:
     return any(not isinstance(c.op, GlobalVar) and c.op.name == "pld.system.defer_wait" for c in calls_in(body))
 
 
+def _region_split_attrs(body) -> dict:
+    """A body holding pl.split_aiv regions marks its kernel split_aiv; the regions' mode rides along as the
+    kernel's `split` only when every region has the same real (non-NONE) mode. "No split" has one
+    spelling, an absent key. (LowerAutoVectorSplit checks the regions and lowers them later.)"""
+    regions = collect(body, lambda n: isinstance(n, SplitAivScopeStmt))
+    if not regions:
+        return {}
+    modes = {r.split for r in regions}
+    mode = next(iter(modes))
+    return {"split_aiv": True, "split": mode} if len(modes) == 1 and mode.value != 0 else {"split_aiv": True}
+
+
 class _UsesOutside(IRVisitor):
     def __init__(self, skip):
         self.skip = skip
@@ -76,27 +88,36 @@ class _UsesOutside(IRVisitor):
         super().visit(n)
 
 
+class _ArgAccess(IRVisitor):
+    """The Vars a scope writes through call arguments (`written`) and those it reads (`other`)."""
+
+    def __init__(self, callees: dict | None):
+        self.callees = callees
+        self.written: set = set()
+        self.other: set = set()
+
+    def visit_call(self, c):
+        callees, written, other = self.callees, self.written, self.other
+        w = written_args(c, callees)
+        callee = (callees or {}).get(c.op.name) if isinstance(c.op, GlobalVar) else None
+        for i, a in enumerate(c.args):
+            if i in w and isinstance(a, Var):
+                written.add(a)
+                if callee is not None and callee.param_directions[i] is ParamDirection.InOut:
+                    other.add(a)    # forwarded to an InOut param: read as well
+            else:
+                other.update(used_vars(a))
+        for v in c.kwargs.values():
+            self.visit(v)
+
+    def visit_var(self, v):
+        self.other.add(v)
+
+
 def _directions(scope_body, params, callees: dict | None = None) -> list:
-    written, other = set(), set()
-
-    class _V(IRVisitor):
-        def visit_call(self, c):
-            w = written_args(c, callees)
-            callee = (callees or {}).get(c.op.name) if isinstance(c.op, GlobalVar) else None
-            for i, a in enumerate(c.args):
-                if i in w and isinstance(a, Var):
-                    written.add(a)
-                    if callee is not None and callee.param_directions[i] is ParamDirection.InOut:
-                        other.add(a)    # forwarded to an InOut param: read as well
-                else:
-                    other.update(used_vars(a))
-            for v in c.kwargs.values():
-                self.visit(v)
-
-        def visit_var(self, v):
-            other.add(v)
-
-    _V().visit(scope_body)
+    access = _ArgAccess(callees)
+    access.visit(scope_body)
+    written, other = access.written, access.other
     out = []
     for p in params:
         if isinstance(p.type, TensorType) and p in written:
@@ -108,17 +129,12 @@ def _directions(scope_body, params, callees: dict | None = None) -> list:
 
 def _block_identity_defs(body) -> dict:
     """Var → its `tile.get_block_idx()` / `get_block_num()` call, for every such binding in body."""
-    found = {}
+    return {s.var: s.value for s in collect(body, _is_block_identity_def)}
 
-    class _V(IRVisitor):
-        def visit_assign_stmt(self, s):
-            if isinstance(s.value, Call) and not isinstance(s.value.op, GlobalVar) and \
-                    s.value.op.name in BLOCK_IDENTITY_OPS:
-                found[s.var] = s.value
-            self.visit_children(s)
 
-    _V().visit(body)
-    return found
+def _is_block_identity_def(s) -> bool:
+    return (isinstance(s, AssignStmt) and isinstance(s.value, Call) and not isinstance(s.value.op, GlobalVar)
+            and s.value.op.name in BLOCK_IDENTITY_OPS)
 
 
 class Outliner(IRMutator):
@@ -152,6 +168,7 @@ class Outliner(IRMutator):
             attrs["windowize"] = True
         if _defers_completion(scope.body):                 # a task-level waiter (checked by ExpandMixedKernel)
             attrs["deferred_completion_waiter"] = True
+        attrs.update(_region_split_attrs(scope.body))
         return attrs
 
     def _name(self, scope) -> str:

@@ -1,10 +1,12 @@
 """SynthesizeAllReduceSignals: a HOST-orchestrator allreduce without a signal gets a private INT32 signal window.
 
 The host form `pld.tensor.allreduce(data)` may omit the signal; every later stage (the builtin
-chip dispatch, the credit-barrier recipe) needs one. The pass allocates one symmetric
-[MAX_RANKS, 1] INT32 window at the top of the host body ([MAX_RANKS, k] for `core_num=k` calls: a lane per block) (zero-initialised, shared by every
-signal-less allreduce of the function: the self-cleaning protocol leaves it at zero after each
+chip dispatch, the credit-barrier recipe) needs one. The pass allocates a symmetric
+[MAX_RANKS, 1] INT32 window at the top of the host body (zero-initialised, shared by every
+signal-less allreduce of one data window: the self-cleaning protocol leaves it at zero after each
 call) and rewrites each such call to the explicit two-argument form on a window view of it.
+`core_num=k` calls get a [MAX_RANKS, k] window (a lane per block); allreduces of different data
+windows get different signals, so each signal joins the comm domain of its data.
 MAX_RANKS is 64, the simulator comm backend's rank limit; only rows < nranks are touched.
 
 Requires: — / Produces: — / Invalidates: —
@@ -25,6 +27,7 @@ from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt, SeqStmts, flatten_to_stmts
 from pypto.ir.visitor import SplicingMutator
 from pypto.passes.base import Pass, function_pass
+from pypto.passes.materialize_comm_domain_scopes import assignment_defs, window_buffer_of
 from pypto.passes.properties import PassProperties
 
 MAX_RANKS = 64
@@ -35,27 +38,32 @@ def _is_host(f: Function) -> bool:
 
 
 class _AddSignals(SplicingMutator):
-    """One [MAX_RANKS, lanes] buffer per lane count: core_num=k calls get k lanes (one per block)."""
+    """One [MAX_RANKS, lanes] buffer per data window and lane count: core_num=k calls get k lanes (one per
+    block), and allreduces of windows used by different ranks get signals of their own (a signal lives in
+    the comm domain of its data)."""
 
-    def __init__(self):
-        self.buffers: dict = {}                    # lanes -> buffer Var
+    def __init__(self, defs: dict):
+        self.defs = defs
+        self.buffers: dict = {}                    # (data window buffer, lanes) -> signal buffer Var
         self.alloc_stmts: list = []
 
-    def _buffer(self, lanes: int, span):
-        if lanes not in self.buffers:
+    def _buffer(self, data, lanes: int, span):
+        key = (window_buffer_of(data, self.defs), lanes)
+        if key not in self.buffers:
             alloc = create_op_call("pld.alloc_window_buffer", [MakeTuple([const(MAX_RANKS), const(lanes)])],
                                    {"dtype": INT32}, span)
-            name = "__allreduce_signal_buf" if lanes == 1 else f"__allreduce_signal_buf_{lanes}"
-            self.buffers[lanes] = Var(name, alloc.type, span)
-            self.alloc_stmts.append(AssignStmt(self.buffers[lanes], alloc, span))
-        return self.buffers[lanes]
+            name = "__allreduce_signal_buf" + (f"_{lanes}" if lanes != 1 else "") + \
+                (f"_{len(self.buffers)}" if self.buffers else "")
+            self.buffers[key] = Var(name, alloc.type, span)
+            self.alloc_stmts.append(AssignStmt(self.buffers[key], alloc, span))
+        return self.buffers[key]
 
     def mutate_assign_stmt(self, s: AssignStmt):
         v = s.value
         if isinstance(v, Call) and not v.is_function_call() and v.op.name == "pld.tensor.allreduce" \
                 and len(v.args) == 1:
             lanes = max(int(v.kwargs.get("core_num", 1)), 1)
-            view = create_op_call("pld.window", [self._buffer(lanes, s.span),
+            view = create_op_call("pld.window", [self._buffer(v.args[0], lanes, s.span),
                                                  MakeTuple([const(MAX_RANKS), const(lanes)])], {"dtype": INT32}, s.span)
             sig = Var("__allreduce_signal", view.type, s.span)
             call = create_op_call("pld.tensor.allreduce", [v.args[0], sig], dict(v.kwargs), v.span)
@@ -66,7 +74,7 @@ class _AddSignals(SplicingMutator):
 def transform_synthesize_all_reduce_signals(func: Function, program: Program) -> Function:
     if not _is_host(func):
         return func
-    m = _AddSignals()
+    m = _AddSignals(assignment_defs(func.body))
     body = m.mutate(func.body)
     if not m.buffers:
         return func

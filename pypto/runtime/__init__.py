@@ -12,7 +12,7 @@ from pypto.runtime.benchmark import BenchmarkResult, BenchmarkStats, benchmark
 from pypto.runtime.compiled_program import CompiledProgram
 from pypto.runtime.config import RunConfig
 from pypto.runtime.distributed import DistributedCompiledProgram, DistributedConfig
-from pypto.runtime.distributed_worker import DistributedWorker
+from pypto.runtime.distributed_worker import DistributedWorker, StackedDeviceTensor
 from pypto.runtime.runner import run
 from pypto.runtime.tensor_spec import TensorSpec
 from pypto.runtime.worker import ChipWorker, DeviceTensor, PreparedProgram, RegistrationHandle

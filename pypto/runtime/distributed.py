@@ -88,8 +88,18 @@ class DistributedCompiledProgram:
         self._host_code = None
 
     @property
+    def build_dir(self):
+        return self.chip.build_dir            # None unless the compile (or a read of output_dir) wrote one
+
+    @property
     def output_dir(self):
-        return self.chip.build_dir            # None unless the compile wrote one
+        """The build directory, written on first read when the compile wrote none: the chip build, the host
+        orchestrator (`orchestration/<host>.host_orch.py`) and one `next_levels/<variant>/` sub-build per
+        host-collective builtin (`builtin.tensor.allreduce__sum__fp32`, the reference's variant names)."""
+        if self.chip.build_dir is None:
+            out = self.chip.output_dir
+            write_host_artifacts(self, out)
+        return self.chip.build_dir
 
     @property
     def lowered(self):
@@ -102,7 +112,7 @@ class DistributedCompiledProgram:
         """The HOST orchestrator as simulator code (generated once; written to the build dir when there is one)."""
         if self._host_code is None:
             from pypto.runtime.sim.host_level import generate_host_function
-            out = self.output_dir
+            out = self.build_dir
             filename = f"<pypto-sim {self.host_function.name}>"
             if out is not None:                 # written there and compiled from the file
                 filename = str(out / "orchestration" / f"{self.host_function.name}.host_orch.py")
@@ -164,5 +174,44 @@ def compile_distributed(program: Program, distributed_config: DistributedConfig,
     compiled = DistributedCompiledProgram(program, host, chip, distributed_config, platform, sub_workers)
     if out_dir is not None:
         write_artifacts(chip)
-        compiled.host_code()                      # orchestration/<host>.host_orch.py: the code that runs
+        write_host_artifacts(compiled, out_dir)
     return compiled
+
+
+def builtin_variant_name(orch: Function) -> str:
+    """The reference's name of a host-collective builtin: op, then its reduce op / root, then the data dtype."""
+    op = orch.attrs["host_collective"].rsplit(".", 1)[1]
+    params = list(orch.params)
+    data = params[1] if op in ("allgather", "all_to_all", "all_to_all_v") and len(params) > 1 else \
+        (params[0] if params else None)
+    dtype = "fp32" if op == "barrier" or data is None else data.type.dtype.name.lower()
+    parts = [f"builtin.tensor.{op}" + ("_ring" if orch.attrs.get("collective_mode") == "ring" else "")]
+    if "collective_op" in orch.attrs:
+        parts.append(orch.attrs["collective_op"].lower())
+    if "collective_root" in orch.attrs:
+        parts.append(f"root{orch.attrs['collective_root']}")
+    return "__".join(parts + [dtype])
+
+
+def write_host_artifacts(compiled: "DistributedCompiledProgram", out) -> None:
+    """The host orchestrator's simulator code and the builtins' next_levels/ sub-builds, under `out`."""
+    from pathlib import Path
+
+    from pypto.runtime.compile import write_artifacts
+    from pypto.runtime.compiled_program import CompiledProgram
+    out = Path(out)
+    code = compiled.host_code()
+    path = out / "orchestration" / f"{compiled.host_function.name}.host_orch.py"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(code.source)
+    lowered = compiled.chip.lowered
+    for orch in lowered.functions.values():
+        if not orch.attrs.get("host_collective"):
+            continue
+        base = orch.name[:-len("_orch")] if orch.name.endswith("_orch") else orch.name
+        members = [f for f in lowered.functions.values() if f.name == base or f.name.startswith(base + "_")]
+        sub = Program(members, base)
+        variant = out / "next_levels" / builtin_variant_name(orch)
+        variant.mkdir(parents=True, exist_ok=True)
+        write_artifacts(CompiledProgram(sub, sub, platform=compiled.platform, output_dir=variant))

@@ -33,6 +33,9 @@ def sub_worker_runner(compiled, worker, host_args):
         if fn is None:
             raise UnsupportedError(f"the host calls '{call.name}', which is not a HOST SubWorker", call.span)
         args = [_host_value(a, call, to_torch) for a in call.args]
+        if call.name in callbacks and not fn.requires_runtime_binding:     # prepare(sub_worker_overrides=)
+            callbacks[call.name](args)
+            return
         if fn.requires_runtime_binding:
             bound = callbacks.get(call.name)
             if bound is None:

@@ -10,7 +10,9 @@ decode program reading one resident KV cache), so they must agree on the platfor
 (the same device ids). Preparing checks the callbacks up front: every abstract SubWorker (`...`
 body) of every program needs one, and a name no program declares is a mistake too. On the
 simulator a worker's DeviceTensors are host memory it owns; a run binds them as device memory
-(pypto.runtime.sim.launch), so nothing is copied per dispatch.
+(pypto.runtime.sim.launch), so nothing is copied per dispatch. `alloc_stacked_tensor(host)` keeps
+shard i for rank i (the host orchestrator indexes it `w[r]`); `submit` runs at once and returns a
+completed handle whose `result()` raises the dispatch's error, if any.
 """
 
 from __future__ import annotations
@@ -19,15 +21,15 @@ import dataclasses
 from typing import Optional
 
 from pypto.runtime.config import RunConfig
-from pypto.runtime.worker import ChipWorker
+from pypto.runtime.worker import ChipWorker, DeviceTensor
 
 # the reference's prepare() options that shape a real device's process tree; nothing to do on the simulator
-_ACCEPTED_OPTIONS = ("persistent", "reset_persistent_windows", "sub_worker_overrides", "startup_timeout_s")
+_ACCEPTED_OPTIONS = ("persistent", "reset_persistent_windows", "startup_timeout_s", "inherited_host_tensors")
 
 
 class DistributedWorker(ChipWorker):
     def __init__(self, compiled, *, extra_compiled=(), config: Optional[RunConfig] = None, callbacks=None,
-                 **options):
+                 sub_worker_overrides=None, **options):
         from pypto.runtime.distributed import DistributedCompiledProgram
         programs = list(compiled) if isinstance(compiled, (list, tuple)) else [compiled]
         programs += list(extra_compiled)
@@ -48,7 +50,10 @@ class DistributedWorker(ChipWorker):
                 raise ValueError(f"programs on one worker share a world: device_ids "
                                  f"{first.distributed_config.device_ids} and {p.distributed_config.device_ids}")
         self.callbacks = dict(callbacks or {})
-        _check_callbacks(programs, self.callbacks)
+        overrides = dict(sub_worker_overrides or {})
+        _check_callbacks(programs, self.callbacks, overrides)
+        # an override replaces any SubWorker (its body or its binding); it is called like a callback
+        self.callbacks.update(overrides)
         # `config` only pre-warms a device runtime in the reference; here it picks the simulator options
         base = config if config is not None else RunConfig(platform=first.platform)
         if base.platform != first.platform:
@@ -56,10 +61,6 @@ class DistributedWorker(ChipWorker):
         super().__init__(base)
         self.programs = programs
         self.distributed_config = first.distributed_config
-
-    # ------------------------------------------------------------------ memory
-    def alloc_tensor(self, shape, dtype, init=None, **kwargs):
-        return super().alloc_tensor(shape, _numpy_dtype(dtype), init=init, **kwargs)
 
     # ------------------------------------------------------------------ running
     def __call__(self, *args, config=None):
@@ -77,6 +78,42 @@ class DistributedWorker(ChipWorker):
         from pypto.runtime.sim.launch import launch
         return launch(compiled, args, worker=self)
 
+    def submit(self, compiled, *args, config=None) -> "DistributedRunHandle":
+        """The reference's bounded asynchronous dispatch. The simulator runs the dispatch now, so the handle
+        is complete when it is returned; an error is kept and raised by `result()`, as a device run's is."""
+        try:
+            return DistributedRunHandle(self.run(compiled, *args), None)
+        except Exception as e:              # noqa: BLE001 — handed back through result()
+            return DistributedRunHandle(None, e)
+
+    # ------------------------------------------------------------------ stacked tensors
+    def alloc_stacked_tensor(self, host, dtype=None, *, worker_ids=None) -> "StackedDeviceTensor":
+        """Shard `host` along dim 0, shard i on rank i: one resident tensor a HOST orchestrator indexes as x[r].
+        `worker_ids` (which chip worker holds which shard on a device) must name every rank once."""
+        from pypto.interop import as_array
+        arr = as_array(host, "alloc_stacked_tensor")
+        ranks = self.distributed_config.world_size
+        if worker_ids is not None and sorted(int(w) for w in worker_ids) != list(range(ranks)):
+            raise ValueError(f"alloc_stacked_tensor: worker_ids {list(worker_ids)} must name each of the {ranks} "
+                             "ranks once")
+        if arr.ndim < 1 or arr.shape[0] != ranks:
+            raise ValueError(f"alloc_stacked_tensor: dim 0 of a {list(arr.shape)} tensor must be the {ranks} ranks "
+                             "of the world")
+        tensor = self.alloc_tensor(arr.shape, dtype if dtype is not None else arr.dtype, init=arr)
+        tensor.__class__ = StackedDeviceTensor       # the worker's own tensor, typed as the stacked kind
+        return tensor
+
+    def free_stacked_tensor(self, stacked: "StackedDeviceTensor") -> None:
+        self.free_tensor(stacked)
+
+    def copy_stacked_from(self, stacked: "StackedDeviceTensor", host_out) -> None:
+        """Every shard back into `host_out` (same shape as the stacked tensor)."""
+        from pypto.interop import as_array
+        self.copy_from(stacked, as_array(host_out, "copy_stacked_from"))
+
+    def release_inherited_host_tensor_refs(self) -> None:
+        """Nothing is forked on the simulator, so no host tensor is retained for child processes."""
+
     def register(self, compiled):
         raise TypeError("a DistributedWorker dispatches with rt.run(compiled, *args); register() is ChipWorker's")
 
@@ -85,12 +122,20 @@ class DistributedWorker(ChipWorker):
         return f"DistributedWorker([{names}], ranks={self.distributed_config.world_size})"
 
 
-def _check_callbacks(programs: list, callbacks: dict) -> None:
+def _check_callbacks(programs: list, callbacks: dict, overrides: dict) -> None:
     declared: dict = {}
     for p in programs:
         for name, f in p.sub_workers.items():
             declared[name] = f
-    missing = sorted(n for n, f in declared.items() if f.requires_runtime_binding and n not in callbacks)
+    unknown = sorted(n for n in overrides if n not in declared)
+    if unknown:
+        raise ValueError(f"sub_worker_overrides names {unknown}, which are not sub-workers of any prepared "
+                         f"program (HOST SubWorkers declared: {sorted(declared) or 'none'})")
+    for n, fn in overrides.items():
+        if not callable(fn):
+            raise ValueError(f"override for '{n}' is not callable: {fn!r}")
+    missing = sorted(n for n, f in declared.items() if f.requires_runtime_binding and n not in callbacks
+                     and n not in overrides)
     if missing:
         raise ValueError(f"runtime-bound SubWorker callback(s) {missing} have no implementation: pass "
                          f"prepare(callbacks={{{', '.join(repr(m) + ': fn' for m in missing)}}})")
@@ -106,18 +151,27 @@ def _check_callbacks(programs: list, callbacks: dict) -> None:
             raise ValueError(f"callback for '{n}' is not callable: {fn!r}")
 
 
-def _numpy_dtype(dtype):
-    """A torch dtype as the numpy dtype of the same width (other dtypes pass through)."""
-    module = type(dtype).__module__
-    if module.startswith("torch"):
-        import torch
-        from pypto.ir.dtypes import DataType
-        probe = torch.empty((), dtype=dtype)
-        try:
-            return DataType.from_numpy(probe.numpy().dtype)
-        except TypeError:
-            from pypto.interop import torch_as_numpy
-            return DataType.from_numpy(torch_as_numpy(probe).dtype)
-    return dtype
+class StackedDeviceTensor(DeviceTensor):
+    """A DeviceTensor sharded along dim 0: shard i lives on rank i (`alloc_stacked_tensor`)."""
+
+    @property
+    def shards(self) -> int:
+        return self.shape[0]
 
 
+class DistributedRunHandle:
+    """What `submit` returns: `result()` / `wait()` give the dispatch's result or raise its error."""
+
+    def __init__(self, value, error):
+        self._value, self._error = value, error
+
+    @property
+    def done(self) -> bool:
+        return True
+
+    def result(self, timeout=None):
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    wait = result

@@ -111,3 +111,42 @@ def test_programs_of_different_worlds_cannot_share_a_worker():
         DistributedWorker([w, object()])
     with pytest.raises(TypeError, match="unexpected keyword"):
         w.prepare(bogus=True)
+
+
+def test_stacked_tensors_and_submit_on_a_two_rank_world():
+    import pypto.language.distributed as pld
+    from pypto import ir
+
+    @pl.program
+    class Shards:
+        @pl.function(type=pl.FunctionType.InCore)
+        def inc_k(self, w: pl.Tensor[[1, C], pl.FP32], y: pl.Out[pl.Tensor[[1, C], pl.FP32]]) -> pl.Tensor[[1, C], pl.FP32]:
+            y = pl.store(pl.adds(pl.load(w, [0, 0], [1, C]), 1.0), [0, 0], y)
+            return y
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def inc(self, w: pl.Tensor[[1, C], pl.FP32], y: pl.Out[pl.Tensor[[1, C], pl.FP32]]) -> pl.Tensor[[1, C], pl.FP32]:
+            y = self.inc_k(w, y)
+            return y
+
+        @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+        def host(self, w: pl.Tensor[[2, 1, C], pl.FP32], y: pl.Out[pl.Tensor[[2, 1, C], pl.FP32]]):
+            for r in pl.range(pld.world_size()):
+                self.inc(w[r], y[r], device=r)
+
+    c = ir.compile(Shards, platform="a2a3sim", distributed_config=DistributedConfig(device_ids=[0, 1]))
+    weights = np.arange(2 * C, dtype=np.float32).reshape(2, 1, C)
+    with c.prepare() as rt:
+        stacked = rt.alloc_stacked_tensor(weights)
+        assert stacked.shards == 2
+        out = rt.alloc_stacked_tensor(np.zeros_like(weights))
+        handle = rt.submit(c, stacked, out)
+        assert handle.done and handle.result() is None
+        back = np.zeros_like(weights)
+        rt.copy_stacked_from(out, back)
+        np.testing.assert_array_equal(back, weights + 1)
+        bad = rt.submit(c, stacked)                       # wrong arity: the error comes back through result()
+        with pytest.raises(Exception, match="takes 2 arguments"):
+            bad.wait()
+        with pytest.raises(ValueError, match="dim 0"):
+            rt.alloc_stacked_tensor(np.zeros((3, 1, C), np.float32))

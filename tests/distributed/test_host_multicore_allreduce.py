@@ -73,7 +73,8 @@ def _run(prog, n, size, seed=0):
     c = ir.compile(prog, platform="a2a3sim", distributed_config=DistributedConfig(device_ids=list(range(n))))
     x = np.random.default_rng(seed).standard_normal((n, 1, size)).astype(np.float32)
     y = np.zeros_like(x)
-    c(x, y, config=RunConfig(sim_schedule="random", sim_seed=seed))
+    # the recipe mode runs the compiled grid of blocks (the native builtin would not look at core_num)
+    c(x, y, config=RunConfig(sim_schedule="random", sim_seed=seed, extra={"sim_host_collectives": "recipe"}))
     return c, x, y
 
 

@@ -91,15 +91,15 @@ EXPECTED = {
 }
 
 
-@pytest.mark.parametrize("n", [2, 4])
+@pytest.mark.parametrize("mode,n", [("native", 2), ("native", 4), ("recipe", 2), ("recipe", 4)])
 @pytest.mark.parametrize("kind", ["allgather", "all_to_all", "reduce_scatter"])
-def test_host_collective_on_a_staged_window(kind, n):
+def test_host_collective_on_a_staged_window(kind, mode, n):
     c = ir.compile(staged(kind), platform="a2a3sim", distributed_config=DistributedConfig(device_ids=list(range(n))))
     rows = 1 if kind == "allgather" else n
     xs = np.random.default_rng(n).standard_normal((n, rows, W)).astype(np.float32)
     for seed in (0, 1):
         ys = np.zeros((n, n, W), np.float32)
-        c(xs, ys, config=RunConfig(sim_schedule="random", sim_seed=seed))
+        c(xs, ys, config=RunConfig(sim_schedule="random", sim_seed=seed, extra={"sim_host_collectives": mode}))
         for r in range(n):
             if kind == "reduce_scatter":       # my row is the sum over ranks; the others keep what I staged
                 np.testing.assert_allclose(ys[r, r], xs[:, r].sum(axis=0), rtol=1e-5, atol=1e-5)

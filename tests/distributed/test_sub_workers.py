@@ -187,3 +187,17 @@ def test_a_sub_worker_with_self_is_a_parse_error():
             @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
             def cb(self, y: pl.Tensor[[R, C], pl.FP32]):
                 ...
+
+
+def test_sub_worker_overrides_replace_a_concrete_body_and_unknown_names_are_rejected():
+    SEEN.clear()
+    c = _compile(TwoSteps)
+    got = []
+    x = np.ones((R, C), np.float32)
+    y = np.zeros_like(x)
+    with c.prepare(sub_worker_overrides={"snapshot": lambda args: got.append(np.array(args[0]))}) as rt:
+        rt(x, y)
+    assert not SEEN and len(got) == 1                     # the override ran instead of the body
+    np.testing.assert_array_equal(got[0], 2.0)
+    with pytest.raises(ValueError, match="sub_worker_overrides names \\['nope'\\]"):
+        c.prepare(sub_worker_overrides={"nope": print})

@@ -247,8 +247,8 @@ def test_matmul_family():
     for wrong in ((2, 128), (1, 64), (64, 128)):  # bias must be exactly [1, N]
         with pytest.raises(TypeCheckError, match="'bias' must be"):
             create_op_call("tile.matmul_bias", [lhs, rhs, tile(wrong, FP32, space=MemorySpace.Bias, name="bias")])
-    with pytest.raises(TypeCheckError, match="must be in Left"):
-        create_op_call("tile.matmul", [tile((64, 32), FP16), rhs])
+    with pytest.raises(TypeCheckError, match="must be in Left"):       # Vec / Mat operands are moved by inference
+        create_op_call("tile.matmul", [tile((64, 32), FP16, space=MemorySpace.Acc), rhs])
     with pytest.raises(TypeCheckError, match="inner dimensions"):
         create_op_call("tile.matmul", [lhs, tile((64, 128), FP16, space=MemorySpace.Right)])
     with pytest.raises(TypeCheckError, match="must be FP32"):

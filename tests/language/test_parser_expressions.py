@@ -109,6 +109,22 @@ def test_subscript_sugar_slice_read_and_assemble():
     assert [e.value for e in asm2.value.args[2].elements] == [0, 0]
 
 
+def test_a_slice_whose_symbolic_bounds_cancel_has_a_static_extent():
+    # q * 128 : (q + 8) * 128 is 1024 wide for every q; a symbolic extent would make the
+    # tile made from it partial and stop a later reshape (the reference's Qwen3 RoPE kernel)
+    @pl.function(type=pl.FunctionType.Opaque)
+    def f(a: pl.Tensor[[4, 4096], pl.FP32], q: pl.Scalar[pl.INDEX], n: pl.Scalar[pl.INDEX]) \
+            -> pl.Tensor[[1, 1024], pl.FP32]:
+        block = a[q:q + 1, q * 128:(q + 8) * 128]
+        shifted = a[0:1, 2 * (q - 1) + 16:2 * q + 30]
+        wide = a[0:1, q:n]
+        return block
+    block, shifted, wide = assigns(f)
+    assert [d.value for d in block.var.type.shape] == [1, 1024]
+    assert [d.value for d in shifted.var.type.shape] == [1, 16]
+    assert not isinstance(wide.var.type.shape[1], ConstInt)       # n - q really is dynamic
+
+
 def test_straight_line_rebinding_shadows_with_a_new_var_so_the_parse_is_ssa():
     @pl.function(type=pl.FunctionType.InCore)
     def f(x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:

@@ -158,3 +158,34 @@ def test_reassignment_before_break_is_rejected():
 
     with pytest.raises(UnsupportedError, match="'total' is re-assigned before a break"):
         passes.convert_to_ssa()(Before)
+
+
+def test_a_store_result_first_bound_in_a_loop_starts_from_the_out_parameter():
+    # the reference's batched QK kernel: `r = pl.store(t, [b * 16, 0], out)` per batch, `return r`
+    # after the loop; the carry starts from `out` (the store target), so a zero-trip loop returns it
+    import numpy as np
+    from pypto.runtime import run
+
+    @pl.program
+    class Batched:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[64, 32], pl.FP32], n: pl.Scalar[pl.INDEX],
+              out: pl.Out[pl.Tensor[[64, 32], pl.FP32]]) -> pl.Tensor[[64, 32], pl.FP32]:
+            for b in pl.range(n):
+                t = pl.load(x, [b * 16, 0], [16, 32])
+                r = pl.store(pl.exp(t), [b * 16, 0], out)
+            return r
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[64, 32], pl.FP32], out: pl.Out[pl.Tensor[[64, 32], pl.FP32]]) \
+                -> pl.Tensor[[64, 32], pl.FP32]:
+            out = self.k(x, 3, out)
+            return out
+
+    k = passes.convert_to_ssa()(Batched)["k"]
+    loop = next(s for s in k.body.stmts if isinstance(s, ForStmt))
+    assert [ia.init_value for ia in loop.iter_args] == [k.params[2]]
+    x = np.random.default_rng(2).standard_normal((64, 32)).astype(np.float32)
+    out = np.zeros((64, 32), np.float32)
+    run(Batched, x, out)
+    np.testing.assert_allclose(out[:48], np.exp(x[:48]), rtol=1e-5)

@@ -260,7 +260,7 @@ def _product(name: str, lhs_arg, rhs_arg) -> tuple:
     # Mat is accepted too: ConvertTensorToTileOps hands the cube its operands in Mat and
     # InferTileMemorySpace adds the Mat → Left / Right moves (seed 003, MatmulSlice).
     for arg, t, space in (("lhs", a, MemorySpace.Left), ("rhs", b, MemorySpace.Right)):
-        if t.memory_space is not None and t.memory_space not in (space, MemorySpace.Mat):
+        if t.memory_space is not None and t.memory_space not in (space, MemorySpace.Mat, MemorySpace.Vec):
             raise TypeCheckError(f"{name}: argument '{arg}' must be in {space.name}, got {t.memory_space.name}",
                                  hint=f"pl.move(x, target_memory=pl.Mem.{space.name}) first")
     return (a.shape[0], b.shape[1]), (a.valid_shape[0], b.valid_shape[1]), accumulator_dtype(a.dtype)

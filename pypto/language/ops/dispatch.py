@@ -211,6 +211,8 @@ def _rhs_is_shaped(name: str) -> bool:
 def _call(name: str, display: str, args: list, kwargs: dict, span: Optional[Span]) -> Expr:
     op = get_op(name)
     out_dtype = kwargs.pop("out_dtype", None) if name.startswith("tile.matmul") else None
+    if name.startswith("tile.matmul") and not name.startswith("tile.matmul_mx"):
+        args = _transposed_operands(op, display, args, kwargs, span)
     popped = (kwargs.pop("shape", None), kwargs.pop("dtype", None)) if name in POP_MEMORY else (None, None)
     ordered, ir_kwargs = bind(op, display, args, kwargs, span)
     call = create_op_call(name, ordered, ir_kwargs, span)
@@ -221,6 +223,28 @@ def _call(name: str, display: str, args: list, kwargs: dict, span: Optional[Span
         raise TypeCheckError(f"{display}: out_dtype={out_dtype!r} but a tile matmul of these operands produces "
                              f"{call.type.dtype!r}", span, hint="leave out_dtype unset and pl.cast the result")
     return call
+
+
+def _transposed_operands(op, display: str, args: list, kwargs: dict, span: Optional[Span]) -> list:
+    """`a_trans=True` / `b_trans=True` on a tile matmul: the operand becomes its transpose_view (the
+    zero-copy NZ <-> ZN dual), which only a tile still in Mat (or of undecided space) has; the
+    compiler then moves it to Left / Right as for any Mat operand."""
+    args = list(args)
+    for flag, arg in (("a_trans", "lhs"), ("b_trans", "rhs")):
+        value = unwrap_const(kwargs.pop(flag, False))
+        if not value:
+            continue
+        k = op.args.index(arg)
+        if k >= len(args):
+            raise TypeCheckError(f"{display}: {flag}=True needs the '{arg}' operand", span)
+        t = getattr(args[k], "type", None)
+        space = getattr(t, "memory_space", None)
+        if not isinstance(t, TileType) or space not in (None, MemorySpace.Mat):
+            raise UnsupportedError(f"{display}: {flag}=True transposes a tile in Mat, but '{arg}' is "
+                                   f"{describe(t)}", span, hint="pass the Mat tile (before its move to "
+                                                                "Left / Right), or pl.tile.transpose_view it yourself")
+        args[k] = create_op_call("tile.transpose_view", [args[k]], {}, span)
+    return args
 
 
 def _popped_type(display: str, name: str, shape, dtype, span: Optional[Span]) -> TileType:

@@ -84,7 +84,8 @@ def assign_name(ctx, name: str, value, span, annotation: Type | None = None) -> 
     if isinstance(value.type, UnknownType) and annotation is None:
         raise ParserTypeError(f"'{name}' is assigned a value that has no result", span,
                               hint="call side-effect-only ops as statements, without assignment")
-    var = ctx.assign_var(name, annotation if annotation is not None else value.type, span)
+    var_type = value.type if annotation is None or isinstance(value, Call) else _fill_gaps(annotation, value.type)
+    var = ctx.assign_var(name, var_type, span)
     ctx.emit(AssignStmt(var, value, span))
 
 
@@ -153,8 +154,19 @@ def _apply_annotation(name: str, value: Expr, ann: Type, span) -> Expr:
             raise ParserTypeError(f"'{name}' is annotated as a {len(ann.types)}-tuple but the value is "
                                   f"{describe(vt)}", span)
     if isinstance(value, Call):
-        return value.replace(type=ann)
+        return value.replace(type=_fill_gaps(ann, vt))
     return value
+
+
+def _fill_gaps(ann: Type, vt: Type) -> Type:
+    """An annotation states what it names and leaves the memory space to deduction:
+    `pl.Tile[[64], pl.FP32]` on a Vec load is a Vec tile. (Views and MemRefs are not filled: the
+    printer writes them whenever a Var has them, and a pass may give a Var another view than its
+    value deduces.)"""
+    if not (isinstance(ann, TileType) and isinstance(vt, TileType)) or ann.memory_space is not None \
+            or vt.memory_space is None:
+        return ann
+    return TileType(ann.shape, ann.dtype, memref=ann.memref, tile_view=ann.tile_view, memory_space=vt.memory_space)
 
 
 def unpack(ctx, target, value, span) -> None:

@@ -12,11 +12,11 @@ from __future__ import annotations
 import ast
 import builtins
 
-from pypto.ir.equality import structural_equal
 from pypto.ir.expr import BinaryExpr, ConstInt, Expr, TupleGetItem
 from pypto.ir.stmt import AssignStmt, EvalStmt
 from pypto.ir.types import TaskIdArrayType, TensorType, TileType, TupleType, Type
 from pypto.language import typing as pl_typing
+from pypto.language.parser.affine import constant_difference
 from pypto.language.parser.diagnostics import (ParserSyntaxError, ParserTypeError, SSAViolationError,
                                                UnsupportedFeatureError)
 from pypto.language.parser.dispatch import eval_expr, expression
@@ -126,12 +126,12 @@ def _py_dim(dim):
 
 
 def _extent(lo, hi, span):
-    """hi - lo, folded when static and recognizing hi = lo + c (the common `x[i:i+16]`)."""
+    """hi - lo, folded when static or when the symbolic parts cancel (`x[i:i+16]`, `x[q*8:(q+1)*8]`)."""
     if not isinstance(lo, Expr) and not isinstance(hi, Expr):
         return hi - lo
-    if isinstance(hi, BinaryExpr) and hi.op == "add" and isinstance(hi.rhs, ConstInt) and isinstance(lo, Expr) \
-            and structural_equal(hi.lhs, lo):
-        return hi.rhs.value
+    folded = constant_difference(hi, lo)
+    if folded is not None:
+        return folded
     if lo == 0 and not isinstance(lo, Expr):
         return hi
     return BinaryExpr("sub", to_expr(hi, span), to_expr(lo, span), span=span)
@@ -140,9 +140,12 @@ def _extent(lo, hi, span):
 def _read_or_slice(ctx, node, base: Expr):
     span = ctx.span(node)
     idx = _index_nodes(node)
-    if getattr(ctx, "host_level", False) and len(idx) == 1 and not isinstance(idx[0], ast.Slice) \
-            and isinstance(base.type, TensorType) and len(base.type.shape) > 1:      # x[r]: rank r's shard of a stacked host tensor (distributed)
-        return build_call("pld.stacked_index", [base, to_expr(eval_expr(ctx, idx[0]), span)], {}, span)
+    if getattr(ctx, "host_level", False) and isinstance(base.type, TensorType) \
+            and len(idx) < len(base.type.shape) and not any(isinstance(i, ast.Slice) for i in idx):
+        # x[r] (or x[i, r]): rank r's shard of a stacked host tensor (distributed), one leading dim per index
+        for i in idx:
+            base = build_call("pld.stacked_index", [base, to_expr(eval_expr(ctx, i), span)], {}, span)
+        return base
     dims = _dims(ctx, node, base)
     if len(_index_nodes(node)) == len(dims) and not any(is_slice for _, _, is_slice in dims):
         return build_call("read", [base, to_expr([o for o, _, _ in dims], span)], {}, span)

@@ -15,7 +15,7 @@ from pypto.ir.node import DEF, Node, memo_of
 from pypto.ir.stmt import SeqStmts, Stmt, flatten_to_stmts
 from pypto.ir.types import ShapedType, TupleType
 from pypto.ir.visitor import IRMutator, IRVisitor  # noqa: F401
-from pypto.ir.walks import EXPR, LEAF, STMT, VAR, collect, defined_vars, node_kind  # noqa: F401  (defined_vars, collect: re-exported)
+from pypto.ir.walks import EXPR, LEAF, STMT, VAR, collect, defined_vars, node_kind, preorder  # noqa: F401  (defined_vars, collect: re-exported)
 
 
 def as_seq(stmts: Iterable[Stmt], span=None) -> SeqStmts:
@@ -24,6 +24,14 @@ def as_seq(stmts: Iterable[Stmt], span=None) -> SeqStmts:
     for s in stmts:
         flat.extend(flatten_to_stmts(s))
     return SeqStmts(flat, span)
+
+
+def as_seq_like(stmts: list, like) -> SeqStmts:
+    """`as_seq(stmts, like.span)`, or `like` itself when it is a SeqStmts of exactly these statement
+    objects: a body a pass left alone stays the same object, so the analyses cached on it stay valid."""
+    if like.__class__ is SeqStmts and len(stmts) == len(like.stmts) and all(a is b for a, b in zip(stmts, like.stmts)):
+        return like
+    return as_seq(stmts, getattr(like, "span", None))
 
 
 def body_list(stmt: Optional[Stmt]) -> list:
@@ -154,8 +162,15 @@ def _vars_in_type(t) -> list:
 
 
 def calls_in(node) -> list:
-    """Every Call under `node`, in pre-order."""
-    return collect(node, lambda n: isinstance(n, Call))
+    """Every Call under `node`, in pre-order (a statement's answer is cached on it: nodes are immutable,
+    and the passes ask again about the same statements)."""
+    if node_kind(node.__class__) != STMT:
+        return [n for n in preorder(node) if isinstance(n, Call)]
+    memo = memo_of(node)
+    got = memo.get("calls")
+    if got is None:
+        got = memo["calls"] = tuple([n for n in preorder(node) if isinstance(n, Call)])
+    return list(got)
 
 
 def alpha_rename(stmt: Stmt, mapping: Optional[dict] = None) -> tuple:

@@ -6,6 +6,7 @@ and Acc [m, n] fit the platform's L0A / L0B / L0C, picked by a Mat → L0 traffi
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Optional
 
 from pypto.ir.enums import MemorySpace
@@ -28,21 +29,26 @@ def choose_l0_tile(M: int, N: int, K: int, bytes_a: int, bytes_b: int, bytes_c: 
     """(m, n, k) whose Left [m, k], Right [k, n] and Acc [m, n] fit the platform's L0 buffers, with the
     least Mat → L0 traffic (A re-read per column block, B per row block) plus per-iteration overhead.
     A k that does not divide K needs a 16-aligned K (the peeled tail block is then 16-aligned too)."""
-    cap_a = platform.space_capacity(MemorySpace.Left)
-    cap_b = platform.space_capacity(MemorySpace.Right)
-    cap_c = platform.space_capacity(MemorySpace.Acc)
+    return _best_tile(M, N, K, bytes_a, bytes_b, bytes_c, platform.space_capacity(MemorySpace.Left),
+                      platform.space_capacity(MemorySpace.Right), platform.space_capacity(MemorySpace.Acc))
+
+
+@lru_cache(maxsize=256)          # a pure search over ~10^5 candidates: a model compiles the same shapes again
+def _best_tile(M: int, N: int, K: int, bytes_a: int, bytes_b: int, bytes_c: int, cap_a: int, cap_b: int,
+               cap_c: int) -> Optional[tuple]:
     best = None
+    ks = [(k, blocks(K, k)) for k in candidates(K) if not (K % k and K % FRACTAL)]
+    ns = [(n, blocks(N, n)) for n in candidates(N)]
     for m in candidates(M):
-        for n in candidates(N):
+        rows = blocks(M, m)
+        for n, cols in ns:
             if m * n * bytes_c > cap_c:
                 continue
-            for k in candidates(K):
-                if m * k * bytes_a > cap_a or k * n * bytes_b > cap_b or (K % k and K % FRACTAL):
+            traffic = cols * M * K * bytes_a + rows * K * N * bytes_b
+            for k, kblocks in ks:
+                if m * k * bytes_a > cap_a or k * n * bytes_b > cap_b:
                     continue
-                rows, cols = blocks(M, m), blocks(N, n)
-                steps = rows * cols * blocks(K, k)
-                cost = cols * M * K * bytes_a + rows * K * N * bytes_b + steps * ITERATION_COST_BYTES
-                key = (cost, -(m * n * k))
+                key = (traffic + rows * cols * kblocks * ITERATION_COST_BYTES, -(m * n * k))
                 if best is None or key < best[0]:
                     best = (key, (m, n, k))
     return best[1] if best else None

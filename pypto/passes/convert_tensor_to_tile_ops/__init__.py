@@ -30,11 +30,12 @@ from pypto.ir.stmt import (AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, Sc
 from pypto.ir.types import TensorType, TileType
 from pypto.ir.visitor import IRMutator, IRVisitor, substitute
 from pypto.ir.equality import structural_equal
-from pypto.passes.analysis import as_seq, body_list, used_vars
+from pypto.passes.analysis import as_seq, as_seq_like, body_list, used_vars
 from pypto.passes.convert_tensor_to_tile_ops.assemble_loop import store_loop
 from pypto.passes.convert_tensor_to_tile_ops.call_sites import CallSiteUpdate, WrapperForward
 from pypto.passes.convert_tensor_to_tile_ops.registry import CONVERTERS, SELF_LOADING, zeros
 from pypto.passes.convert_tensor_to_tile_ops.special import LOWERED_TILE_OPS
+from pypto.passes.convert_tensor_to_tile_ops.registry import check_gm_source as _check_gm_source
 from pypto.passes.convert_tensor_to_tile_ops.param_access import param_access, promote_callers, promoted
 from pypto.passes.convert_tensor_to_tile_ops.store_paths import check_store_paths
 from pypto.passes.base import Pass
@@ -47,22 +48,11 @@ _MATMULS = ("tensor.matmul", "tensor.matmul_acc")
 def _is_tensor_op(e) -> bool:
     """A call this pass rewrites: a tensor op, or a tile op that is lowered like its tensor form."""
     return isinstance(e, Call) and not isinstance(e.op, GlobalVar) and (
-        e.op.name.startswith("tensor.") or e.op.name in LOWERED_TILE_OPS)
+        e.op.name.startswith("tensor.") or e.op.name in LOWERED_TILE_OPS or e.op.name in _CONVERTED_PLD_OPS)
 
 
-_GM_SOURCE_OPS = {"pld.tensor.put": 2}    # op → index of the source that must stay a GM tensor
-
-
-def _check_gm_source(e) -> None:
-    """pld.tensor.put pushes GM → remote GM (TPUT reads a tensor): a value the kernel computed is a
-    tile by now, which TPUT cannot read. Say so at the put the author wrote."""
-    if isinstance(e, Call) and not isinstance(e.op, GlobalVar) and e.op.name in _GM_SOURCE_OPS:
-        i = _GM_SOURCE_OPS[e.op.name]
-        if i < len(e.args) and isinstance(e.args[i].type, TileType):
-            raise ValueCheckError(f"{e.op.name} src must be a GM tensor; '{getattr(e.args[i], 'name_hint', '?')}' is "
-                                  "a value this kernel computes (an on-chip tile)", e.span,
-                                  hint="push a computed tile to a peer with pld.tile.remote_store, or store it "
-                                       "to a GM tensor first and put that")
+# distributed tensor-level ops this pass turns into their tile form (the others stay for LowerCompositeOps)
+_CONVERTED_PLD_OPS = {"pld.tensor.remote_store", "pld.tensor.put", "pld.tensor.get"}
 
 
 def _self_loading(call: Call) -> bool:
@@ -76,6 +66,27 @@ class _EntryLoadScan(IRVisitor):
         self.params = set(params)
         self.needs_load: dict = {}
         self.matmul_operands: set = set()
+        self.sources: dict = {}      # x → y for `x = y` and `x = tensor.reshape(y, ...)`
+
+    def visit_assign_stmt(self, s):
+        v = s.value
+        if isinstance(v, Var):
+            self.sources[s.var] = v
+        elif isinstance(v, Call) and getattr(v.op, "name", "") == "tensor.reshape" and isinstance(v.args[0], Var):
+            self.sources[s.var] = v.args[0]
+        self.visit_children(s)
+
+    def operands_through_aliases(self) -> set:
+        """A slice that reaches a matmul through plain aliases or a reshape also loads into Mat (seed 003,
+        MatmulSlice): close the operand set over those edges."""
+        found = set(self.matmul_operands)
+        todo = list(found)
+        while todo:
+            src = self.sources.get(todo.pop())
+            if src is not None and src not in found:
+                found.add(src)
+                todo.append(src)
+        return found
 
     def visit_call(self, c):
         if _is_tensor_op(c):
@@ -158,7 +169,7 @@ class _KernelConverter:
         self.carry_origin: dict = {}     # IterArg (original or rebuilt) → original IterArg
         scan = _EntryLoadScan(func.params)
         scan.visit(func.body)
-        self.matmul_operands = scan.matmul_operands
+        self.matmul_operands = scan.operands_through_aliases()
         for p in scan.needs_load:
             self.param_tile(p)
 
@@ -192,7 +203,7 @@ class _KernelConverter:
         out: list = []
         for s in body_list(stmt):
             out += self.stmt(s)
-        return as_seq(out, getattr(stmt, "span", None))
+        return as_seq_like(out, stmt)
 
     def retyped(self, var: Var, new_type) -> Var:
         if structural_equal(var.type, new_type):
@@ -212,7 +223,7 @@ class _KernelConverter:
                 return ctx.pre + [AssignStmt(var, value, s.span)]
             value = substitute(s.value, self.renamed)
             _check_gm_source(value)
-            return [AssignStmt(self.retyped(s.var, value.type), value, s.span)]
+            return [s.replace(var=self.retyped(s.var, value.type), value=value)]
         if isinstance(s, EvalStmt) and _is_tensor_op(s.expr):
             ctx = ConversionContext(self, None)
             value = self.convert(s.expr, ctx)
@@ -366,8 +377,9 @@ class _KernelConverter:
                     values.append(sv)
                 else:
                     values.append(v)
-            stmts.append(ReturnStmt(values, ret.span))
-        body = as_seq(entry + stmts, f.body.span)
+            same = len(values) == len(ret.values) and all(a is b for a, b in zip(values, ret.values))
+            stmts.append(ret if same else ReturnStmt(values, ret.span))
+        body = as_seq_like(entry + stmts, f.body)
         access = param_access(body, f.params)
         for i, p in enumerate(f.params):
             # a tensor the kernel now writes cannot stay In: Out, or InOut when it is also read
@@ -376,7 +388,8 @@ class _KernelConverter:
             elif p in access:
                 directions[i] = promoted(directions[i], *access[p])
         self.promoted = {i: d for i, d in enumerate(directions[:len(f.params)]) if d is not f.param_directions[i]}
-        new = f.replace(params=tuple(params), param_directions=tuple(directions),
+        new = f.replace(params=tuple(params) if added else f.params,
+                        param_directions=tuple(directions) if directions != list(f.param_directions) else f.param_directions,
                         body=body)
         return new, added
 

@@ -26,7 +26,7 @@ from pypto.ir.expr import Call, GlobalVar, IterArg, Var
 from pypto.ir.function import Function
 from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt, SeqStmts
-from pypto.ir.visitor import IRVisitor, SplicingMutator, VarSubstituter
+from pypto.ir.visitor import IRVisitor, SplicingMutator, VarSubstituter, collect
 
 _CUBE_OPERANDS = {MemorySpace.Left, MemorySpace.Right, MemorySpace.Bias}
 # Producers whose landing space is a kwarg: retargeted in place instead of followed by a tile.move.
@@ -123,19 +123,15 @@ def _agreed_space(demands: list, producer: str) -> Optional[MemorySpace]:
     return next((s for s in candidates if s is not None and s in common), None)
 
 
+def _is_retargetable_producer(s) -> bool:
+    v = s.value if isinstance(s, AssignStmt) else None
+    return (isinstance(v, Call) and not isinstance(v.op, GlobalVar) and v.op.name in _RETARGETABLE
+            and not v.kwargs.get("transpose", False))
+
+
 def retarget_loads_by_demand(func: Function) -> Function:
     """Retarget every tile.load / tile.create whose readers all demand one other space (see module doc)."""
-    producers = {}
-
-    class _Producers(IRVisitor):
-        def visit_assign_stmt(self, s):
-            v = s.value
-            if isinstance(v, Call) and not isinstance(v.op, GlobalVar) and v.op.name in _RETARGETABLE \
-                    and not v.kwargs.get("transpose", False):
-                producers[s.var] = s
-            self.visit_children(s)
-
-    _Producers().visit(func.body)
+    producers = {s.var: s for s in collect(func.body, _is_retargetable_producer)}
     if not producers:
         return func
     readers = _Readers(set(producers))

@@ -98,6 +98,17 @@ def _signature(call: Call) -> tuple:
             tuple((type(a.type).__name__, dims(a.type), a.type.dtype.name) for a in call.args))
 
 
+def _collective_attrs(call: Call) -> dict:
+    attrs = {"host_collective": call.op.name}
+    if "op" in call.kwargs:
+        attrs["collective_op"] = call.kwargs["op"].name
+    if "root" in call.kwargs:
+        attrs["collective_root"] = int(call.kwargs["root"])
+    if call.kwargs.get("mode", "mesh") != "mesh":
+        attrs["collective_mode"] = call.kwargs["mode"]
+    return attrs
+
+
 def sub_build(functions: list, name: str) -> Program:
     """Run the chip pipeline on a small program (the builtin's own build)."""
     outer = PassContext.current()           # same platform, checks and parser, without the caller's instruments
@@ -143,8 +154,11 @@ class _Lower(SplicingMutator):
             else:
                 built = sub_build(_builtin_pair(name, call, span), name)
             self.taken |= set(built.functions)
-            self.added += list(built.functions.values())
-            orch = self.built[key] = built.functions[f"{name}_orch"]
+            # the wrapper says which collective it runs: the simulator may run it as a runtime builtin
+            orch = built.functions[f"{name}_orch"]
+            orch = orch.replace(attrs={**orch.attrs, **_collective_attrs(call)})
+            self.added += [orch if f.name == orch.name else f for f in built.functions.values()]
+            self.built[key] = orch
         if scope.devices is not None:
             # a subset domain: one dispatch per member; the recipes number peers inside the domain
             return [self._dispatch(call, orch, const(d), span) for d in scope.devices]

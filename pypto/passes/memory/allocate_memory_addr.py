@@ -113,15 +113,22 @@ def _run(func: Function, program: Program) -> Function:
         end_of[space] = offset
     _place_ring_buffers(func, platform, end_of, addr_of)
 
-    class _Fill(IRMutator):
-        def mutate_assign_stmt(self, s):
-            if s in addr_of:
-                kwargs = dict(s.value.kwargs)
-                kwargs["base" if s.value.op.name == "system.reserve_buffer" else "addr"] = addr_of[s]
-                return s.replace(value=s.value.replace(kwargs=kwargs))
-            return self.mutate_children(s)
+    return func.replace(body=_FillAddresses(addr_of).mutate(func.body))
 
-    return func.replace(body=_Fill().mutate(func.body))
+
+class _FillAddresses(IRMutator):
+    """Writes each placed statement's address (`addr_of`: statement → byte offset) into its call."""
+
+    def __init__(self, addr_of: dict):
+        self.addr_of = addr_of
+
+    def mutate_assign_stmt(self, s):
+        addr = self.addr_of.get(s)
+        if addr is not None:
+            kwargs = dict(s.value.kwargs)
+            kwargs["base" if s.value.op.name == "system.reserve_buffer" else "addr"] = addr
+            return s.replace(value=s.value.replace(kwargs=kwargs))
+        return self.mutate_children(s)
 
 
 def allocate_memory_addr():

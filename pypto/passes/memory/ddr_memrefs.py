@@ -27,7 +27,7 @@ from __future__ import annotations
 from pypto.ir.dtypes import INDEX
 from pypto.ir.expr import BinaryExpr, Call, ConstInt, GlobalVar, MakeTuple, Var
 from pypto.ir.function import Function
-from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ScopeStmt, WhileStmt
+from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, ScopeStmt, WhileStmt
 from pypto.ir.types import MemRef, PtrType, TensorType
 from pypto.passes.analysis import VarMemRefs, add_index, body_list
 from pypto.passes.memory.loop_carry_buffers import yielded
@@ -144,11 +144,19 @@ class _Retype(VarMemRefs):
     def mutate_eval_stmt(self, s: EvalStmt):
         """An unassigned op call's type is its deduced type, which now carries its tensor input's MemRef."""
         new = self.mutate_children(s)
-        call = new.expr
-        if (new is not s and isinstance(call, Call) and not isinstance(call.op, GlobalVar)
-                and isinstance(call.type, TensorType) and call.op.deduce is not None):
-            new = new.replace(expr=call.replace(type=call.op.deduce(tuple(call.args), call.kwargs)))
-        return new
+        return new if new is s else new.replace(expr=_rededuced(new.expr))
+
+    def mutate_return_stmt(self, s: ReturnStmt):
+        """`return pl.store(..., out)`: as an unassigned call, the returned op's type is re-deduced."""
+        new = self.mutate_children(s)
+        return new if new is s else new.replace(values=[_rededuced(v) for v in new.values])
+
+
+def _rededuced(call):
+    if (isinstance(call, Call) and not isinstance(call.op, GlobalVar) and isinstance(call.type, TensorType)
+            and call.op.deduce is not None):
+        return call.replace(type=call.op.deduce(tuple(call.args), call.kwargs))
+    return call
 
 
 def attach_ddr_memrefs(func: Function) -> Function:

@@ -7,7 +7,8 @@ else value can live there too (both values local to their branch, or a branch-lo
 a loop carry's in-place chain when nothing reads the carry afterwards); each loop carry — init,
 iter arg, yielded value, result — is one buffer, because the next iteration reads the iter arg
 after the body re-ran every op. Sharing is safe when
-  - the init is an op result (or an earlier loop's result) used only as this init, and
+  - the init is an op result (or an earlier loop's result) used only as this init (or, under any
+    of its names, read only before the loop: a dead `out = acc` alias does not count), and
   - the yielded value is (an alias / in-place chain of) op results of this body, all written
     after the body's last read of the iter arg, and no inexact if result.
 Otherwise a `tile.move` copy (Vec → Vec) is inserted before the loop or before the yield:
@@ -93,6 +94,34 @@ def _is_op_assign(s) -> bool:
     return isinstance(s, AssignStmt) and isinstance(s.value, Call) and not isinstance(s.value.op, GlobalVar)
 
 
+class _UseCounter(IRVisitor):
+    """Counts the reads of each Var (binding sites excluded; a loop's inits are read at its header)."""
+
+    def __init__(self, counts: Counter):
+        self.counts = counts
+
+    def visit_var(self, v):
+        self.counts[v] += 1
+
+    def visit_iter_arg(self, v):
+        self.counts[v] += 1
+
+    def visit_for_stmt(self, s):
+        for ia in s.iter_args:
+            self.visit(ia.init_value)
+        for f in ("start", "stop", "step", "body"):
+            self.visit(getattr(s, f))
+
+    def visit_while_stmt(self, s):
+        for ia in s.iter_args:
+            self.visit(ia.init_value)
+        self.visit(s.condition)
+        self.visit(s.body)
+
+    def visit_assign_stmt(self, s):
+        self.visit(s.value)
+
+
 class _Analysis:
     """Decides which loop carries need an init copy and which a yield copy (loops: inner first)."""
 
@@ -109,31 +138,7 @@ class _Analysis:
         self.walk(body_list(func.body))
 
     def _count_uses(self, body) -> None:
-        counts = self.use_count
-
-        class _C(IRVisitor):
-            def visit_var(self, v):
-                counts[v] += 1
-
-            def visit_iter_arg(self, v):
-                counts[v] += 1
-
-            def visit_for_stmt(self, s):
-                for ia in s.iter_args:
-                    self.visit(ia.init_value)
-                for f in ("start", "stop", "step", "body"):
-                    self.visit(getattr(s, f))
-
-            def visit_while_stmt(self, s):
-                for ia in s.iter_args:
-                    self.visit(ia.init_value)
-                self.visit(s.condition)
-                self.visit(s.body)
-
-            def visit_assign_stmt(self, s):
-                self.visit(s.value)
-
-        _C().visit(body)
+        _UseCounter(self.use_count).visit(body)
 
     def walk(self, stmts: list) -> None:
         for i, s in enumerate(stmts):
@@ -145,7 +150,7 @@ class _Analysis:
                 self.loops.append(s)
                 self.walk(body_list(s.body))
                 self.loops.pop()
-                self.loop(s, stmts[:i])
+                self.loop(s, stmts[:i], stmts[i + 1:])
             elif isinstance(s, IfStmt):
                 self.walk(body_list(s.then_body))
                 if s.else_body is not None:
@@ -200,7 +205,19 @@ class _Analysis:
         reads = [i for i, x in enumerate(stmts) if set(used_vars(x)) & outside]
         return not reads or (writes and min(writes) > max(reads))
 
-    def loop(self, s, before: list) -> None:
+    def only_this_loop_reads(self, s, k: int, after: list) -> bool:
+        """Whether the init's buffer (the init and every name sharing it) is read from this loop's
+        header on only as iter arg k's init: then the loop may write into it, as no later read
+        expects the old value."""
+        init = s.iter_args[k].init_value
+        names = set(self.groups.members(init)) | {init}
+        inits = [ia.init_value for ia in s.iter_args]
+        if sum(1 for v in inits if v in names) != 1:
+            return False
+        header = [s.start, s.stop, s.step] if isinstance(s, ForStmt) else [s.condition]
+        return not any(set(used_vars(x)) & names for x in [*header, s.body, *after])
+
+    def loop(self, s, before: list, after: list) -> None:
         # values nothing else holds: op results, and results of an earlier loop (e.g. the K loop that
         # computed a split-K chain's first block, handing its accumulator to the next loop)
         fresh_ops = {x.var for x in before if _is_op_assign(x)}
@@ -214,6 +231,8 @@ class _Analysis:
             if (isinstance(init, Var) and init in fresh_ops and self.use_count[init] == 1
                     and len(self.groups.members(init)) == 1):
                 self.groups.union(init, ia)
+            elif isinstance(init, Var) and init in fresh_ops and self.only_this_loop_reads(s, k, after):
+                self.groups.union(init, ia)     # its other names (e.g. a dead `out = acc`) are read before the loop only
             elif isinstance(init, Var) and init in enclosing | loop_results and self.use_count[init] == 1:
                 self.groups.union(init, ia)     # an enclosing / earlier carry, read only here, continues in place
             else:

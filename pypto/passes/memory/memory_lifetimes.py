@@ -4,9 +4,10 @@ buffer whose life ends there.
 
 Positions number the statements depth-first; a loop owns the range from its header to its end
 (return vars). A buffer touched both inside a loop and outside it (or carried by it) is live for
-the whole loop, since every iteration reads it again; inside a `pl.pipeline` loop every buffer
-the body touches is live for the whole loop, so the stages a later lowering overlaps never share
-bytes. A read of an if result (or of an alias of one) touches both branches' buffers, since the
+the whole loop, since every iteration reads it again; inside a `pl.pipeline` loop every buffer a
+top-level `tile.load` of the body writes is live for the whole loop, so the next stage's prefetch
+never lands on bytes the current stage still computes from (compute intermediates may share, as
+in the reference: keeping every tile private overflows L0 on real kernels). A read of an if result (or of an alias of one) touches both branches' buffers, since the
 result names the then value's buffer even when the else branch produced it.
 
     life, stmt_at = buffer_lifetimes(func)    # {base Var: Lifetime(first, last, defs)}, {position: AssignStmt}
@@ -79,7 +80,7 @@ class _Walk:
         self.pos = 0
         self.touch: dict = {}            # base → [positions]
         self.defs: dict = {}             # base → [positions of writes]
-        self.loops: list = []            # (header, end, kind)
+        self.loops: list = []            # (header, end, bases kept private for the whole loop)
         self.stmt_at: dict = {}          # position → AssignStmt
 
     def mark(self, v, pos: int, write: bool = False) -> None:
@@ -115,8 +116,8 @@ class _Walk:
                 self.mark(rv, self.pos, write=True)
             for ia in s.iter_args:
                 self.mark(ia, self.pos)
-            kind = s.kind if isinstance(s, ForStmt) else ForKind.Sequential
-            self.loops.append((head, self.pos, kind))
+            private = _pipeline_loads(s) if isinstance(s, ForStmt) and s.kind is ForKind.Pipeline else frozenset()
+            self.loops.append((head, self.pos, private))
         elif isinstance(s, IfStmt):
             self.pos += 1
             for v in used_vars(s.condition):
@@ -138,6 +139,17 @@ class _Walk:
                 self.stmt_at[self.pos] = s
 
 
+def _pipeline_loads(loop: ForStmt) -> frozenset:
+    """The buffers the pipeline loop's top-level tile.load statements write."""
+    out = set()
+    for s in body_list(loop.body):
+        if isinstance(s, AssignStmt) and isinstance(s.value, Call) and getattr(s.value.op, "name", None) == "tile.load":
+            b = base_of(s.var)
+            if b is not None:
+                out.add(b)
+    return frozenset(out)
+
+
 def buffer_lifetimes(func: Function) -> tuple:
     """({base: Lifetime}, {position: AssignStmt}) for the kernel's tile buffers."""
     w = _Walk(_may_read(func))
@@ -148,12 +160,12 @@ def buffer_lifetimes(func: Function) -> tuple:
     changed = True
     while changed:
         changed = False
-        for head, end, kind in w.loops:
+        for head, end, private in w.loops:
             for b, lt in life.items():
                 inside = any(head < p < end for p in w.touch[b])
                 if not inside:
                     continue
-                crosses = lt.first <= head or lt.last >= end or kind is ForKind.Pipeline
+                crosses = lt.first <= head or lt.last >= end or b in private
                 if crosses and (lt.first > head or lt.last < end):
                     lt.first, lt.last = min(lt.first, head), max(lt.last, end)
                     changed = True

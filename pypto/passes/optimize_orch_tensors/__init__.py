@@ -33,7 +33,7 @@ from pypto.ir.equality import structural_equal
 from pypto.ir.expr import Call, GlobalVar, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import AssignStmt, ForStmt, ReturnStmt, SeqStmts, YieldStmt
-from pypto.ir.visitor import IRMutator, IRVisitor, substitute
+from pypto.ir.visitor import IRMutator, IRVisitor, collect, substitute
 from pypto.passes.analysis import as_seq, body_list, used_vars
 from pypto.passes.convert_tensor_to_tile_ops.assemble_loop import store_loop
 from pypto.passes.base import Pass
@@ -108,18 +108,12 @@ def _reads_before_writes(kernel: Function, read_param: Var, out_param: Var) -> b
 
 def _writable(f: Function) -> frozenset:
     """Tensors of a caller that may be overwritten: its tensor.create results and its Out / InOut params."""
-    class _V(IRVisitor):
-        found: set = set()
+    created = {s.var for s in collect(f.body, _is_tensor_create)}
+    return frozenset(created | {p for p, d in zip(f.params, f.param_directions) if d is not ParamDirection.In})
 
-        def visit_assign_stmt(self, s):
-            if _op_name(s.value) == "tensor.create":
-                self.found.add(s.var)
-            self.visit_children(s)
 
-    v = _V()
-    v.found = set()
-    v.visit(f.body)
-    return frozenset(v.found | {p for p, d in zip(f.params, f.param_directions) if d is not ParamDirection.In})
+def _is_tensor_create(s) -> bool:
+    return isinstance(s, AssignStmt) and _op_name(s.value) == "tensor.create"
 
 
 def _fold_candidate(kernel: Function, site, loop) -> tuple | None:

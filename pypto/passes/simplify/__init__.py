@@ -20,7 +20,7 @@ from pypto.ir.expr import BinaryExpr, Call, ConstBool, ConstFloat, ConstInt, Ite
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import AssignStmt, EvalStmt, SeqStmts
 from pypto.ir.types import MemRef, ScalarType, TensorType, TileType, TupleType
-from pypto.ir.visitor import IRMutator
+from pypto.ir.visitor import IRMutator, preorder
 from pypto.passes.analysis import used_vars, vars_in_type
 from pypto.passes.base import function_pass
 from pypto.passes.properties import PassProperties
@@ -136,7 +136,10 @@ class _Simplifier(IRMutator):
         return t if structural_equal(new, t) else new
 
     def _needs_retype(self, t) -> bool:
-        return any(v in self.consts or v in self.renamed for v in vars_in_type(t))
+        consts, renamed = self.consts, self.renamed
+        if not consts and not renamed:         # nothing folded yet: no type can mention a folded value
+            return False
+        return any(v in consts or v in renamed for v in vars_in_type(t))
 
     # -- expressions ---------------------------------------------------------
     def mutate_var(self, v: Var):
@@ -194,26 +197,37 @@ def _is_pure(e) -> bool:
 
 def _drop_dead_scalars(body, params) -> object:
     """Remove assignments of unused scalar Vars whose value has no calls (repeat until stable)."""
-    from pypto.ir.visitor import IRMutator as _M
     while True:
+        scalars = [x.var for x in preorder(body) if isinstance(x, AssignStmt) and isinstance(x.var.type, ScalarType)]
+        if not scalars:                        # no scalar assignment at all: nothing to drop, skip the use walk
+            return body
         used = set(used_vars(body, include_types=True))
         for p in params:
             used.update(vars_in_type(p.type))
-        removed = []
-
-        class _D(_M):
-            def mutate_seq_stmts(self, s: SeqStmts):
-                s = self.mutate_children(s)
-                keep = [x for x in s.stmts if not (isinstance(x, AssignStmt) and isinstance(x.var.type, ScalarType)
-                                                   and x.var not in used and _is_pure(x.value))]
-                if len(keep) != len(s.stmts):
-                    removed.append(True)
-                    return s.replace(stmts=tuple(keep))
-                return s
-
-        body = _D().mutate(body)
-        if not removed:
+        if all(v in used for v in scalars):
             return body
+        dropper = _DeadScalarDropper(used)
+        body = dropper.mutate(body)
+        if not dropper.removed:
+            return body
+
+
+class _DeadScalarDropper(IRMutator):
+    """One sweep of _drop_dead_scalars: drops the pure scalar assignments whose Var is not in `used`."""
+
+    def __init__(self, used: set):
+        self.used = used
+        self.removed = False
+
+    def mutate_seq_stmts(self, s: SeqStmts):
+        s = self.mutate_children(s)
+        used = self.used
+        keep = [x for x in s.stmts if not (isinstance(x, AssignStmt) and isinstance(x.var.type, ScalarType)
+                                           and x.var not in used and _is_pure(x.value))]
+        if len(keep) != len(s.stmts):
+            self.removed = True
+            return s.replace(stmts=tuple(keep))
+        return s
 
 
 def _run(func: Function, program: Program) -> Function:

@@ -10,10 +10,12 @@ The host code talks to a `pld` object (HostLevel) that owns the World's windows:
             data = pld.window(data_buf, (1, 64), _sim_int32)
             yield pld.dispatch(r, 'per_rank', (pld.stacked_index(x, r, _sim_span3), data), _sim_span4)
 
-`host_dispatches` runs it to the end before any rank starts (the host only describes windows
-and dispatches; it never reads chip results), giving each rank its dispatches in order; the
-launch loop then runs all ranks together. A `pld.window` value is resolved to the dispatch
-rank's view of the window at dispatch time. With a build directory the source is written to
+`host_phases` runs it in phases: the dispatches up to a HOST SubWorker call (or the end) are
+handed to the launch loop, which runs all ranks together; then the SubWorker runs on the host
+with the chip results, and the host goes on. A dispatch's value is the Out / InOut argument the
+chip function returns. A `pld.window` value is resolved to the dispatch rank's view of the
+window at dispatch time; a host-collective builtin becomes a rendezvous (host_collectives.py)
+unless the run asks for its recipe. With a build directory the source is written to
 `orchestration/<host>.host_orch.py` and runs from there.
 """
 
@@ -44,9 +46,13 @@ class WindowBinding:
 class HostLevel:
     """The `pld` object of a running HOST orchestrator: the World's windows, shards, dispatches."""
 
-    def __init__(self, world, functions: dict):
+    def __init__(self, world, functions: dict, collectives: str = "native"):
         self.world = world
         self.functions = functions
+        self.native = None
+        if collectives == "native":              # host collectives as runtime builtins (host_collectives.py)
+            from pypto.runtime.sim.host_collectives import NativeCollectives
+            self.native = NativeCollectives(world)
 
     def world_size(self) -> int:
         return self.world.nranks
@@ -118,6 +124,11 @@ class HostLevel:
                                      f"{[as_int(d) for d in want]}, but the window passed is {list(a.shape)}", span,
                                      hint="bind the window with the parameter's shape: pld.window(buf, shape, dtype=)")
         bound = [a.buffer.view(rank, a.shape, a.dtype) if isinstance(a, WindowBinding) else a for a in args]
+        if self.native is not None and code.func.attrs.get("host_collective"):
+            from pypto.runtime.sim.host_collectives import SUPPORTED
+            if code.func.attrs["host_collective"] in SUPPORTED:
+                members = next(a.buffer.domain_ranks() for a in args if isinstance(a, WindowBinding))
+                code = self.native.dispatch_code(code, rank, bound, members)
         # what the host sees as the call's result: the Out / InOut arguments the chip function returns
         result = None
         if returns:
@@ -146,13 +157,13 @@ class SubWorkerCall:
     span: object
 
 
-def host_phases(code: FunctionCode, world, sim, args: list, run_sub_worker):
+def host_phases(code: FunctionCode, world, sim, args: list, run_sub_worker, collectives: str = "native"):
     """Run the HOST orchestrator; yield, per phase, the [(FunctionCode, args)] of each rank, in order.
 
     A phase ends at a SubWorker call: the caller runs the phase's dispatches to the end, then the
     generator calls `run_sub_worker(call)` (the callback sees the chip results) and goes on."""
     per_rank: list = [[] for _ in range(world.nranks)]
-    host = code.fn(HostLevel(world, sim.functions), *args)
+    host = code.fn(HostLevel(world, sim.functions, collectives), *args)
     sent, phases = None, 0
     while True:
         try:
@@ -171,16 +182,6 @@ def host_phases(code: FunctionCode, world, sim, args: list, run_sub_worker):
             sent = item.result
     if any(per_rank) or not phases:
         yield per_rank
-
-
-def host_dispatches(code: FunctionCode, world, sim, args: list) -> list:
-    """Per rank, the [(FunctionCode, args)] a HOST orchestrator without SubWorker calls dispatches to it."""
-    phases = list(host_phases(code, world, sim, args, _no_sub_workers))
-    return phases[0] if phases else [[] for _ in range(world.nranks)]
-
-
-def _no_sub_workers(call: SubWorkerCall) -> None:
-    raise UnsupportedError(f"HOST SubWorker '{call.name}' called where no callback can run", call.span)
 
 
 class _HostLevelGenerator(SourceGenerator):

@@ -70,12 +70,15 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
                 results = run([[(sim.entry_code(compiled.entry), sim_args)]])
             else:
                 from pypto.runtime.distributed_sub_workers import sub_worker_runner
+                from pypto.runtime.sim.host_collectives import mode_of
                 from pypto.runtime.sim.host_level import host_phases
                 from pypto.runtime.sim.world import World
-                world = world if world is not None else World(compiled.distributed_config.world_size)
+                if world is None:
+                    pool = compiled.__dict__.setdefault("_window_pool", {})
+                    world = World(compiled.distributed_config.world_size, pool=pool)
                 # a HOST orchestrator runs in phases: a SubWorker call waits for the dispatches before it
                 phases = host_phases(compiled.host_code(), world, sim, sim_args,
-                                     sub_worker_runner(compiled, worker, host))
+                                     sub_worker_runner(compiled, worker, host), mode_of(config))
                 while True:
                     try:
                         per_rank = next(phases)
@@ -96,6 +99,7 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
         spans["run"] = time.perf_counter()
     if world is not None:
         compiled.last_windows = world.windows
+        world.release()
     if host_function is None and not host.return_style:
         _returns_into_outputs(compiled, results[0][0], sim_args)
     host.write_back()

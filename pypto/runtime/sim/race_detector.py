@@ -64,13 +64,19 @@ class RaceDetector:
 
     def check(self) -> None:
         records, self.records = self.records, []
+        if not records or all(r[0] is records[0][0] for r in records):
+            return                           # one task's own accesses: a race needs two tasks
+        tasks = sorted({id(r[0]): r[0] for r in records}.values(), key=lambda t: t.id)
+        if all((b.ancestors >> a.id) & 1 for a, b in zip(tasks, tasks[1:])):
+            return                           # a chain: happens-before sets are transitive, so every pair is ordered
         by_root: dict = {}
         seen: set = set()
+        layouts: dict = {}
         for task, tensor, window, write in records:
-            view = tensor[window]
-            if view.size == 0:
+            got = _window_bounds(tensor, window, layouts)
+            if got is None:
                 continue
-            lo, hi = byte_bounds(view)
+            lo, hi = got
             key = (task.id, lo, hi, write, tensor.strides, tuple((w.start, w.stop) for w in window))
             if key in seen:
                 continue
@@ -84,6 +90,39 @@ class RaceDetector:
                 worst = found
         if worst is not None:
             raise _error(*worst)
+
+
+def _window_bounds(tensor: np.ndarray, window: tuple, layouts: dict) -> Optional[tuple]:
+    """byte_bounds(tensor[window]), or None when that view is empty — worked out from the tensor's
+    layout (`layouts` caches it per tensor) instead of making the view, for windows of unit-step slices."""
+    got = layouts.get(id(tensor))
+    if got is None or got[0] is not tensor:
+        got = layouts[id(tensor)] = (tensor, tensor.__array_interface__["data"][0], tensor.shape, tensor.strides)
+    _t, data, shape, strides = got
+    if len(window) > len(shape):
+        return _view_bounds(tensor[window])
+    lo = hi = data
+    for axis, n in enumerate(shape):
+        if axis < len(window):
+            w = window[axis]
+            if w.__class__ is not slice or w.step not in (None, 1):
+                return _view_bounds(tensor[window])
+            start, stop, _step = w.indices(n)
+            n = stop - start
+            if n <= 0:
+                return None
+            lo += start * strides[axis]
+            hi += start * strides[axis]
+        reach = (n - 1) * strides[axis]
+        if reach < 0:
+            lo += reach
+        else:
+            hi += reach
+    return lo, hi + tensor.itemsize
+
+
+def _view_bounds(view: np.ndarray) -> Optional[tuple]:
+    return None if view.size == 0 else byte_bounds(view)
 
 
 def _ordered(a, b) -> bool:

@@ -128,6 +128,8 @@ class Run:
         self.window = window
         self.agents: list = []
         self.live: dict = {}             # unfinished tasks by id, in submission order
+        self._placement: dict = {}       # kernel code → (core kind, dual lane)
+        self._bounds_seen: dict = {}     # id(array) → (array, _bounds(array)) for the OverlapMap
         self.ready: list = []
         self.ids = itertools.count()
         self.host: Optional[Agent] = None
@@ -136,6 +138,8 @@ class Run:
         # the task graph: what the OverlapMap infers, what the program declares, what it opts out of
         self.tasks: dict = {}            # every top-level task of the current dispatch by id (done ones too)
         self.overlap: dict = {}          # buffer id → ([writes], [reads]) as (task, lo, hi): what later tasks meet
+        self.touched: dict = {}          # buffer id → [(task, lo, hi)] every access, opted out or not, that the
+                                         # host has not yet waited for (a host access orders itself after them)
         self.options = None              # the next task's declared deps / opt-outs (system.task_options)
         self.last_task_id = None         # what system.task_id returns
         self.manual_depth = 0            # inside pl.manual_scope: no inferred edges
@@ -150,6 +154,9 @@ class Run:
         accesses = [(a, d != "in") for a, d in zip(args, site.directions)
                     if d is not None and isinstance(a, np.ndarray)]
         task = Task(next(self.ids), site, code, args, accesses)
+        for a, _ in accesses:
+            key, lo, hi = _bounds(a)
+            self.touched.setdefault(key, []).append((task, lo, hi))
         options, self.options = self.options, None
         deps, no_dep = (options[0], options[1]) if options else ((), ())
         if options:
@@ -170,6 +177,8 @@ class Run:
         return tensor
 
     def _opted_out(self, a: np.ndarray, no_dep: tuple) -> bool:
+        if not no_dep and not self.manual_dep:     # the usual case: nothing opted out, no bounds to work out
+            return False
         if _bounds(a)[0] in self.manual_dep:
             return True
         return any(a is t or (isinstance(t, np.ndarray) and _bounds(a) == _bounds(t)) for t in no_dep)
@@ -180,7 +189,10 @@ class Run:
         which comes after that entry)."""
         preds = []
         for a, writes in accesses:
-            key, lo, hi = _bounds(a)
+            got = self._bounds_seen.get(id(a))      # a run passes the same arrays to task after task
+            if got is None or got[0] is not a:
+                got = self._bounds_seen[id(a)] = (a, _bounds(a))
+            key, lo, hi = got[1]
             writers, readers = self.overlap.setdefault(key, ([], []))
             for entries in ((writers, readers) if writes else (writers,)):   # a read meets only writes
                 for other, olo, ohi in entries:
@@ -245,6 +257,7 @@ class Run:
             self.race.check()
         self.tasks.clear()
         self.overlap.clear()
+        self.touched.clear()
         self.manual_dep.clear()
         self.host_ancestors = 0
         self.options = None
@@ -270,9 +283,18 @@ class Run:
 
     def gm_block(self, tensors) -> Optional[Block]:
         mine = [(t, True) for t in tensors if isinstance(t, np.ndarray)]
-        for t in self.tasks.values():            # the host waits for these: they precede what it submits next
-            if _conflict(t.accesses, mine):
-                self.host_ancestors |= t.ancestors | (1 << t.id)
+        for t, _ in mine:                        # the host waits for these: they precede what it submits next
+            key, lo, hi = _bounds(t)
+            entries = self.touched.get(key)
+            if not entries:
+                continue
+            keep = []
+            for task, olo, ohi in entries:       # each entry leaves once the host is ordered after its task
+                if olo < hi and lo < ohi:
+                    self.host_ancestors |= task.ancestors | (1 << task.id)
+                elif not (self.host_ancestors >> task.id) & 1:
+                    keep.append((task, olo, ohi))
+            self.touched[key] = keep
 
         def clear() -> bool:
             return not any(_conflict(t.accesses, mine) for t in self.live.values())
@@ -318,10 +340,13 @@ class Run:
                 self.recorder.task_finished(self, task)
             self._finish(task)
             return True
-        kind = self._kind(task.code)
+        placed = self._placement.get(task.code)     # (kind, dual lane): fixed per kernel, worked out once
+        if placed is None:
+            placed = self._placement[task.code] = (self._kind(task.code), _is_dual_lane(task.code.func))
+        kind = placed[0]
         if kind == "Spmd":
             self._launch_spmd(task)
-        elif kind == "AIV" and not _is_dual_lane(task.code.func):
+        elif kind == "AIV" and not placed[1]:
             core = self._free(self.machine.aiv_cores)
             if core is None:
                 return False
@@ -354,7 +379,8 @@ class Run:
         task.lanes_left += len(lanes)
         for core, code, args, lane, nlanes in lanes:
             ctx = CoreContext(self, core, task, task.block_idx, task.block_num, lane, nlanes)
-            self._start_lane(task, code, ctx, args, f"{core.name} ({task.name}, block {task.block_idx}, lane {lane})")
+            self._start_lane(task, code, ctx, args,      # the agent's name, spelled only when needed
+                             lambda core=core, lane=lane: f"{core.name} ({task.name}, block {task.block_idx}, lane {lane})")
 
     def _launch_group(self, task: Task, cl) -> None:
         for core in [cl.aic, *cl.aiv]:
@@ -399,10 +425,11 @@ class Run:
                              defer=self.random is not None)
         return self._results(site, args)
 
-    def _start_lane(self, task: Task, code, ctx: CoreContext, args: tuple, name: str, defer: bool = False) -> None:
+    def _start_lane(self, task: Task, code, ctx: CoreContext, args: tuple, name, defer: bool = False) -> None:
         if self.recorder is not None:
             self.recorder.lane_started(self, ctx, task, code)
         if code.is_generator or defer:
+            name = name if isinstance(name, str) else name()
             agent = Agent(name, None, task, ctx.core, code)
             ctx.agent = agent
             try:
@@ -414,7 +441,7 @@ class Run:
         try:
             code.fn(ctx, *args)
         except BaseException as e:
-            raise self.located(e, name)
+            raise self.located(e, name if isinstance(name, str) else name())
         self.lane_done(task)
 
     def lane_done(self, task: Task) -> None:

@@ -72,3 +72,41 @@ def test_acc_carried_through_loop_and_if_keeps_one_buffer_and_matches_numpy(plat
     c = np.zeros((64, 64), np.float32)
     run(AccThroughLoopAndIf, a, b, c, config=RunConfig(platform=platform))
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-3)
+
+
+@pl.program
+class AccInitWithADeadAlias:
+    """The split-K shape of the reference's paged-attention PV kernel: the first block's matmul is the
+    K loop's init, and `out = acc` (a name the loop re-binds) is never read."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[64, 256], pl.FP32], b: pl.Tensor[[256, 64], pl.FP32],
+          c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        a0 = pl.move(pl.load(a, [0, 0], [64, 64], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Left)
+        b0 = pl.move(pl.load(b, [0, 0], [64, 64], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Right)
+        acc = pl.matmul(a0, b0)
+        out = acc
+        for ko, (acc_iter,) in pl.range(1, 4, init_values=(acc,)):
+            ai = pl.move(pl.load(a, [0, ko * 64], [64, 64], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Left)
+            bi = pl.move(pl.load(b, [ko * 64, 0], [64, 64], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Right)
+            nxt = pl.matmul_acc(acc_iter, ai, bi)
+            (out,) = pl.yield_(nxt)
+        c2 = pl.store(out, [0, 0], c)
+        return c2
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[64, 256], pl.FP32], b: pl.Tensor[[256, 64], pl.FP32],
+             c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        c2 = self.k(a, b, c)
+        return c2
+
+
+def test_an_acc_init_whose_other_name_is_never_read_continues_in_place():
+    kernel = compile_program(AccInitWithADeadAlias, platform="a2a3sim").lowered["k"]
+    assert len({v.type.memref.base for v in _acc_vars(kernel)}) == 1      # no Acc → Acc copy was needed
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((64, 256), dtype=np.float32)
+    b = rng.standard_normal((256, 64), dtype=np.float32)
+    c = np.zeros((64, 64), np.float32)
+    run(AccInitWithADeadAlias, a, b, c, config=RunConfig(platform="a2a3sim"))
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-3)

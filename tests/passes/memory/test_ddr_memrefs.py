@@ -134,3 +134,28 @@ def test_ddr_memrefs_get_no_alloc_no_address_and_the_kernel_still_runs(platform)
     out = np.zeros_like(x)
     run(Kernel, x, out, config=RunConfig(platform=platform))
     np.testing.assert_allclose(out, np.exp(x), rtol=1e-6)
+
+
+@pl.program
+class ReturnedStore:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[8, 16], pl.FP32],
+          y: pl.Out[pl.Tensor[[8, 16], pl.FP32]]) -> pl.Tensor[[8, 16], pl.FP32]:
+        t = pl.load(x, [0, 0], [8, 16])
+        return pl.store(pl.add(t, t), [0, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[8, 16], pl.FP32],
+             y: pl.Out[pl.Tensor[[8, 16], pl.FP32]]) -> pl.Tensor[[8, 16], pl.FP32]:
+        return self.k(x, y)
+
+
+def test_a_store_returned_directly_takes_its_targets_memref_and_round_trips(monkeypatch):
+    # the returned call is not bound to a Var, so its type is re-deduced from the retyped target:
+    # printed and parsed again, it must be the same program (it once was 'memref None vs MemRef')
+    monkeypatch.setenv("PYPTO_VERIFY_LEVEL", "roundtrip")
+    compiled = compile_program(ReturnedStore, platform="a2a3sim")
+    x = np.arange(128, dtype=np.float32).reshape(8, 16)
+    y = np.zeros_like(x)
+    compiled(x, y)
+    np.testing.assert_array_equal(y, x + x)

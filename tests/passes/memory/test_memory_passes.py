@@ -32,7 +32,9 @@ def test_infer_tile_memory_space_defaults_to_vec_and_keeps_deduced_spaces():
             m: pl.Tile[[16, 16], pl.FP32, pl.Mem.Mat] = pl.tile.load(x, [0, 0], [16, 16], [16, 16],
                                                                      target_memory=pl.Mem.Mat)
 
-    assert ir.verifier.verify_property("TileMemoryInferred", Before)
+    # the annotation without a space takes the create's deduced Vec (annotations fill gaps), so the
+    # program is already inferred; the pass keeps every deduced space
+    assert Before["k"].body.stmts[0].var.type.memory_space is pl.Mem.Vec
     after = passes.infer_tile_memory_space()(Before)
     ir.assert_structural_equal(after, Expected)
     assert not ir.verifier.verify_property("TileMemoryInferred", after)
@@ -68,7 +70,8 @@ def _kernel_program(body_kind):
 def test_expand_mixed_kernel_retypes_pure_kernels(kind, expected):
     after = passes.expand_mixed_kernel()(_kernel_program(kind))
     assert after["k"].func_type is expected
-    assert after["k"].level is pl.Level.CORE_GROUP
+    # the reference derives a kernel's level from its type: AIV → Level.AIV, AIC → Level.AIC
+    assert after["k"].level is (pl.Level.AIV if expected is pl.FunctionType.AIV else pl.Level.AIC)
     assert not ir.verifier.verify_property("MixedKernelExpanded", after)
 
 

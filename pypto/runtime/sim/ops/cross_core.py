@@ -168,8 +168,8 @@ def tpop_from_aic(ctx, out, split=0, id=None, lane_stride=None, **kw):
     axis = _axis(split)
     if axis is None:
         _contract("tile.tpop_from_aic", out, full, out.data.shape)
-        if _replay_lane(ctx):
-            out.valid = (0,) * len(valid)
+        if _replay_lane(ctx):                    # no rows, the columns of the type's [rows x (1 - lane), N]
+            out.valid = (0, *valid[1:])
             return out
         out.data[...] = full
         out.valid = valid
