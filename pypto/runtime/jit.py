@@ -370,7 +370,7 @@ class JITFunction:
                 all(type(x) is np.ndarray for x in call.args) and not self.is_host and \
                 self.func_type is FunctionType.Orchestration:
             try:
-                self._by_arrays[self._arrays_key(args, _checked_config(config))] = compiled
+                self._by_arrays[self._arrays_key(args, _checked_config(config)) + self._read_globals()] = compiled
             except TypeError:
                 pass
         if current_worker() is not None:         # inside `with ChipWorker(...)`: the worker runs it
@@ -389,7 +389,7 @@ class JITFunction:
         if config is not None and not isinstance(config, RunConfig):
             return None                          # the general path reports it
         try:
-            return self._by_arrays.get(self._arrays_key(args, config or default_config()))
+            return self._by_arrays.get(self._arrays_key(args, config or default_config()) + self._read_globals())
         except TypeError:                        # an unhashable option value: the general path
             return None
 
