@@ -384,6 +384,19 @@ def _in_pypto(tb) -> bool:
     return any(f.filename.startswith(pkg) for f in traceback.extract_tb(tb))
 
 
+def _raised_in_pypto(tb) -> bool:
+    """Of the frames in pypto or in user code, the innermost is pypto's: the failure began in pypto
+    (numpy / stdlib frames below it don't count), not in a user callback pypto called."""
+    pkg = str(ROOT / "pypto")
+    for f in reversed(traceback.extract_tb(tb)):
+        if f.filename.startswith(pkg):
+            return True
+        if "site-packages" not in f.filename and not f.filename.startswith(sys.prefix) \
+                and not f.filename.startswith(sys.base_prefix) and not f.filename.startswith("<"):
+            return False                          # the user's own code
+    return False
+
+
 def _pypto_frame(tb) -> str:
     """file:line of the innermost pypto frame of a traceback."""
     frames = traceback.extract_tb(tb)
@@ -402,7 +415,7 @@ def classify(exc: Optional[BaseException], mutant_file: str, preserves: bool) ->
     from pypto.errors import SimulationError
     cause = exc.__cause__          # the simulator's wrapper around a Python exception raised by an op
     if (isinstance(exc, SimulationError) and cause is not None and not isinstance(cause, PyptoError)
-            and _in_pypto(cause.__traceback__) and "read-only" not in str(cause)):
+            and _raised_in_pypto(cause.__traceback__) and "read-only" not in str(cause)):
         return "internal", f"{msg} [wraps {type(cause).__name__} at {_pypto_frame(cause.__traceback__)}]"
     if isinstance(exc, PyptoError):
         span = exc.span
@@ -415,7 +428,7 @@ def classify(exc: Optional[BaseException], mutant_file: str, preserves: bool) ->
         return "user_noloc", msg + where
     if isinstance(exc, AssertionError) and not _in_pypto(exc.__traceback__):
         return ("wrong" if preserves else "differs"), msg
-    if _in_pypto(exc.__traceback__):
+    if _raised_in_pypto(exc.__traceback__):     # (an error of the user's own callback code is not pypto's)
         return "internal", f"{msg} [{_pypto_frame(exc.__traceback__)}]"
     return "harness", msg
 
