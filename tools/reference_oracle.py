@@ -60,12 +60,27 @@ def _backend_and_alarm():
     finally:
         signal.alarm(0)
         _backend.reset_for_testing()
+
+
+# The reference's tests/ut conftest also offers these two fixtures; ours are written anew.
+@pytest.fixture
+def ascend_backend(request):
+    chosen = getattr(request, "param", BackendType.Ascend910B)
+    _backend.reset_for_testing()
+    _backend.set_backend_type(chosen)
+    yield chosen
+
+
+@pytest.fixture
+def default_pass_manager():
+    from pypto.ir.pass_manager import OptimizationStrategy, PassManager
+    return PassManager.get_strategy(OptimizationStrategy.Default)
 '''
 
 
 def _env(tree: Path) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(tree), env.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(tree.resolve()), env.get("PYTHONPATH", "")) if p)
     env.setdefault("PYPTO_SIMULATE", "1")
     return env
 

@@ -17,6 +17,9 @@ from pypto.ir.dtypes import DataType
 from pypto.ir.expr import GlobalVar, Var
 from pypto.ir.node import DEF, IGNORE, Node
 from pypto.ir.span import Span
+from pypto.ir.function import Function
+from pypto.ir.stmt import ReturnStmt, SeqStmts
+from pypto.ir.types import TileView
 
 
 class StructuralMismatch(AssertionError):
@@ -33,6 +36,7 @@ class _Comparer:
         raise StructuralMismatch(f"structural mismatch at {path or '<root>'}: {why}\n  lhs: {_short(lhs)}\n  rhs: {_short(rhs)}")
 
     def eq(self, a, b, path: str) -> None:
+        a, b = _lone_statement(a), _lone_statement(b)
         if a is b:
             if isinstance(a, Var):
                 self.map_var(a, b, path)
@@ -107,6 +111,29 @@ class _Comparer:
             self.eq(a.init_value, b.init_value, f"{path}<{a.name_hint}>.init_value")
 
 
+def _lone_statement(x):
+    """A body of one statement means that statement, whether or not a SeqStmts wraps it
+    (the reference's builder drops the wrapper; pypto's parser keeps it). Likewise a default
+    TileView() means the same as no view (None)."""
+    while type(x) is SeqStmts and len(x.stmts) == 1:
+        x = x.stmts[0]
+    if type(x) is TileView and x.is_default():
+        return None
+    if type(x) is Function and not x.return_types:
+        return _without_void_tail(x)
+    return x
+
+
+def _without_void_tail(f):
+    """A void function's closing bare `return` is implied (the reference's parser writes it, pypto's
+    does not); only the top level's last statement, never an early return inside a body."""
+    body = f.body
+    stmts = body.stmts if type(body) is SeqStmts else (body,)
+    if stmts and type(stmts[-1]) is ReturnStmt and not stmts[-1].values:
+        return f.replace(body=SeqStmts(stmts[:-1], body.span))
+    return f
+
+
 def _short(x) -> str:
     try:
         if isinstance(x, Node):
@@ -140,6 +167,7 @@ class _Hasher:
 
     def feed(self, x) -> None:
         h = self.h
+        x = _lone_statement(x)
         if isinstance(x, Var):
             vid = self.var_ids.get(x)
             if vid is None:

@@ -1,7 +1,7 @@
 """Functions and programs.
 
 A Function's level / role default from its type (Orchestration → CHIP / Orchestrator,
-InCore → CHIP_DIE / SubWorker, AIC / AIV / Group → CORE_GROUP), as the reference derives them.
+InCore → CHIP_DIE / SubWorker, AIC → AIC, AIV → AIV, Group → CORE_GROUP), as the reference derives them.
 A Program is an ordered name → Function map; equality matches functions by name.
 """
 
@@ -19,8 +19,8 @@ from pypto.ir.types import Type
 _DEFAULT_LEVEL_ROLE = {
     FunctionType.Orchestration: (Level.CHIP, Role.Orchestrator),
     FunctionType.InCore: (Level.CHIP_DIE, Role.SubWorker),
-    FunctionType.AIC: (Level.CORE_GROUP, Role.SubWorker),
-    FunctionType.AIV: (Level.CORE_GROUP, Role.SubWorker),
+    FunctionType.AIC: (Level.AIC, Role.SubWorker),
+    FunctionType.AIV: (Level.AIV, Role.SubWorker),
     FunctionType.Group: (Level.CORE_GROUP, Role.SubWorker),
 }
 

@@ -219,7 +219,10 @@ class PythonPrinter:
         else:
             head = c.op.name if c.op.name.startswith("pld.") else f"pl.{c.op.name}"
             self.uses_pld = self.uses_pld or head is c.op.name
-            args += [f"{k}={self.value(v)}" for k, v in c.kwargs.items()]
+            # a kwarg left at a default of None is not spelled: parsing fills it back in
+            defaults = getattr(c.op, "kwargs", None) or {}
+            args += [f"{k}={self.value(v)}" for k, v in c.kwargs.items()
+                     if not (v is None and k in defaults and getattr(defaults[k], "default", 0) is None)]
         if c.attrs:
             args.append(f"attrs={self.value(c.attrs)}")
         return f"{head}({', '.join(args)})"

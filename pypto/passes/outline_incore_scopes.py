@@ -25,7 +25,7 @@ from pypto.ir.enums import FunctionType, ParamDirection
 from pypto.ir.expr import Call, GlobalVar, TupleGetItem, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import READWRITE, WRITE
-from pypto.ir.stmt import AssignStmt, EvalStmt, InCoreScopeStmt, ReturnStmt, SeqStmts, SpmdScopeStmt
+from pypto.ir.stmt import AssignStmt, EvalStmt, InCoreScopeStmt, ReturnStmt, SeqStmts, SplitAivScopeStmt, SpmdScopeStmt
 from pypto.ir.types import TensorType, TupleType, UnknownType
 from pypto.ir.visitor import IRMutator, IRVisitor, collect
 from pypto.passes.analysis import alpha_rename, as_seq, defined_vars, used_vars
@@ -61,6 +61,18 @@ def call_type(return_types) -> object:
 def _defers_completion(body) -> bool:
     from pypto.passes.analysis import calls_in
     return any(not isinstance(c.op, GlobalVar) and c.op.name == "pld.system.defer_wait" for c in calls_in(body))
+
+
+def _region_split_attrs(body) -> dict:
+    """A body holding pl.split_aiv regions marks its kernel split_aiv; the regions' mode rides along as the
+    kernel's `split` only when every region has the same real (non-NONE) mode. "No split" has one
+    spelling, an absent key. (LowerAutoVectorSplit checks the regions and lowers them later.)"""
+    regions = collect(body, lambda n: isinstance(n, SplitAivScopeStmt))
+    if not regions:
+        return {}
+    modes = {r.split for r in regions}
+    mode = next(iter(modes))
+    return {"split_aiv": True, "split": mode} if len(modes) == 1 and mode.value != 0 else {"split_aiv": True}
 
 
 class _UsesOutside(IRVisitor):
@@ -156,6 +168,7 @@ class Outliner(IRMutator):
             attrs["windowize"] = True
         if _defers_completion(scope.body):                 # a task-level waiter (checked by ExpandMixedKernel)
             attrs["deferred_completion_waiter"] = True
+        attrs.update(_region_split_attrs(scope.body))
         return attrs
 
     def _name(self, scope) -> str:

@@ -107,7 +107,7 @@ def test_allreduce_errors():
         def k(self, data: pl.InOut[pld.DistributedTensor[[1, 64], pl.FP32]]) -> pld.DistributedTensor[[1, 64], pl.FP32]:
             data = pld.tensor.allreduce(data)
             return data
-    with pytest.raises(UnsupportedError, match="without a signal"):
+    with pytest.raises(UnsupportedError, match="requires an explicit signal outside host orchestrator"):
         lower_composite_ops()(NoSignal)
 
     @pl.program
@@ -129,3 +129,15 @@ def test_signal_must_be_int32_window():
             def k(self, signal: pl.InOut[pld.DistributedTensor[[2, 1], pl.FP32]]) -> pld.DistributedTensor[[2, 1], pl.FP32]:
                 signal = pld.tensor.barrier(signal)
                 return signal
+
+
+def test_a_mesh_barrier_on_a_ring_shaped_signal_is_a_value_error():
+    """A mesh signal is [NR, 1]; reusing a ring's [2*(NR-1), NR] buffer for a barrier is rejected."""
+    @pl.program
+    class Reused:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, signal: pl.InOut[pld.DistributedTensor[[2, 2], pl.INT32]]) -> pld.DistributedTensor[[2, 2], pl.INT32]:
+            signal = pld.tensor.barrier(signal)
+            return signal
+    with pytest.raises(ValueError, match=r"signal shape\[1\] must be 1"):
+        lower_composite_ops()(Reused)

@@ -85,3 +85,43 @@ def test_binding_sites_map_even_without_auto_mapping():
     lhs = ir.AssignStmt(ir.Var("a", ir.TensorType([m1], FP32)), ir.ConstInt(0))
     rhs = ir.AssignStmt(ir.Var("b", ir.TensorType([m2], FP32)), ir.ConstInt(0))
     assert ir.structural_equal(lhs, rhs)     # the target is a DEF field: it and the M in its type map
+def test_a_one_statement_body_equals_that_statement_with_or_without_a_seqstmts():
+    """The reference's builder drops the SeqStmts around a one-statement body; pypto's parser keeps it.
+    Both mean the same body, so they compare (and hash) equal; two statements never equal one."""
+    from pypto.ir.equality import structural_hash
+    from pypto.ir.expr import ConstInt, Var
+    from pypto.ir.stmt import AssignStmt, SeqStmts
+    from pypto.ir.types import ScalarType
+    from pypto.ir.dtypes import INT32
+    x = Var("x", ScalarType(INT32))
+    one = AssignStmt(x, ConstInt(1))
+    assert ir.structural_equal(SeqStmts([one]), one)
+    assert ir.structural_equal(one, SeqStmts([SeqStmts([one])]))
+    assert structural_hash(SeqStmts([one])) == structural_hash(one)
+    assert not ir.structural_equal(SeqStmts([one, one]), one)
+
+
+def test_a_default_tile_view_equals_no_view():
+    t_none = ir.TileType([16, 16], FP32, memory_space=ir.Mem.Vec)
+    t_default = t_none.replace(tile_view=ir.TileView())
+    assert ir.structural_equal(t_none, t_default)
+    from pypto.ir.equality import structural_hash
+    assert structural_hash(t_none) == structural_hash(t_default)
+    nz = ir.TileView(blayout=ir.TileLayout.col_major, slayout=ir.TileLayout.row_major)
+    assert not ir.structural_equal(t_none, t_none.replace(tile_view=nz))
+
+
+def test_a_void_functions_closing_bare_return_is_implied():
+    from pypto.ir.stmt import AssignStmt, IfStmt, ReturnStmt, SeqStmts
+    from pypto.ir.types import ScalarType
+    x = ir.Var("x", ScalarType(INT32))
+    one = AssignStmt(x, ir.ConstInt(1))
+    with_return = ir.Function("f", [], [], SeqStmts([one, ReturnStmt([])]), ir.FunctionType.InCore)
+    without = ir.Function("f", [], [], SeqStmts([one]), ir.FunctionType.InCore)
+    assert ir.structural_equal(with_return, without)
+    # an early return inside a branch is control flow, not an implied tail
+    flag = ir.Var("flag", ScalarType(ir.dtypes.BOOL))
+    early = ir.Function("f", [flag], [], SeqStmts([IfStmt(flag, SeqStmts([ReturnStmt([])]), None), one]),
+                        ir.FunctionType.InCore)
+    plain = ir.Function("f", [flag], [], SeqStmts([IfStmt(flag, SeqStmts([]), None), one]), ir.FunctionType.InCore)
+    assert not ir.structural_equal(early, plain)

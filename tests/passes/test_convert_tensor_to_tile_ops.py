@@ -185,8 +185,8 @@ def test_matmul_reads_mat_tiles_and_lands_in_acc():
         @pl.function(type=pl.FunctionType.InCore)
         def k(self, a: pl.Tensor[[32, 64], pl.FP32], b: pl.Tensor[[32, 64], pl.FP32],
               ret0_out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
-            a_mat = pl.load(a, [0, 0], [32, 64], target_memory=pl.Mem.Mat)
-            b_mat = pl.load(b, [0, 0], [32, 64], target_memory=pl.Mem.Mat)
+            a_mat = pl.load(a, [0, 0], [32, 64], target_memory=pl.Mem.Mat, attrs={"__compiler_tensor_to_tile_mat_bridge": True})
+            b_mat = pl.load(b, [0, 0], [32, 64], target_memory=pl.Mem.Mat, attrs={"__compiler_tensor_to_tile_mat_bridge": True})
             b_t = pl.tile.transpose_view(b_mat)
             c = pl.tile.matmul(a_mat, b_t)        # Mat → Left / Right: InferTileMemorySpace's moves
             ret0_store = pl.store(c, [0, 0], ret0_out)

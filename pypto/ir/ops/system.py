@@ -33,3 +33,5 @@ for _name, _why in (("get_block_idx", "this block's index in its spmd launch"),
                     ("get_block_num", "the number of blocks of the spmd launch"),
                     ("get_subblock_idx", "the AIV lane (0 or 1) inside the cluster")):
     register_op(OpDef(f"tile.{_name}", deduce=_index, affinity=SHARED, description=_why))
+    # the tensor-level spelling (ConvertTensorToTileOps turns it into the tile op)
+    register_op(OpDef(f"tensor.{_name}", deduce=_index, affinity=SHARED, description=_why))

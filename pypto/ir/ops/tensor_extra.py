@@ -20,6 +20,7 @@ from pypto.ir.ops.tile_select import _same_exprs, literal_value
 from pypto.ir.dtypes import DataType
 from pypto.ir.expr import const as to_expr
 from pypto.ir.types import TensorType
+from pypto.ir.ops.reinterpret_shape import reinterpreted_shape
 
 
 # ---------------------------------------------------------------------------- select
@@ -65,20 +66,16 @@ register_op(OpDef("tensor.select", args=("cond", "on_true", "on_false"), deduce=
 def _reinterpret_type(args, kw):
     name = "tensor.reinterpret_view"
     t = expect_tensor(name, "x", args[0])
-    if kw["dtype"].bits != t.dtype.bits:
-        raise TypeCheckError(f"{name}: a reinterpretation keeps the element width: {t.dtype.name} "
-                             f"({t.dtype.bits} bits) cannot be viewed as {kw['dtype'].name} ({kw['dtype'].bits} bits)",
-                             hint="use pl.cast to convert values")
-    shape = kw["shape"]
-    shape = getattr(shape, "elements", shape)         # a DSL list arrives as a MakeTuple
-    if shape is not None and not _same_exprs([to_expr(d) for d in shape], list(t.shape)):
-        raise UnsupportedError(f"{name}: shape={fmt_shape([to_expr(d) for d in shape])} differs from the source {fmt_shape(t.shape)}; "
-                               "a reshaping reinterpretation is not supported",
-                               hint="reinterpret at the same shape, then pl.reshape")
-    return TensorType(t.shape, kw["dtype"], tensor_view=t.tensor_view)
+    view = t.tensor_view
+    partial = view.valid_shape if view is not None and view.valid_shape else None
+    shape, changed = reinterpreted_shape(name, t.shape, partial, t.dtype.bits, kw["dtype"].bits, kw["shape"])
+    if changed and view is not None and view.stride:
+        raise TypeCheckError(f"{name}: a strided view cannot change width or shape",
+                             hint="reinterpret a packed tensor")
+    return TensorType(shape, kw["dtype"], tensor_view=view)
 
 
 register_op(OpDef("tensor.reinterpret_view", args=("x",),
                   kwargs={"dtype": Kwarg(DataType), "shape": Kwarg(object, None)},
                   deduce=_reinterpret_type, affinity=VECTOR, effects={0: READ}, lowers_to="tile.reinterpret_view",
-                  description="the same bytes as another dtype of equal width"))
+                  description="the same bytes as another dtype (a width change rescales the last dim, or shape=)"))

@@ -29,6 +29,7 @@ from pypto.ir.enums import MemorySpace, TileLayout
 from pypto.ir.ops.common import expect_tile, fmt_shape, is_full
 from pypto.ir.ops.registry import READ, VECTOR, WRITE, Kwarg, OpDef, register_op
 from pypto.ir.types import TileType, TileView, TupleType, static_dims
+from pypto.ir.ops.reinterpret_shape import reinterpreted_shape
 
 MX_GROUP = 32                   # elements per shared exponent (OCP MX block size)
 MX_SCALE_ROWS = 16              # axis-1 M granularity (the scale's ZZ fractal rows)
@@ -134,10 +135,12 @@ def _x2zz_type(args, kw):
 def _reinterpret_type(args, kw):
     name = "tile.reinterpret_view"
     t = expect_tile(name, "x", args[0])
-    if kw["dtype"].bits != t.dtype.bits:
-        raise TypeCheckError(f"{name}: a reinterpretation keeps the element width: {t.dtype.name} "
-                             f"({t.dtype.bits} bits) cannot be viewed as {kw['dtype'].name} ({kw['dtype'].bits} bits)")
-    return TileType(t.shape, kw["dtype"], tile_view=t.tile_view, memory_space=t.memory_space)
+    partial = t.valid_shape if t.tile_view is not None and t.tile_view.valid_shape else None
+    shape, changed = reinterpreted_shape(name, t.shape, partial, t.dtype.bits, kw["dtype"].bits, kw["shape"])
+    view = t.tile_view
+    if changed and view is not None:
+        view = view.replace(valid_shape=())
+    return TileType(shape, kw["dtype"], tile_view=view, memory_space=t.memory_space)
 
 
 _MX_KW = {"dtype": Kwarg(DataType, FP8E4M3FN), "group_axis": Kwarg(int)}
@@ -151,8 +154,10 @@ register_op(OpDef("tile.tmov_x2zz", args=("src", "tmp"),
                   kwargs={"group_axis": Kwarg(int), "dst_rows": Kwarg(int, 0), "dst_cols": Kwarg(int, 0)},
                   deduce=_x2zz_type, affinity=VECTOR, output_memory=MemorySpace.Vec, effects={0: READ, 1: WRITE},
                   description="exponent bytes → ZZ order (TMovDnTo2Zz for axis 0)"))
-register_op(OpDef("tile.reinterpret_view", args=("x",), kwargs={"dtype": Kwarg(DataType)}, deduce=_reinterpret_type,
+register_op(OpDef("tile.reinterpret_view", args=("x",), kwargs={"dtype": Kwarg(DataType), "shape": Kwarg(object, None)},
+                  deduce=_reinterpret_type,
                   output_memory="inherit", effects={0: READ},
-                  description="the same bytes as another dtype of equal width (zero-copy on hardware)"))
+                  description="the same bytes as another dtype (zero-copy on hardware); a width change rescales "
+                              "the last dim, or shape= gives a byte-equivalent shape"))
 
 __all__ = ["MX_GROUP", "raw_exp_shape", "x2zz_tmp_bytes"]

@@ -35,6 +35,7 @@ from pypto.passes.convert_tensor_to_tile_ops.assemble_loop import store_loop
 from pypto.passes.convert_tensor_to_tile_ops.call_sites import CallSiteUpdate, WrapperForward
 from pypto.passes.convert_tensor_to_tile_ops.registry import CONVERTERS, SELF_LOADING, zeros
 from pypto.passes.convert_tensor_to_tile_ops.special import LOWERED_TILE_OPS
+from pypto.passes.convert_tensor_to_tile_ops.registry import check_gm_source as _check_gm_source
 from pypto.passes.convert_tensor_to_tile_ops.param_access import param_access, promote_callers, promoted
 from pypto.passes.convert_tensor_to_tile_ops.store_paths import check_store_paths
 from pypto.passes.base import Pass
@@ -47,22 +48,11 @@ _MATMULS = ("tensor.matmul", "tensor.matmul_acc")
 def _is_tensor_op(e) -> bool:
     """A call this pass rewrites: a tensor op, or a tile op that is lowered like its tensor form."""
     return isinstance(e, Call) and not isinstance(e.op, GlobalVar) and (
-        e.op.name.startswith("tensor.") or e.op.name in LOWERED_TILE_OPS)
+        e.op.name.startswith("tensor.") or e.op.name in LOWERED_TILE_OPS or e.op.name in _CONVERTED_PLD_OPS)
 
 
-_GM_SOURCE_OPS = {"pld.tensor.put": 2}    # op → index of the source that must stay a GM tensor
-
-
-def _check_gm_source(e) -> None:
-    """pld.tensor.put pushes GM → remote GM (TPUT reads a tensor): a value the kernel computed is a
-    tile by now, which TPUT cannot read. Say so at the put the author wrote."""
-    if isinstance(e, Call) and not isinstance(e.op, GlobalVar) and e.op.name in _GM_SOURCE_OPS:
-        i = _GM_SOURCE_OPS[e.op.name]
-        if i < len(e.args) and isinstance(e.args[i].type, TileType):
-            raise ValueCheckError(f"{e.op.name} src must be a GM tensor; '{getattr(e.args[i], 'name_hint', '?')}' is "
-                                  "a value this kernel computes (an on-chip tile)", e.span,
-                                  hint="push a computed tile to a peer with pld.tile.remote_store, or store it "
-                                       "to a GM tensor first and put that")
+# distributed tensor-level ops this pass turns into their tile form (the others stay for LowerCompositeOps)
+_CONVERTED_PLD_OPS = {"pld.tensor.remote_store", "pld.tensor.put", "pld.tensor.get"}
 
 
 def _self_loading(call: Call) -> bool:
@@ -76,6 +66,27 @@ class _EntryLoadScan(IRVisitor):
         self.params = set(params)
         self.needs_load: dict = {}
         self.matmul_operands: set = set()
+        self.sources: dict = {}      # x → y for `x = y` and `x = tensor.reshape(y, ...)`
+
+    def visit_assign_stmt(self, s):
+        v = s.value
+        if isinstance(v, Var):
+            self.sources[s.var] = v
+        elif isinstance(v, Call) and getattr(v.op, "name", "") == "tensor.reshape" and isinstance(v.args[0], Var):
+            self.sources[s.var] = v.args[0]
+        self.visit_children(s)
+
+    def operands_through_aliases(self) -> set:
+        """A slice that reaches a matmul through plain aliases or a reshape also loads into Mat (seed 003,
+        MatmulSlice): close the operand set over those edges."""
+        found = set(self.matmul_operands)
+        todo = list(found)
+        while todo:
+            src = self.sources.get(todo.pop())
+            if src is not None and src not in found:
+                found.add(src)
+                todo.append(src)
+        return found
 
     def visit_call(self, c):
         if _is_tensor_op(c):
@@ -158,7 +169,7 @@ class _KernelConverter:
         self.carry_origin: dict = {}     # IterArg (original or rebuilt) → original IterArg
         scan = _EntryLoadScan(func.params)
         scan.visit(func.body)
-        self.matmul_operands = scan.matmul_operands
+        self.matmul_operands = scan.operands_through_aliases()
         for p in scan.needs_load:
             self.param_tile(p)
 

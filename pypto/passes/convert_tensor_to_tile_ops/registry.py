@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from pypto.errors import UnsupportedError
-from pypto.ir.enums import AtomicType, MemorySpace
-from pypto.ir.expr import Call, ConstInt, MakeTuple
+from pypto.errors import UnsupportedError, ValueCheckError
+from pypto.ir.enums import AtomicType, MemorySpace, TensorLayout
+from pypto.ir.expr import Call, ConstInt, GlobalVar, MakeTuple
 from pypto.ir.ops.registry import all_ops, create_op_call, has_op
 from pypto.ir.types import TensorType, TileType
 
@@ -24,6 +24,10 @@ CONVERTERS: dict[str, Callable] = {}
 # Tensor ops that read GM themselves: their tensor operands get no entry tile.load.
 SELF_LOADING = {"tensor.slice", "tensor.read", "tensor.write", "tensor.assemble", "tensor.matmul",
                 "tensor.matmul_acc", "tensor.create"}
+
+# A Mat tile.load this pass makes for a cube operand carries this call attr, so later passes can tell
+# a compiler-made Mat bridge from a Mat load the user wrote (the reference marks its bridges the same way).
+MAT_BRIDGE_ATTRS = {"__compiler_tensor_to_tile_mat_bridge": True}
 
 
 def converts(*names: str):
@@ -100,8 +104,10 @@ def _slice(call: Call, ctx):
     valid = ctx.plain(call.args[3]) if len(call.args) > 3 and isinstance(call.args[3], MakeTuple) else shape
     if isinstance(src.type, TileType):
         return tile_op(ctx, "tile.slice", [src, shape, offsets] + list(call.args[3:4]), call)
-    space = MemorySpace.Mat if ctx.feeds_matmul else MemorySpace.Vec
-    return create_op_call("tile.load", [src, offsets, shape, valid], {"target_memory": space}, call.span)
+    if ctx.feeds_matmul:
+        return create_op_call("tile.load", [src, offsets, shape, valid], {"target_memory": MemorySpace.Mat},
+                              call.span, attrs=dict(MAT_BRIDGE_ATTRS))
+    return create_op_call("tile.load", [src, offsets, shape, valid], {"target_memory": MemorySpace.Vec}, call.span)
 
 
 @converts("tensor.assemble")
@@ -160,7 +166,7 @@ def _cube_operand(ctx, arg, transposed: bool, call: Call):
         shape = list(v.type.shape)
         v = ctx.bind(f"{getattr(v, 'name_hint', 'operand')}_mat",
                      create_op_call("tile.load", [v, zeros(len(shape)), shape, shape],
-                                    {"target_memory": MemorySpace.Mat}, call.span))
+                                    {"target_memory": MemorySpace.Mat}, call.span, attrs=dict(MAT_BRIDGE_ATTRS)))
     elif v.type.memory_space in (MemorySpace.Vec, MemorySpace.Acc):
         # a Vec result, or an earlier matmul's Acc result (the FIXPIPE writes it back to L1), moves to Mat
         v = ctx.bind(f"{v.name_hint}_mat", create_op_call("tile.move", [v], {"target_memory": MemorySpace.Mat},
@@ -181,11 +187,18 @@ def _matmul(call: Call, ctx):
     left = _cube_operand(ctx, call.args[-2], call.kwargs.get("a_trans", False), call)
     right = _cube_operand(ctx, call.args[-1], call.kwargs.get("b_trans", False), call)
     result = create_op_call("tile.matmul_acc" if acc else "tile.matmul", acc + [left, right], {}, call.span)
-    if result.type.dtype is not call.type.dtype:
+    if result.type.dtype is not call.type.dtype and not _fixpipe_drains_to(result.type, call.type):
         raise UnsupportedError(f"ConvertTensorToTileOps: {call.op.name} producing {call.type.dtype.name} from a "
                                f"{result.type.dtype.name} accumulator needs a cast on the way out, which is not "
                                "built yet", call.span, hint=f"use out_dtype=pl.{result.type.dtype.name}")
     return result
+
+
+def _fixpipe_drains_to(acc_type, tensor_type) -> bool:
+    """An FP16 / BF16 tensor.matmul stays an FP32 Acc tile: the FIXPIPE rounds it when it is stored to GM
+    or moved to Mat, so no cast is emitted here (a Vec consumer sees the FP32 tile)."""
+    from pypto.ir.ops.common import fixpipe_converts
+    return fixpipe_converts(acc_type, tensor_type)
 
 
 @converts("tensor.view")
@@ -201,3 +214,90 @@ def _view(call: Call, ctx):
         return tile_op(ctx, "tile.reshape", [src, ctx.plain(call.args[1])], call)
     ctx.note_view(src)
     return call.replace(args=tuple(ctx.plain(a) for a in call.args))
+
+
+@converts("tensor.get_block_idx", "tensor.get_block_num", "tensor.get_subblock_idx")
+def _block_identity(call: Call, ctx):
+    """The tensor-level block / lane identity is the tile-level one (an INDEX scalar either way)."""
+    return create_op_call("tile." + call.op.short_name, [], {}, call.span)
+
+
+@converts("tensor.reinterpret_view")
+def _reinterpret_view(call: Call, ctx):
+    """The tile form reads the bytes row-major: a DN (column-major) source would be regrouped along the
+    wrong axis, so only packed ND tensors lower."""
+    src = ctx.plain(call.args[0])
+    view = getattr(src.type, "tensor_view", None)
+    if view is not None and view.layout is not TensorLayout.ND:
+        raise ValueCheckError(f"ConvertTensorToTileOps: tensor.reinterpret_view of '{getattr(src, 'name_hint', '?')}' "
+                              f"({view.layout.name}): an InCore reinterpretation lowers only packed ND tensors",
+                              call.span, hint="reinterpret an ND tensor")
+    return _one_to_one(call, ctx)
+
+
+@converts("pld.tensor.remote_store")
+def _remote_store(call: Call, ctx):
+    """A push of a tensor value into a peer's window is the tile push of its on-chip copy: a value this
+    kernel computed is already a tile, a GM tensor is loaded (a natural Vec tile.load) first. The window
+    is written, so its parameter becomes Out / InOut."""
+    src = ctx.tile(call.args[0])
+    target = ctx.plain(call.args[1])
+    ctx.note_written(target)
+    return create_op_call("pld.tile.remote_store", [src, target, ctx.plain(call.args[2]), ctx.plain(call.args[3])],
+                          {"atomic": call.kwargs.get("atomic", AtomicType.None_)}, call.span)
+
+
+_GM_SOURCE_OPS = {"pld.tensor.put": 2}    # op → index of the source that must stay a GM tensor
+
+
+def check_gm_source(e) -> None:
+    """pld.tensor.put pushes GM → remote GM (TPUT reads a tensor): a value the kernel computed is a
+    tile by now, which TPUT cannot read. Say so at the put the author wrote."""
+    if isinstance(e, Call) and not isinstance(e.op, GlobalVar) and e.op.name in _GM_SOURCE_OPS:
+        i = _GM_SOURCE_OPS[e.op.name]
+        if i < len(e.args) and isinstance(e.args[i].type, TileType):
+            raise ValueCheckError(f"{e.op.name} src must be a GM tensor; '{getattr(e.args[i], 'name_hint', '?')}' is "
+                                  "a value this kernel computes (an on-chip tile)", e.span,
+                                  hint="push a computed tile to a peer with pld.tile.remote_store, or store it "
+                                       "to a GM tensor first and put that")
+
+
+def _static_2d(dims):
+    vals = [d.value if isinstance(d, ConstInt) else None for d in dims]
+    return vals if len(vals) == 2 and None not in vals else None
+
+
+@converts("pld.tensor.put", "pld.tensor.get")
+def _one_sided_copy(call: Call, ctx):
+    """A 2-D one-sided copy becomes a Vec staging tile plus the tile-level transfer, which pto-isa's TPUT /
+    TGET walks over the whole region chunk by chunk (seed 001: the stage is a bounded relay, sized
+    [chunk_rows, chunk_cols] when given, else the region bounded to one 16 KiB UB tile). The written side
+    (the peer window for put, the local tensor for get) becomes Out / InOut. Other ranks, dynamic
+    extents and pipeline=True (two alternating stages) stay for LowerCompositeOps' explicit chunk loop."""
+    from pypto.passes.lower_composite_ops.collective_transfer import _stage_shape
+    kind = call.op.name.rsplit(".", 1)[-1]
+    args = [ctx.plain(a) for a in call.args]
+    dst, peer, src = args[:3]
+    check_gm_source(call.replace(args=tuple(args)))
+    shape = _static_2d(args[5].elements) if len(args) == 6 else _static_2d(src.type.shape)
+    if shape is None or call.kwargs.get("pipeline") or not isinstance(dst.type, TensorType) \
+            or not isinstance(src.type, TensorType):
+        return call.replace(args=tuple(args))
+    rows, cols = shape
+    kw = call.kwargs
+    stage_shape = _stage_shape(rows, cols, src.type.dtype.get_byte(), kw.get("chunk_rows", 0), kw.get("chunk_cols", 0))
+    stage = ctx.bind(f"t{kind}_stage", create_op_call("tile.create", [list(stage_shape)],
+                                                      {"dtype": src.type.dtype, "target_memory": MemorySpace.Vec},
+                                                      call.span))
+    ctx.note_written(dst)
+    tile_kwargs = {"atomic": kw.get("atomic", AtomicType.None_)} if kind == "put" else {}
+    return create_op_call(f"pld.tile.{kind}", [dst, peer, src, stage] + args[3:], tile_kwargs, call.span)
+
+
+@converts("tensor.ci")
+def _ci(call: Call, ctx):
+    """A literal start takes the sequence's dtype (TCI's scalar operand has the tile's element type)."""
+    start = ctx.plain(call.args[0])
+    if isinstance(start, ConstInt) and start.dtype is not call.kwargs["dtype"]:
+        start = ConstInt(start.value, call.kwargs["dtype"], start.span)
+    return tile_op(ctx, "tile.ci", [start, ctx.plain(call.args[1])], call)

@@ -23,7 +23,7 @@ from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, SeqStmts, flatten_to
 from pypto.ir.types import TupleType, UnknownType
 from pypto.ir.visitor import IRMutator, substitute
 from pypto.passes.context import current_platform
-from pypto.passes.expand_mixed_kernel.affinity import call_affinity, stmt_affinity  # noqa: F401 (re-export)
+from pypto.passes.expand_mixed_kernel.affinity import PLACEMENT_ATTR, call_affinity, stmt_affinity  # noqa: F401 (re-export)
 from pypto.passes.expand_mixed_kernel.transpose_hazard import check_no_split_transpose
 from pypto.passes.expand_mixed_kernel.waiter_contract import check_waiters
 from pypto.passes.expand_mixed_kernel.construct import SideBuilder, fill_defs, is_mixed, store_writebacks
@@ -210,7 +210,21 @@ def _run(program: Program) -> Program:
         if f.func_type in (FunctionType.AIC, FunctionType.AIV) and (f.name in retyped or f.name.endswith(("_aic", "_aiv"))):
             check_data_paths(f, platform)
     check_expanded(result)
-    return result
+    return _strip_placement(result)
+
+
+class _StripPlacement(IRMutator):
+    def mutate_call(self, c):
+        c = self.mutate_children(c)
+        if c.attrs and PLACEMENT_ATTR in c.attrs:
+            return c.replace(attrs={k: v for k, v in c.attrs.items() if k != PLACEMENT_ATTR})
+        return c
+
+
+def _strip_placement(program: Program) -> Program:
+    """The placement mark only bridges region erasure to the split: no expanded function keeps it."""
+    stripper = _StripPlacement()
+    return program.with_functions([f.replace(body=stripper.mutate(f.body)) for f in program.functions.values()])
 
 
 def expand_mixed_kernel() -> Pass:

@@ -46,8 +46,17 @@ def boundary_direction(c: Call) -> Optional[str]:
     return C2V if src == CUBE else V2C
 
 
+# A call attr a split_aiv region leaves on a statement it placed on one core kind (e.g. a notify the
+# author wrote inside the region): the placed side keeps it, the other drops it; stripped after the split.
+PLACEMENT_ATTR = "core_placement"
+_PLACED = {"aiv": VECTOR, "aic": CUBE}
+
+
 def call_affinity(c: Call) -> str:
     """VECTOR, CUBE, SHARED or MIXED for one call."""
+    placed = _PLACED.get(c.attrs.get(PLACEMENT_ATTR)) if c.attrs else None
+    if placed is not None:
+        return placed
     if isinstance(c.op, GlobalVar):
         return SHARED
     if boundary_direction(c) is not None:

@@ -19,7 +19,7 @@ wrote: references to it are remapped to the store's destination (step 6, last bu
 from __future__ import annotations
 
 from pypto.errors import UnsupportedError
-from pypto.ir.enums import MemorySpace, TileLayout
+from pypto.ir.enums import SplitMode, MemorySpace, TileLayout
 from pypto.ir.expr import Call, GlobalVar, Var
 from pypto.ir.ops.registry import CUBE, MIXED, SHARED, VECTOR, create_op_call
 from pypto.ir.stmt import (AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, SeqStmts, WhileStmt, YieldStmt,
@@ -37,6 +37,35 @@ def transfer_view(t: TileType, platform_name: str) -> TileType:
         view = (t.tile_view or TileView()).replace(blayout=NZ[0], slayout=NZ[1])
         return t.replace(tile_view=view)
     return t
+
+
+def _layout(t: TileType) -> tuple:
+    v = t.tile_view or TileView()
+    return v.blayout, v.slayout
+
+
+def _push_layout(src: TileType, dst: TileType, target):
+    """The (blayout, slayout) an a5 V→C push must carry when the Vec source is not already in it, else None."""
+    if target in (MemorySpace.Left, MemorySpace.Right):
+        wanted = NZ
+    elif target is MemorySpace.Mat:
+        wanted = _layout(dst)
+    else:
+        return None
+    return wanted if wanted != _layout(src) else None
+
+
+def _shard_transport(c, full: TileType) -> dict:
+    """The kwargs of the transfer pair a Cube→Vector boundary becomes (seed 004, step 4a / "split code"):
+    a tile.aiv_shard's authored mode (1 / 2) becomes the pto-isa code of its full-width operand's lane
+    extents, with the op's lane_stride riding along; a plain move transfers whole (split 0)."""
+    mode = c.kwargs.get("split")
+    if c.op.name != "tile.aiv_shard" or mode is None or int(getattr(mode, "value", mode)) == 0:
+        return {"split": 0}
+    from pypto.passes.expand_mixed_kernel.split_code import transfer_code
+    stride = c.kwargs.get("lane_stride")
+    code = transfer_code(full, SplitMode(int(getattr(mode, "value", mode))), span=c.span, stride=stride)
+    return {"split": code, "lane_stride": stride} if stride is not None else {"split": code}
 
 
 def op_call(name: str, args=(), kwargs=None, span=None, type=None) -> Call:
@@ -95,9 +124,10 @@ class SideBuilder:
             raise UnsupportedError(f"ExpandMixedKernel: a cross-core {c.op.name} must bind its result", c.span)
         src, dst = c.args[0], s.var
         if direction == C2V:
+            kw = _shard_transport(c, src.type)
             if self.side == CUBE:
-                return [EvalStmt(op_call("tile.tpush_to_aiv", [src], {"split": 0}, c.span), c.span)]
-            return [AssignStmt(dst, op_call("tile.tpop_from_aic", [], {"split": 0}, c.span, dst.type), c.span)]
+                return [EvalStmt(op_call("tile.tpush_to_aiv", [src], kw, c.span), c.span)]
+            return [AssignStmt(dst, op_call("tile.tpop_from_aic", [], kw, c.span, dst.type), c.span)]
         target = c.kwargs.get("target_memory", dst.type.memory_space)     # aic_gather: its Mat result
         fill = self.fills.get(src)
         if fill is not None and c.op.name == "tile.move":
@@ -112,11 +142,15 @@ class SideBuilder:
         if self.side == VECTOR:
             out = []
             pushed = src
-            if self.platform_name == "a5" and target in (MemorySpace.Left, MemorySpace.Right):
-                nz_type = src.type.replace(tile_view=cross.tile_view)
+            layout = _push_layout(src.type, dst.type, target) if self.platform_name == "a5" else None
+            if layout is not None:
+                # a5 inserts the Vec tile into the cube's FIFO in the layout the pop expects: NZ towards
+                # Left / Right, the layout the move spells towards Mat (seed 004, the a5 transfer table)
+                view = (src.type.tile_view or TileView()).replace(blayout=layout[0], slayout=layout[1])
+                nz_type = src.type.replace(tile_view=view)
                 pushed = Var(f"{src.name_hint}_nz", nz_type, c.span)
-                move = op_call("tile.move", [src], {"target_memory": MemorySpace.Vec, "blayout": NZ[0],
-                                                    "slayout": NZ[1]}, c.span)
+                move = op_call("tile.move", [src], {"target_memory": MemorySpace.Vec, "blayout": layout[0],
+                                                    "slayout": layout[1]}, c.span)
                 out.append(AssignStmt(pushed, move.replace(type=nz_type), c.span))
             out.append(EvalStmt(op_call("tile.tpush_to_aic", [pushed], {"split": 0}, c.span), c.span))
             return out

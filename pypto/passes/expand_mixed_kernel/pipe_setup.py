@@ -50,8 +50,8 @@ def insert_tfrees(body, carriers: dict) -> SeqStmts:
                 last = j
         if last > pos and isinstance(out[last], (YieldStmt, ReturnStmt)):
             last -= 1
-        free = EvalStmt(op_call(_POPS[c.op.name], [s.var], {"split": c.kwargs.get("split", 0),
-                                                            "id": c.kwargs.get("id")}, c.span), c.span)
+        # the free's split code is StampTfreeSplit's to stamp (from its pop), after SplitVectorKernel
+        free = EvalStmt(op_call(_POPS[c.op.name], [s.var], {"id": c.kwargs.get("id")}, c.span), c.span)
         out.insert(last + 1, free)
     return SeqStmts(out, getattr(body, "span", None))
 

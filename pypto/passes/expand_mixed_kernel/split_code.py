@@ -43,12 +43,13 @@ def _static(e, what, span):
     return e.value
 
 
-def transfer_code(full: TileType, mode: SplitMode, gather: bool = False, span=None) -> int:
-    """The split code for a full-width tile moved between the AIC and the two lanes."""
+def transfer_code(full: TileType, mode: SplitMode, gather: bool = False, span=None, stride=None) -> int:
+    """The split code for a full-width tile moved between the AIC and the two lanes; `stride` is the
+    partition stride when LowerAutoVectorSplit rebalanced a ragged boundary (else the physical half)."""
     axis = AXIS[mode]
     extent = _static(full.shape[axis], "shape", span)
     valid = _static(full.valid_shape[axis], "valid shape", span)
-    stride = lane_stride(extent)
+    stride = lane_stride(extent) if stride is None else stride
     e0, e1 = lane_extents(valid, stride)
     even, odd = (1, 3) if axis == 0 else (2, 4)
     if e0 == e1 or e1 == 0:
@@ -57,6 +58,6 @@ def transfer_code(full: TileType, mode: SplitMode, gather: bool = False, span=No
         return odd
     feasible = f"at most {stride}, or {2 * stride}" + ("" if gather else f" or {2 * stride - 1}")
     raise UnsupportedError(f"pl.split({mode.name}): a valid extent of {valid} in a box of {extent} leaves the two "
-                           f"AIV lanes {e0} and {e1} elements, which the cross-core pipe cannot place"
+                           f"AIV lanes {e0} and {e1} cells, which the cross-core pipe cannot place"
                            + (" (a vector → cube gather needs equal halves)" if gather else ""), span,
                            hint=f"use a valid extent in {feasible} for this box")

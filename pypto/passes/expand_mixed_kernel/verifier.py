@@ -25,36 +25,74 @@ _POP_SPACE = {"tile.tpop_from_aiv": (FunctionType.AIC, MemorySpace.Mat),
 _TRANSFER = ("tile.tpush_to_aiv", "tile.tpush_to_aic", "tile.tpop_from_aic", "tile.tpop_from_aiv")
 
 
+_CONSUMED_BIT = {FunctionType.AIC: 2, FunctionType.AIV: 1}     # AIC pops V2C (bit 2), AIV pops C2V (bit 1)
+_SETUP_OF = {FunctionType.AIC: "system.aic_initialize_pipe", FunctionType.AIV: "system.aiv_initialize_pipe"}
+
+
 def problems(program: Program) -> list:
     found = []
     for f in program.functions.values():
-        calls = [c for c in calls_in(f.body) if not isinstance(c.op, GlobalVar)]
-        names = [c.op.name for c in calls]
         if f.func_type is FunctionType.InCore:
             found.append(f"{f.name}: an InCore function remains after ExpandMixedKernel")
             continue
         if f.func_type not in (FunctionType.AIC, FunctionType.AIV):
             continue
-        pops = [s for s in collect(f.body, lambda n: isinstance(n, AssignStmt))
-                if getattr(getattr(s.value, "op", None), "name", "") in _POP_SPACE]
-        for s in pops:
-            kind, space = _POP_SPACE[s.value.op.name]
-            if f.func_type is kind and getattr(s.var.type, "memory_space", None) is not space:
-                found.append(f"{f.name}: {s.value.op.name} must land in {space.name}")
-            if not any(c.op.name.startswith("system.tfree_to_") and c.args and c.args[0] is s.var for c in calls):
-                found.append(f"{f.name}: {s.value.op.name} result '{s.var.name}' has no matching tfree")
-        if any(n in _TRANSFER for n in names):
-            if not any(n.endswith("_initialize_pipe") for n in names):
-                found.append(f"{f.name}: cross-core transfers without initialize_pipe")
-            consumes = any(n.startswith("tile.tpop_") for n in names)
-            if consumes and "system.reserve_buffer" not in names:
-                found.append(f"{f.name}: pops without a reserve_buffer for its ring")
-            for c in calls:
-                if c.op.name in _TRANSFER:
-                    t = c.args[0].type if c.args else c.type
-                    if not all(isinstance(d, ConstInt) for d in getattr(t, "shape", ())):
-                        found.append(f"{f.name}: {c.op.name} moves a tile with a non-static shape")
+        found.extend(_kernel_problems(f))
     return found
+
+
+def _kernel_problems(f) -> list:
+    found = []
+    calls = [c for c in calls_in(f.body) if not isinstance(c.op, GlobalVar)]
+    names = [c.op.name for c in calls]
+    setup = _SETUP_OF[f.func_type]
+    for s in collect(f.body, lambda n: isinstance(n, AssignStmt)):
+        name = getattr(getattr(s.value, "op", None), "name", "")
+        kind, space = _POP_SPACE.get(name, (None, None))
+        if f.func_type is kind and getattr(s.var.type, "memory_space", None) is not space:
+            got = getattr(getattr(s.var.type, "memory_space", None), "name", "none")
+            found.append(f"Function '{f.name}': a {name} result in MemorySpace::{space.name} is required, "
+                         f"'{s.var.name}' lands in {got}")
+    first_transfer = next((i for i, n in enumerate(names) if n in _TRANSFER), None)
+    if first_transfer is not None:
+        if setup not in names[:first_transfer]:
+            found.append(f"Function '{f.name}' uses cross-core tile ops but has no '{setup}' call before the "
+                         "first of them")
+        inits = [c for c in calls if c.op.name == setup]
+        wanted = sum(1 for c in inits if _mask(c) & _CONSUMED_BIT[f.func_type])
+        if wanted and names.count("system.reserve_buffer") < wanted:
+            found.append(f"Function '{f.name}' has fewer 'system.reserve_buffer' calls than initialized pipe "
+                         f"directions require ({names.count('system.reserve_buffer')} for {wanted})")
+        for c in calls:
+            if c.op.name in _TRANSFER:
+                t = c.args[0].type if c.args else c.type
+                if not all(isinstance(d, ConstInt) for d in getattr(t, "shape", ())):
+                    found.append(f"{f.name}: {c.op.name} moves a tile with a non-static shape")
+    # pop / free pairing, per tile value: each popped tile is freed once
+    pops = [s for s in collect(f.body, lambda n: isinstance(n, AssignStmt))
+            if getattr(getattr(s.value, "op", None), "name", "").startswith("tile.tpop_from_")]
+    outstanding = {s.var: 1 for s in pops}
+    frees = []
+    for c in calls:
+        if c.op.name.startswith("system.tfree_to_") and c.args:
+            tile = c.args[0]
+            frees.append(tile)
+            if outstanding.get(tile, 0) > 0:
+                outstanding[tile] -= 1
+            else:
+                found.append(f"Function '{f.name}' has '{c.op.name}' without a matching outstanding tpop on "
+                             f"the same tile value ('{getattr(tile, 'name', tile)}')")
+    for s in pops:
+        if s.var not in frees:
+            side = s.value.op.name.rsplit("_", 1)[-1]
+            found.append(f"Function '{f.name}' uses {s.value.op.name} but has no matching "
+                         f"'system.tfree_to_{side}' call for '{s.var.name}'")
+    return found
+
+
+def _mask(call) -> int:
+    m = call.kwargs.get("dir_mask", 0)
+    return int(getattr(m, "value", m) or 0)
 
 
 def check_expanded(program: Program) -> None:

@@ -38,10 +38,10 @@ from pypto.passes.lower_composite_ops.collective_view import rectangle_geometry
 def _check_call(call, args) -> str:
     op_name = "pld.tensor.allreduce"
     if len(args) < 2:
-        raise UnsupportedError(f"{op_name} without a signal outside a HOST orchestrator",
+        raise UnsupportedError(f"{op_name} requires an explicit signal outside host orchestrator functions",
                                hint="pass an INT32 [NR, 1] signal window (only the host form may omit it)")
     if call.kwargs.get("core_num", 1) != 1:
-        raise UnsupportedError(f"{op_name}: core_num={call.kwargs['core_num']} in an InCore function",
+        raise UnsupportedError(f"{op_name}: core_num={call.kwargs['core_num']} (a multi-core request) is supported only in a HOST orchestrator, not in an InCore function",
                                hint="InCore collectives run on one core")
     mode = call.kwargs.get("mode", "mesh")
     if mode not in ("mesh", "ring"):
@@ -86,8 +86,8 @@ def _lower_rectangle(op_name, target, signal, geometry, rop, b: LoweringBuilder)
     kind = "partial valid rectangle" if static_valid else "physical rectangle behind a symbolic valid_shape"
     if rows * cols * dtype.get_byte() > UB_CHUNK_BYTES:
         raise UnsupportedError(f"{op_name}: the {kind} [{rows}, {cols}] {dtype.name} "
-                               f"({rows * cols * dtype.get_byte()} bytes) exceeds one {UB_CHUNK_BYTES}-byte mesh chunk; "
-                               "chunking a partial rectangle with row gaps is not supported",
+                               f"({rows * cols * dtype.get_byte()} bytes) exceeds one mesh chunk: a partial valid_shape must fit within one {UB_CHUNK_BYTES}-byte mesh chunk "
+                               "(chunking a partial rectangle with row gaps is not supported)",
                                hint="allreduce a fully valid window, or a valid region of at most 16 KiB")
     flat = geometry.bind_view(b, target)
     h = CommHandles.of(b, signal)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pypto.errors import TypeCheckError
+from pypto.errors import TypeCheckError, ValueCheckError
 from pypto.ir.comm_enums import NotifyOp, ReduceOp, WaitCmp
 from pypto.ir.dtypes import INT32
 from pypto.ir.enums import MemorySpace
@@ -48,8 +48,10 @@ def validate_mesh_signal(op: str, signal: Expr) -> None:
     if not isinstance(t, DistributedTensorType) or t.dtype is not INT32:
         raise TypeCheckError(f"{op}: the signal must be an INT32 pld.DistributedTensor, got {t}")
     if len(t.shape) != 2 or not (isinstance(t.shape[1], ConstInt) and t.shape[1].value == 1):
-        raise TypeCheckError(f"{op}: a mesh signal has shape [NR, 1], got {list(t.shape)}",
-                             hint="ring and mesh signals address cells differently; do not share one buffer")
+        # a value error (the type is right, its extent is not): e.g. a ring's [2*(NR-1), NR] signal reused
+        raise ValueCheckError(f"{op}: a mesh signal has shape [NR, 1] (signal shape[1] must be 1), got "
+                              f"{list(t.shape)}",
+                              hint="ring and mesh signals address cells differently; do not share one buffer")
 
 
 def _cell(rank_expr: Expr) -> MakeTuple:
@@ -103,7 +105,10 @@ def emit_chunked_peer_fold(b: LoweringBuilder, h: CommHandles, signal: Expr, dat
     reads this chunk of mine), narrow the tail with set_validshape and store it. Returns the
     updated `data`; the caller's epilogue retires 1 + the chunk count."""
     def chunk_body(cb: LoweringBuilder, c0, data):
-        valid = cb.bind("valid_cols", BinaryExpr("min", const(chunk), BinaryExpr("sub", const(size), c0)))
+        # written inline (not bound to a scalar) so the load, the peers' remote loads and the tail's
+        # set_validshape carry one structural extent expression
+        valid = BinaryExpr("min", const(chunk), BinaryExpr("sub", size if not isinstance(size, int) else const(size),
+                                                          c0))
         offs, shape = MakeTuple([row, c0]), MakeTuple([const(1), const(chunk)])
         vshape = MakeTuple([const(1), valid])
         loaded = cb.bind("local", cb.op("tile.load", [data, offs, shape, vshape], {"target_memory": MemorySpace.Vec}))

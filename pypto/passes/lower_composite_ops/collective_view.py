@@ -62,11 +62,11 @@ def window_dims(op: str, target, allow_dynamic: bool = False) -> tuple:
     # the layout first: a DN window's explicit stride is its column-major packing, the DN is the reason
     if view is not None and view.layout is not TensorLayout.ND:
         kind = "partial view" if partial else "target"
-        raise UnsupportedError(f"{op}: a {view.layout.name} {kind} cannot be walked as a row-major 2-D view",
+        raise UnsupportedError(f"{op}: a {view.layout.name} {kind} cannot be walked as a row-major 2-D view (the lowering only supports ND layout)",
                                hint="use an ND window")
     if view is not None and view.stride and not is_packed_stride(view.stride, t.shape):
         raise UnsupportedError(f"{op}: a strided target (stride={[str(s) for s in view.stride]}) is not a packed "
-                               "window", hint="allreduce a packed window, then copy out the strided part")
+                               "window; the lowering requires a packed source", hint="allreduce a packed window, then copy out the strided part")
     if allow_dynamic and not partial and any(not isinstance(d, ConstInt) for d in t.shape):
         return tuple(d.value if isinstance(d, ConstInt) else d for d in t.shape), None
     shape = _static(op, "target shape", t.shape)
@@ -129,6 +129,6 @@ def rectangle_geometry(op: str, target) -> PackedGeometry:
     lead_shape, lead_valid = shape[:-1], valid[:-1]
     if not _is_prefix(lead_valid, lead_shape):
         raise UnsupportedError(f"{op}: the valid rows of valid_shape {list(valid)} in {list(shape)} are not "
-                               "contiguous after collapsing the leading dims; no single 2-D view carries them",
+                               "contiguous after collapsing the leading dims: such a valid_shape cannot be represented by a single 2D view",
                                hint="make every leading dim after the first partial one full")
     return PackedGeometry((prod(lead_shape), shape[-1]), (_product(lead_valid), valid[-1]))

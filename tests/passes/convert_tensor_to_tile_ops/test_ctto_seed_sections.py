@@ -9,6 +9,9 @@ import pypto.language as pl
 from pypto import ir
 from pypto.pypto_core import passes
 
+# the provenance mark ConvertTensorToTileOps puts on the Mat loads it makes for cube operands
+BRIDGE = {"__compiler_tensor_to_tile_mat_bridge": True}
+
 
 def _convert(program):
     return passes.convert_tensor_to_tile_ops()(program)
@@ -32,9 +35,9 @@ def test_matmul_slice_loads_into_mat_and_transposed_operand_gets_a_transpose_vie
         def k(self, a: pl.Tensor[[64, 64], pl.FP32], b: pl.Tensor[[32, 64], pl.FP32],
               ret0_out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
             a_s: pl.Tile[[32, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(a, [32, 0], [32, 64], [32, 64],
-                                                                       target_memory=pl.Mem.Mat)
+                                                                       target_memory=pl.Mem.Mat, attrs=BRIDGE)
             b_s: pl.Tile[[32, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(b, [0, 0], [32, 64], [32, 64],
-                                                                       target_memory=pl.Mem.Mat)
+                                                                       target_memory=pl.Mem.Mat, attrs=BRIDGE)
             b_t: pl.Tile[[64, 32], pl.FP32, pl.Mem.Mat, pl.TileView(blayout=pl.TileLayout.col_major)] = \
                 pl.tile.transpose_view(b_s)
             c: pl.Tile[[32, 32], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(a_s, b_t)
@@ -51,9 +54,9 @@ def test_infer_tile_memory_space_adds_the_mat_to_left_right_moves():
         def k(self, a: pl.Tensor[[64, 64], pl.FP32], b: pl.Tensor[[32, 64], pl.FP32],
               ret0_out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
             a_s: pl.Tile[[32, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(a, [32, 0], [32, 64], [32, 64],
-                                                                       target_memory=pl.Mem.Mat)
+                                                                       target_memory=pl.Mem.Mat, attrs=BRIDGE)
             b_s: pl.Tile[[32, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(b, [0, 0], [32, 64], [32, 64],
-                                                                       target_memory=pl.Mem.Mat)
+                                                                       target_memory=pl.Mem.Mat, attrs=BRIDGE)
             b_t: pl.Tile[[64, 32], pl.FP32, pl.Mem.Mat, pl.TileView(blayout=pl.TileLayout.col_major)] = \
                 pl.tile.transpose_view(b_s)
             a_l: pl.Tile[[32, 64], pl.FP32, pl.Mem.Left] = pl.tile.move(a_s, target_memory=pl.Mem.Left)
@@ -87,7 +90,7 @@ def test_a_vec_operand_moves_to_mat_in_its_own_shape_then_views():
             b1_t: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(b1, [0, 0], [32, 64], [32, 64])
             bt: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.tile.add(b0_t, b1_t)
             a_m: pl.Tile[[16, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(a, [0, 0], [16, 64], [16, 64],
-                                                                       target_memory=pl.Mem.Mat)
+                                                                       target_memory=pl.Mem.Mat, attrs=BRIDGE)
             bt_m: pl.Tile[[32, 64], pl.FP32, pl.Mem.Mat] = pl.tile.move(bt, target_memory=pl.Mem.Mat)
             bt_v: pl.Tile[[64, 32], pl.FP32, pl.Mem.Mat, pl.TileView(blayout=pl.TileLayout.col_major)] = \
                 pl.tile.transpose_view(bt_m)

@@ -226,9 +226,11 @@ def test_aiv_shard_and_aic_gather_lower_one_to_one_with_the_region_split():
         def k(self, q: pl.Tensor[[64, 64], pl.FP32], kk: pl.Tensor[[64, 64], pl.FP32],
               ret0_out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
             q_mat: pl.Tile[[64, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(q, [0, 0], [64, 64], [64, 64],
-                                                                         target_memory=pl.Mem.Mat)
+                                                                         target_memory=pl.Mem.Mat,
+                                                                         attrs={"__compiler_tensor_to_tile_mat_bridge": True})
             k_mat: pl.Tile[[64, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(kk, [0, 0], [64, 64], [64, 64],
-                                                                         target_memory=pl.Mem.Mat)
+                                                                         target_memory=pl.Mem.Mat,
+                                                                         attrs={"__compiler_tensor_to_tile_mat_bridge": True})
             raw: pl.Tile[[64, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(q_mat, k_mat)
             for lane in pl.split_aiv(2, mode=pl.SplitMode.LEFT_RIGHT):
                 h: pl.Tile[[64, 32], pl.FP32, pl.Mem.Vec] = pl.tile.aiv_shard(raw, split=2)

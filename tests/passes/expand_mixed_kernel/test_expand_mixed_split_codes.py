@@ -24,7 +24,7 @@ def test_codes_follow_the_lane_extents(shape, valid, mode, code):
 
 
 def test_ragged_extents_are_rejected_with_the_feasible_values():
-    with pytest.raises(UnsupportedError, match="leaves the two AIV lanes 64 and 36 elements.*at most 64, or 128 or 127"):
+    with pytest.raises(UnsupportedError, match="leaves the two AIV lanes 64 and 36 cells.*at most 64, or 128 or 127"):
         transfer_code(_tile([128, 128], [100, 128]), UD)
     with pytest.raises(UnsupportedError, match="vector → cube gather needs equal halves"):
         transfer_code(_tile([16, 16], [15, 16]), UD, gather=True)

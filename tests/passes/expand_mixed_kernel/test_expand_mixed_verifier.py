@@ -39,18 +39,63 @@ def test_a_complete_consumer_passes():
 
 
 def test_missing_tfree_setup_or_reserve_are_reported():
-    assert problems(_program(tfree=False)) == ["vec: tile.tpop_from_aic result 't' has no matching tfree"]
-    assert problems(_program(init=False)) == ["vec: cross-core transfers without initialize_pipe"]
-    assert problems(_program(reserve=False)) == ["vec: pops without a reserve_buffer for its ring"]
+    assert problems(_program(tfree=False)) == [
+        "Function 'vec' uses tile.tpop_from_aic but has no matching 'system.tfree_to_aic' call for 't'"]
+    assert problems(_program(init=False)) == [
+        "Function 'vec' uses cross-core tile ops but has no 'system.aiv_initialize_pipe' call before the first of them"]
+    assert problems(_program(reserve=False)) == [
+        "Function 'vec' has fewer 'system.reserve_buffer' calls than initialized pipe directions require (0 for 1)"]
 
 
 def test_an_aic_pop_must_land_in_mat():
-    assert problems(_program_pop_in_mat()) == ["cube: tile.tpop_from_aiv must land in Mat"]
+    assert problems(_program_pop_in_mat()) == [
+        "Function 'cube': a tile.tpop_from_aiv result in MemorySpace::Mat is required, 't' lands in Left"]
+
+
+def _late_setup_and_double_free():
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.AIV)
+        def vec(self):
+            t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.tpop_from_aic(split=0)
+            pl.system.tfree_to_aic(t)
+            pl.system.tfree_to_aic(t)
+            buf: pl.Scalar[pl.INT32] = pl.system.reserve_buffer(name="c2v", size=2048)
+            pl.system.aiv_initialize_pipe(pl.const(0, pl.INT32), buf, dir_mask=1, slot_size=1024, slot_num=2)
+    return P
+
+
+def _two_pipes_one_buffer():
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.AIC)
+        def cube(self):
+            buf: pl.Scalar[pl.INT32] = pl.system.reserve_buffer(name="v2c", size=2048)
+            pl.system.aic_initialize_pipe(pl.const(0, pl.INT32), buf, dir_mask=2, slot_size=512, id=0)
+            pl.system.aic_initialize_pipe(pl.const(0, pl.INT32), buf, dir_mask=2, slot_size=512, id=1)
+            a: pl.Tile[[16, 16], pl.FP16, pl.Mem.Mat] = pl.tile.tpop_from_aiv(split=0, id=0)
+            b: pl.Tile[[16, 16], pl.FP16, pl.Mem.Mat] = pl.tile.tpop_from_aiv(split=0, id=1)
+            pl.system.tfree_to_aiv(a, id=0)
+            pl.system.tfree_to_aiv(b, id=1)
+    return P
+
+
+def test_setup_after_the_first_transfer_counts_as_missing_and_a_second_free_is_unmatched():
+    found = problems(_late_setup_and_double_free())
+    assert found == [
+        "Function 'vec' uses cross-core tile ops but has no 'system.aiv_initialize_pipe' call before the first of them",
+        "Function 'vec' has 'system.tfree_to_aic' without a matching outstanding tpop on the same tile value ('t')"]
+
+
+def test_each_initialized_consumer_pipe_needs_its_own_reserved_buffer():
+    assert problems(_two_pipes_one_buffer()) == [
+        "Function 'cube' has fewer 'system.reserve_buffer' calls than initialized pipe directions require (1 for 2)"]
 
 
 def test_the_checks_are_the_property_verifier():
     from pypto import ir
     import pypto.passes.expand_mixed_kernel  # noqa: F401  (registers the verifier)
     found = ir.verifier.verify_property("MixedKernelExpanded", _program(tfree=False))
-    assert [d.message for d in found] == ["vec: tile.tpop_from_aic result 't' has no matching tfree"]
+    assert [d.message for d in found] == [
+        "Function 'vec' uses tile.tpop_from_aic but has no matching 'system.tfree_to_aic' call for 't'"]
     assert ir.verifier.verify_property("MixedKernelExpanded", _program()) == []
