@@ -23,11 +23,10 @@ from pypto.ir.enums import ParamDirection
 from pypto.ir.equality import structural_equal
 from pypto.ir.expr import IterArg, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.types import Type
 from pypto.ir.stmt import (AssignStmt, BreakStmt, ContinueStmt, ForStmt, IfStmt, ReturnStmt, ScopeStmt, SeqStmts,
                            SplitAivScopeStmt, Stmt, WhileStmt, YieldStmt)
-from pypto.ir.visitor import IRMutator
-from pypto.passes.analysis import as_seq, as_seq_like, body_list, defined_vars, used_vars, vars_in_type
+from pypto.passes.analysis import (as_seq, as_seq_like, body_list, defined_vars, substitute_type,
+                                   substitute_with_types, used_vars)
 from pypto.passes.base import function_pass
 from pypto.passes.properties import IRProperty, PassProperties
 
@@ -82,44 +81,6 @@ def _must_define_all(stmts: list) -> set:
     return set().union(*(_must_define(x) for x in stmts)) if stmts else set()
 
 
-class _TypeRenamer(IRMutator):
-    """Walks into a type's fields (shape, valid shape, strides), replacing renamed Vars."""
-
-    def __init__(self, env: dict):
-        self.env = env
-
-    def mutate(self, node):
-        if isinstance(node, Type):
-            return self.mutate_children(node)
-        return super().mutate(node)
-
-    def mutate_var(self, v):
-        return self.env.get(v, v)
-
-
-def _rename_type(t, env: dict):
-    """`t` with its symbolic dims following the renames (the same object when none applies): a slice
-    `x[q : q + n]` whose bounds do not cancel has a type that names `q`, which may have been renamed."""
-    if any(env.get(v, v) is not v for v in vars_in_type(t)):
-        return _TypeRenamer(env).mutate(t)
-    return t
-
-
-class _Renamer(IRMutator):
-    """Substitutes the renamed Vars in an expression / statement, and in the result types its calls carry."""
-
-    def __init__(self, env: dict):
-        self.env = env
-
-    def mutate_var(self, v):
-        return self.env.get(v, v)
-
-    def mutate_call(self, c):
-        c = self.mutate_children(c)
-        t = _rename_type(c.type, self.env)
-        return c if t is c.type else c.replace(type=t)
-
-
 def _ends_flow(stmts: list) -> bool:
     return bool(stmts) and isinstance(stmts[-1], (ReturnStmt, BreakStmt, ContinueStmt))
 
@@ -134,7 +95,7 @@ class _SSABuilder:
     def define(self, var: Var, env: dict) -> Var:
         """The output Var for a new binding of `var` (the same object the first time, unless its type
         names a Var renamed since)."""
-        type_ = _rename_type(var.type, env)
+        type_ = substitute_type(var.type, env)  # a slice's extent `n - q` names q, maybe renamed
         new = var if var not in self.bound and type_ is var.type else Var(var.name_hint, type_, var.span)
         self.bound.add(new)
         env[var] = new
@@ -164,7 +125,7 @@ class _SSABuilder:
 
     @staticmethod
     def subst(e, env: dict):
-        return _Renamer(env).mutate(e) if env else e
+        return substitute_with_types(e, env)
 
     # -- statements -------------------------------------------------------------
     def seq(self, stmts: list, env: dict, live_after: set) -> list:
