@@ -8,4 +8,7 @@ def __getattr__(name):
     if name in ("numpy_codegen", "torch_codegen"):
         from pypto.debug import reference_codegen
         return getattr(reference_codegen, name)
+    if name == "validate_pass_ir_codegen_results":
+        from pypto.debug import dump_validation
+        return dump_validation.validate_pass_ir_codegen_results
     raise AttributeError(f"module 'pypto.debug' has no attribute '{name}'")
