@@ -1,0 +1,73 @@
+"""tensor.gather along the last axis → one whole-tile tile.gather over flat indices.
+
+pto.tgather reads `src.flat[k]`, so a row-relative index `index[i, j]` (torch.gather, dim=-1) is made
+absolute first: `flat[i, j] = index[i, j] + i * src_cols`. The row base `i * src_cols` is built on
+the vector unit in int32: when an index row fills whole 32-byte blocks (cols % 8 == 0) a linear
+sequence over the whole tile divided by the row length gives each element its row; otherwise one
+sequence over the rows, reshaped to a column and row-broadcast onto the index. An INT16 index is
+widened for the arithmetic and narrowed back (int → int casts, no rounding: mode none).
+
+    src [R, S], index [R, K] →  base = ci(0, [1, R]) → reshape [R, 1] → muls(S)
+                                flat = row_expand_add(index, base);  out = tile.gather(src, flat, tmp)
+
+Other axes stay unconverted (a clear error names them).
+"""
+
+from __future__ import annotations
+
+from pypto.errors import UnsupportedError
+from pypto.ir.dtypes import INT32
+from pypto.ir.enums import CastMode, MemorySpace
+from pypto.ir.expr import ConstInt, as_int
+from pypto.ir.ops.registry import create_op_call
+from pypto.passes.convert_tensor_to_tile_ops.registry import converts
+
+_INDEX_BLOCK_ELEMS = 8      # int32 elements in one 32-byte vector block
+
+
+def _bind(ctx, hint, name, args, kwargs, span):
+    return ctx.bind(hint, create_op_call(name, args, kwargs, span))
+
+
+def flat_row_index(ctx, index, src_cols: int, span):
+    """index + row * src_cols over an int32 [R, K] index tile (see the module docstring)."""
+    rows, cols = (as_int(d) for d in index.type.shape)
+    if cols % _INDEX_BLOCK_ELEMS == 0:
+        lin = _bind(ctx, "gather_lin", "tile.ci", [ConstInt(0, INT32), [1, rows * cols]], {"dtype": INT32}, span)
+        lin2d = _bind(ctx, "gather_lin2d", "tile.reshape", [lin, [rows, cols]], {}, span)
+        row_ids = _bind(ctx, "gather_row_ids", "tile.divs", [lin2d, ConstInt(cols, INT32)], {}, span)
+        base = _bind(ctx, "gather_row_base", "tile.muls", [row_ids, ConstInt(src_cols, INT32)], {}, span)
+        return _bind(ctx, "gather_flat_idx", "tile.add", [index, base], {}, span)
+    seq = _bind(ctx, "gather_ci_rows", "tile.ci", [ConstInt(0, INT32), [1, rows]], {"dtype": INT32}, span)
+    col = _bind(ctx, "gather_row_arange", "tile.reshape", [seq, [rows, 1]], {}, span)
+    base = _bind(ctx, "gather_row_base", "tile.muls", [col, ConstInt(src_cols, INT32)], {}, span)
+    return _bind(ctx, "gather_flat_idx", "tile.row_expand_add", [index, base], {}, span)
+
+
+@converts("tensor.gather")
+def _gather(call, ctx):
+    span = call.span
+    src, index = ctx.tile(call.args[0]), ctx.tile(call.args[2])
+    rank = len(src.type.shape)
+    dim = as_int(call.args[1])
+    if dim is not None and dim < 0:
+        dim += rank
+    if rank != 2 or dim != 1:
+        raise UnsupportedError(f"ConvertTensorToTileOps: tensor.gather on chip is built for 2-D tensors along the "
+                               f"last axis (dim=-1); got rank {rank}, dim {as_int(call.args[1])}", span,
+                               hint="gather along the last axis, or transpose the operand first")
+    dims = [as_int(d) for d in (*src.type.shape, *index.type.shape)]
+    if None in dims:
+        raise UnsupportedError("ConvertTensorToTileOps: tensor.gather needs static shapes", span)
+    narrow = index.type.dtype
+    if narrow is not INT32:
+        index = _bind(ctx, "gather_idx_i32", "tile.cast", [index], {"target_type": INT32, "mode": CastMode.none},
+                      span)
+    flat = flat_row_index(ctx, index, dims[1], span)
+    if narrow is not INT32:
+        flat = _bind(ctx, "gather_flat_idx_narrow", "tile.cast", [flat], {"target_type": narrow,
+                                                                          "mode": CastMode.none}, span)
+    tmp = _bind(ctx, "gather_tmp", "tile.create", [list(index.type.shape)],
+                {"dtype": flat.type.dtype, "target_memory": MemorySpace.Vec}, span)
+    # bound to its own Var, as the reference spells a multi-statement lowering (out = gather)
+    return _bind(ctx, "gather", "tile.gather", [src, flat, tmp], {}, span)
