@@ -29,10 +29,11 @@ def _bind(ctx, hint, name, args, kwargs, span):
     return ctx.bind(hint, create_op_call(name, args, kwargs, span))
 
 
-def flat_row_index(ctx, index, src_cols: int, span):
-    """index + row * src_cols over an int32 [R, K] index tile (see the module docstring)."""
+def flat_row_index(ctx, index, src_cols: int, span, per_row: bool = False):
+    """index + row * src_cols over an int32 [R, K] index tile (see the module docstring); per_row forces
+    the per-row base."""
     rows, cols = (as_int(d) for d in index.type.shape)
-    if cols % _INDEX_BLOCK_ELEMS == 0:
+    if cols % _INDEX_BLOCK_ELEMS == 0 and not per_row:
         lin = _bind(ctx, "gather_lin", "tile.ci", [ConstInt(0, INT32), [1, rows * cols]], {"dtype": INT32}, span)
         lin2d = _bind(ctx, "gather_lin2d", "tile.reshape", [lin, [rows, cols]], {}, span)
         row_ids = _bind(ctx, "gather_row_ids", "tile.divs", [lin2d, ConstInt(cols, INT32)], {}, span)
