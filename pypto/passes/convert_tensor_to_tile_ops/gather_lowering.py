@@ -10,7 +10,9 @@ widened for the arithmetic and narrowed back (int → int casts, no rounding: mo
     src [R, S], index [R, K] →  base = ci(0, [1, R]) → reshape [R, 1] → muls(S)
                                 flat = row_expand_add(index, base);  out = tile.gather(src, flat, tmp)
 
-Other axes stay unconverted (a clear error names them).
+On a2a3 a GM-to-GM gather instead walks the rows (as the reference does there): each iteration loads
+one source row and one index row, gathers within the row (its indices are already row-relative) and
+assembles the row into an accumulator tile. Other axes stay unconverted (a clear error names them).
 """
 
 from __future__ import annotations
@@ -18,8 +20,12 @@ from __future__ import annotations
 from pypto.errors import UnsupportedError
 from pypto.ir.dtypes import INT32
 from pypto.ir.enums import CastMode, MemorySpace
-from pypto.ir.expr import ConstInt, as_int
+from pypto.ir.dtypes import INDEX
+from pypto.ir.expr import ConstInt, IterArg, Var, as_int
 from pypto.ir.ops.registry import create_op_call
+from pypto.ir.stmt import AssignStmt, ForStmt, SeqStmts, YieldStmt
+from pypto.ir.types import ScalarType, TensorType
+from pypto.passes.context import PassContext
 from pypto.passes.convert_tensor_to_tile_ops.registry import converts
 
 _INDEX_BLOCK_ELEMS = 8      # int32 elements in one 32-byte vector block
@@ -45,9 +51,44 @@ def flat_row_index(ctx, index, src_cols: int, span, per_row: bool = False):
     return _bind(ctx, "gather_flat_idx", "tile.row_expand_add", [index, base], {}, span)
 
 
+def _per_row_gather(ctx, src, index, span):
+    """for r: acc[r, :] = gather(src[r, :], index[r, :]) with both rows loaded from GM."""
+    rows, src_cols = (as_int(d) for d in src.type.shape)
+    k = as_int(index.type.shape[1])
+    acc0 = _bind(ctx, "gather_acc_init", "tile.create", [[rows, k]],
+                 {"dtype": src.type.dtype, "target_memory": MemorySpace.Vec}, span)
+    r = Var("gather_lv", ScalarType(INDEX), span)
+    acc = IterArg("gather_ia", acc0.type, acc0, span)
+
+    def let(hint, name, args, kwargs):
+        value = create_op_call(name, args, kwargs, span)
+        v = Var(hint, value.type, span)
+        body.append(AssignStmt(v, value, span))
+        return v
+
+    body: list = []
+    vec = {"target_memory": MemorySpace.Vec}
+    src_row = let("gather_inp_row", "tile.load", [src, [r, ConstInt(0)], [1, src_cols], [1, src_cols]], vec)
+    idx_row = let("gather_idx_row", "tile.load", [index, [r, ConstInt(0)], [1, k], [1, k]], vec)
+    tmp = let("gather_row_tmp", "tile.create", [[1, k]], {"dtype": index.type.dtype, **vec})
+    row = let("gather_row", "tile.gather", [src_row, idx_row, tmp], {})
+    merged = let("gather_asmbl", "tile.assemble", [acc, row, [r, ConstInt(0)]], {})
+    body.append(YieldStmt([merged], span))
+    result = Var("gather_rv", acc0.type, span)
+    ctx.emit(ForStmt(r, ConstInt(0), ConstInt(rows), ConstInt(1), [acc], SeqStmts(body, span), [result], span=span))
+    return result
+
+
 @converts("tensor.gather")
 def _gather(call, ctx):
     span = call.span
+    gm_src, gm_index = ctx.plain(call.args[0]), ctx.plain(call.args[2])
+    if PassContext.current().platform == "a2a3" and isinstance(gm_src.type, TensorType) \
+            and isinstance(gm_index.type, TensorType) and gm_src not in ctx.k.gm_views \
+            and gm_index not in ctx.k.gm_views and len(gm_src.type.shape) == 2 \
+            and as_int(call.args[1]) in (-1, 1) and None not in [as_int(d) for d in (*gm_src.type.shape,
+                                                                                     *gm_index.type.shape)]:
+        return _per_row_gather(ctx, gm_src, gm_index, span)
     src, index = ctx.tile(call.args[0]), ctx.tile(call.args[2])
     rank = len(src.type.shape)
     dim = as_int(call.args[1])

@@ -9,6 +9,7 @@ import pypto.language as pl
 from pypto.errors import UnsupportedError
 from pypto.ir.equality import assert_structural_equal
 from pypto.passes import convert_tensor_to_tile_ops
+from pypto.passes.context import PassContext
 from pypto.runtime import RunConfig, run
 
 RNG = np.random.default_rng(9)
@@ -42,7 +43,34 @@ class GatherRowsLowered:
 
 
 def test_row_relative_index_becomes_flat_then_one_gather():
-    assert_structural_equal(convert_tensor_to_tile_ops()(GatherRows), GatherRowsLowered)
+    with PassContext(platform="a5"):
+        assert_structural_equal(convert_tensor_to_tile_ops()(GatherRows), GatherRowsLowered)
+
+
+@pl.program
+class GatherRowsPerRow:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, x: pl.Tensor[[2, 8], pl.FP32], i: pl.Tensor[[2, 5], pl.INT32],
+               ret0_out: pl.Out[pl.Tensor[[2, 5], pl.FP32]]) -> pl.Tensor[[2, 5], pl.FP32]:
+        acc0: pl.Tile[[2, 5], pl.FP32, pl.Mem.Vec] = pl.tile.create([2, 5], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+        for r, (acc,) in pl.range(2, init_values=(acc0,)):
+            xr: pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [r, 0], [1, 8], [1, 8],
+                                                                    target_memory=pl.Mem.Vec)
+            ir_: pl.Tile[[1, 5], pl.INT32, pl.Mem.Vec] = pl.tile.load(i, [r, 0], [1, 5], [1, 5],
+                                                                      target_memory=pl.Mem.Vec)
+            scratch: pl.Tile[[1, 5], pl.INT32, pl.Mem.Vec] = pl.tile.create([1, 5], dtype=pl.INT32,
+                                                                            target_memory=pl.Mem.Vec)
+            row: pl.Tile[[1, 5], pl.FP32, pl.Mem.Vec] = pl.tile.gather(xr, ir_, scratch)
+            merged: pl.Tile[[2, 5], pl.FP32, pl.Mem.Vec] = pl.tile.assemble(acc, row, [r, 0])
+            done = pl.yield_(merged)
+        g: pl.Tile[[2, 5], pl.FP32, pl.Mem.Vec] = done
+        stored: pl.Tensor[[2, 5], pl.FP32] = pl.tile.store(g, [0, 0], ret0_out)
+        return stored
+
+
+def test_a2a3_walks_the_rows():
+    with PassContext(platform="a2a3"):
+        assert_structural_equal(convert_tensor_to_tile_ops()(GatherRows), GatherRowsPerRow)
 
 
 @pl.program
