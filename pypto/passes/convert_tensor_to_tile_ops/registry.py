@@ -23,7 +23,7 @@ CONVERTERS: dict[str, Callable] = {}
 
 # Tensor ops that read GM themselves: their tensor operands get no entry tile.load.
 SELF_LOADING = {"tensor.slice", "tensor.read", "tensor.write", "tensor.assemble", "tensor.matmul",
-                "tensor.matmul_acc", "tensor.create", "tensor.gather"}
+                "tensor.matmul_acc", "tensor.create", "tensor.gather", "tensor.expand_clone"}
 
 # A Mat tile.load this pass makes for a cube operand carries this call attr, so later passes can tell
 # a compiler-made Mat bridge from a Mat load the user wrote (the reference marks its bridges the same way).
