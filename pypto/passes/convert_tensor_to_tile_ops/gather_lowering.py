@@ -10,7 +10,8 @@ widened for the arithmetic and narrowed back (int → int casts, no rounding: mo
     src [R, S], index [R, K] →  base = ci(0, [1, R]) → reshape [R, 1] → muls(S)
                                 flat = row_expand_add(index, base);  out = tile.gather(src, flat, tmp)
 
-On a2a3 a GM-to-GM gather instead walks the rows (as the reference does there): each iteration loads
+A source already on chip is first copied into a packed tile (it may be a strided window of a wider
+one, and pto.tgather indexes physical rows). On a2a3 a GM-to-GM gather instead walks the rows (as the reference does there): each iteration loads
 one source row and one index row, gathers within the row (its indices are already row-relative) and
 assembles the row into an accumulator tile. Other axes stay unconverted (a clear error names them).
 """
@@ -79,6 +80,27 @@ def _per_row_gather(ctx, src, index, span):
     return result
 
 
+def _operand(ctx, arg, hint, span):
+    """A GM operand is loaded where the gather reads it (a natural Vec load); a tile is used as it is."""
+    plain = ctx.plain(arg)
+    if isinstance(plain.type, TensorType) and plain not in ctx.k.gm_views and plain.type.rank == 2 \
+            and None not in [as_int(d) for d in plain.type.shape]:
+        shape = list(plain.type.shape)
+        return _bind(ctx, hint, "tile.load", [plain, [ConstInt(0)] * len(shape), shape, shape],
+                     {"target_memory": MemorySpace.Vec}, span)
+    return ctx.tile(arg)
+
+
+def _materialized(ctx, src, span):
+    """pto.tgather indexes its source's physical rows: a tile computed earlier may be a strided window of a
+    wider tile (a slice), so its valid region is copied into a packed tile of its own first."""
+    shape = list(src.type.shape)
+    window = _bind(ctx, "gather_inp", "tile.slice", [src, shape, [ConstInt(0)] * len(shape), shape], {}, span)
+    packed = _bind(ctx, "gather_src_alloc", "tile.create", [shape],
+                   {"dtype": src.type.dtype, "target_memory": MemorySpace.Vec}, span)
+    return _bind(ctx, "gather_src_copy", "tile.assemble", [packed, window, [ConstInt(0)] * len(shape)], {}, span)
+
+
 @converts("tensor.gather")
 def _gather(call, ctx):
     span = call.span
@@ -89,7 +111,10 @@ def _gather(call, ctx):
             and as_int(call.args[1]) in (-1, 1) and None not in [as_int(d) for d in (*gm_src.type.shape,
                                                                                      *gm_index.type.shape)]:
         return _per_row_gather(ctx, gm_src, gm_index, span)
-    src, index = ctx.tile(call.args[0]), ctx.tile(call.args[2])
+    src = _operand(ctx, call.args[0], "gather_inp", span)
+    if not isinstance(gm_src.type, TensorType) and len(src.type.shape) == 2:
+        src = _materialized(ctx, src, span)
+    index = _operand(ctx, call.args[2], "gather_idx", span)
     rank = len(src.type.shape)
     dim = as_int(call.args[1])
     if dim is not None and dim < 0:

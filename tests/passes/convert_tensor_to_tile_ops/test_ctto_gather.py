@@ -110,3 +110,26 @@ def test_gather_matches_take_along_axis(platform, rows, src_cols, k, dtype, idx_
     got = np.zeros((rows, k), dtype.to_numpy())
     run(_program(rows, src_cols, k, dtype, idx_dtype), config=RunConfig(platform=platform))(x, idx, got)
     np.testing.assert_array_equal(got, np.take_along_axis(x, idx.astype(np.int64), 1))
+
+
+@pl.program
+class GatherOfAWindow:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[4, 16], pl.FP32], idx: pl.Tensor[[4, 8], pl.INT32],
+             out: pl.Out[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            whole: pl.Tensor[[4, 16], pl.FP32] = pl.create_tensor([4, 16], dtype=pl.FP32)
+            whole = pl.assemble(whole, x, [0, 0])
+            right = whole[:, 8:16]
+            out = pl.assemble(out, pl.gather(right, -1, idx), [0, 0])
+        return out
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_gather_of_a_column_window_reads_the_window(platform):
+    """The window (columns 8..15 of an on-chip tile) is copied into a packed tile before the flat gather."""
+    x = RNG.standard_normal((4, 16)).astype(np.float32)
+    idx = RNG.integers(0, 8, (4, 8)).astype(np.int32)
+    got = np.zeros((4, 8), np.float32)
+    run(GatherOfAWindow, config=RunConfig(platform=platform))(x, idx, got)
+    np.testing.assert_array_equal(got, np.take_along_axis(x[:, 8:16], idx.astype(np.int64), 1))
