@@ -11,9 +11,10 @@ widened for the arithmetic and narrowed back (int → int casts, no rounding: mo
                                 flat = row_expand_add(index, base);  out = tile.gather(src, flat, tmp)
 
 A source already on chip is first copied into a packed tile (it may be a strided window of a wider
-one, and pto.tgather indexes physical rows). On a2a3 a GM-to-GM gather instead walks the rows (as the reference does there): each iteration loads
-one source row and one index row, gathers within the row (its indices are already row-relative) and
-assembles the row into an accumulator tile. Other axes stay unconverted (a clear error names them).
+one, and pto.tgather indexes physical rows). On a2a3 a GM-to-GM gather instead walks the rows (as the
+reference does there): each iteration loads one source row and one index row, gathers within the row
+(its indices are already row-relative) and assembles the row into an accumulator tile. Other axes stay
+unconverted (a clear error names them).
 """
 
 from __future__ import annotations
