@@ -15,12 +15,32 @@ from pypto.ir.enums import CompactMode, MemorySpace, PadValue, TensorLayout, Til
 from pypto.ir.node import IGNORE, USUAL, Node
 
 
+class Dims(tuple):
+    """A tuple of dims / elements that also equals a list of the same items.
+
+    The reference's Python API hands shapes and MakeTuple elements back as lists, so callers
+    compare them with `== [1, 24]`; a plain tuple would say False."""
+    __slots__ = ()
+
+    def __eq__(self, other):
+        if not isinstance(other, list):
+            return tuple.__eq__(self, other)
+        from pypto.ir.expr import ConstInt
+        return len(self) == len(other) and all(
+            a is b or a == b or (isinstance(a, ConstInt) and type(b) is int and a.value == b) for a, b in zip(self, other))
+
+    def __ne__(self, other):
+        return not self == other
+
+    __hash__ = tuple.__hash__
+
+
 def to_expr_tuple(values) -> tuple:
     """Convert a sequence of ints / Exprs to a tuple of Exprs (ints become ConstInt INDEX)."""
     from pypto.ir.expr import ConstInt, Expr
     from pypto.ir.dtypes import INDEX
     if values is None:
-        return ()
+        return Dims()
     out = []
     for v in values:
         if isinstance(v, Expr):
@@ -31,7 +51,7 @@ def to_expr_tuple(values) -> tuple:
             out.append(ConstInt(v, INDEX))
         else:
             raise TypeError(f"shape entries must be integers or IR expressions, got {type(v).__name__}")
-    return tuple(out)
+    return Dims(out)
 
 
 def static_dims(shape) -> Optional[tuple[int, ...]]:
