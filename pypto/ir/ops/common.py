@@ -345,7 +345,7 @@ def _check_reduce_scratch(name: str, x, tmp) -> None:
 
 def expand_rule(name: str, axis: int):
     """row_expand* (axis=1): vec is [..., M, 1] for a rank >= 2 target [..., M, N]; col_expand*
-    (axis=0): vec is [1, N] for a 2-D target. Result like the target."""
+    (axis=0): vec is [..., 1, N] (leading dims as the target's). Result like the target."""
     def deduce(args, kw):
         a = expect_shaped(name, "target", args[0])
         v = expect_shaped(name, "vec", args[1])
@@ -353,10 +353,10 @@ def expand_rule(name: str, axis: int):
         if axis == 1 and (a.rank < 2 or v.rank != a.rank):
             raise TypeCheckError(f"{name}: target must have at least 2 dimensions and vec the same rank, got "
                                  f"{fmt_shape(a.shape)} and {fmt_shape(v.shape)}")
-        if axis == 0 and (a.rank != 2 or v.rank != 2):
-            raise TypeCheckError(f"{name}: target and vec must be 2-D")
+        if axis == 0 and (a.rank < 2 or v.rank != a.rank):
+            raise TypeCheckError(f"{name}: target and vec must be 2-D (or N-D [..., 1, N] over [..., M, N])")
         one = ConstInt(1, INDEX)
-        want = (*a.shape[:-1], one) if axis == 1 else (one, a.shape[1])
+        want = (*a.shape[:-1], one) if axis == 1 else (*a.shape[:-2], one, a.shape[-1])
         if not dims_equal(v.shape, want):
             kind = "row vector [..., M, 1]" if axis == 1 else "column vector [1, N]"
             raise TypeCheckError(f"{name}: vec must be a {kind} matching target {fmt_shape(a.shape)}, got "

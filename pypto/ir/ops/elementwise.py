@@ -21,6 +21,7 @@ from pypto.ir.dtypes import INT32
 from pypto.ir.ops.common import (binary_rule, expand_rule, fp32_only_rule, reduce_rule, scalar_binary_rule,
                                  ternary_rule, unary_rule)
 from pypto.ir.enums import MemorySpace
+from pypto.ir.ops.promoting_binary import promoting_binary_rule
 from pypto.ir.ops.registry import READ, VECTOR, OpDef, register_op
 from pypto.ir.ops.tile import vector_op
 
@@ -58,15 +59,18 @@ def unary(name: str, fn: Optional[Callable], pto: Optional[str], *, dtypes: Opti
 
 
 def binary(name: str, fn: Callable, pto: str, scalar: str, scalar_pto: str, *, dtypes: Optional[str] = None,
-           args: tuple = ("lhs", "rhs"), tmp: tuple = (), description: str = "") -> None:
+           args: tuple = ("lhs", "rhs"), tmp: tuple = (), description: str = "", tensor_rule=None) -> None:
     """tile.<name>(lhs, rhs) and its scalar-rhs form tile.<scalar>(lhs, s), each with a tensor form.
-    `tmp` lists the forms ("binary", "scalar") whose tile op takes a trailing scratch tile."""
+    `tmp` lists the forms ("binary", "scalar") whose tile op takes a trailing scratch tile;
+    `tensor_rule` replaces the binary tensor form's rule (tensor.div broadcasts and promotes)."""
     for short, form, op_pto, rule in ((name, "binary", pto, binary_rule), (scalar, "scalar", scalar_pto,
                                                                           scalar_binary_rule)):
         tile_args = args + (("tmp",) if form in tmp else ())
         vector_op(f"tile.{short}", tile_args, rule(f"tile.{short}", kind=dtypes), n_tiles=2 if form == "binary" else 1,
                   numpy=fn, numpy_form=form, pto=op_pto, description=description)
-        _tensor_form(short, args, rule(f"tensor.{short}", kind=dtypes), description)
+        tensor_deduce = tensor_rule(f"tensor.{short}") if tensor_rule and form == "binary" else \
+            rule(f"tensor.{short}", kind=dtypes)
+        _tensor_form(short, args, tensor_deduce, description)
 
 
 def partial(name: str, fn: Callable, pto: str) -> None:
@@ -112,7 +116,7 @@ def broadcast(name: str, fn: Callable, pto: Optional[str], *, axis: int, pto_ope
 binary("add",     np.add,      "pto.tadd",    "adds",      "pto.tadds")
 binary("sub",     np.subtract, "pto.tsub",    "subs",      "pto.tsubs")
 binary("mul",     np.multiply, "pto.tmul",    "muls",      "pto.tmuls")
-binary("div",     int_div,     "pto.tdiv",    "divs",      "pto.tdivs")
+binary("div",     int_div,     "pto.tdiv",    "divs",      "pto.tdivs", tensor_rule=promoting_binary_rule)
 binary("maximum", np.maximum,  "pto.tmax",    "maximums",  "pto.tmaxs")
 binary("minimum", np.minimum,  "pto.tmin",    "minimums",  "pto.tmins")
 # Bitwise ops take integers; the vector unit's xor needs a scratch tile. shr is arithmetic for

@@ -70,13 +70,18 @@ def _scatter_update_rule(name: str):
         src = expect_shaped(name, "src", args[3])
         if dim not in (-2, inp.rank - 2):
             raise TypeCheckError(f"{name}: only dim=-2 (whole-row update) is supported, got dim={dim}")
-        if inp.rank != 2 or src.rank != 2:
-            raise TypeCheckError(f"{name}: input and src must be 2-D, got ranks {inp.rank} and {src.rank}",
-                                 hint="reshape [blocks, block_size, 1, d] caches to [rows, d] first")
+        if inp.rank not in (2, 4) or src.rank != inp.rank:
+            raise TypeCheckError(f"{name}: input and src must be 2-D (or 4-D [blocks, block_size, 1, d] caches), "
+                                 f"got ranks {inp.rank} and {src.rank}",
+                                 hint="reshape the cache to [rows, d] first")
         same_dtype(name, inp.dtype, src.dtype, "input and src")
         if idx.rank != 2 or idx.dtype not in _INDEX_DTYPES:
             raise TypeCheckError(f"{name}: index must be a 2-D INT32 (or INT16) [b, s] tensor, got "
                                  f"{fmt_shape(idx.shape)} {idx.dtype.name}")
+        if inp.rank == 4:   # the paged-cache form type-checks; ConvertTensorToTileOps lowers only 2-D
+            if not dims_equal(inp.shape[2:], src.shape[2:]):
+                raise TypeCheckError(f"{name}: src {fmt_shape(src.shape)} must end like input {fmt_shape(inp.shape)}")
+            return result_like(inp, keep_view=False)
         if not dims_equal(inp.shape[1:], src.shape[1:]):
             raise TypeCheckError(f"{name}: src rows {fmt_shape(src.shape)} must be as wide as input rows "
                                  f"{fmt_shape(inp.shape)}")

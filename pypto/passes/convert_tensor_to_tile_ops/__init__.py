@@ -35,6 +35,10 @@ from pypto.passes.convert_tensor_to_tile_ops.assemble_loop import store_loop
 from pypto.passes.convert_tensor_to_tile_ops.call_sites import CallSiteUpdate, WrapperForward
 from pypto.passes.convert_tensor_to_tile_ops.registry import CONVERTERS, SELF_LOADING, zeros
 from pypto.passes.convert_tensor_to_tile_ops.special import LOWERED_TILE_OPS
+from pypto.passes.convert_tensor_to_tile_ops import division as _division  # noqa: F401  (registers tensor.div)
+from pypto.passes.convert_tensor_to_tile_ops import gather_lowering as _gather_lowering  # noqa: F401
+from pypto.passes.convert_tensor_to_tile_ops import scatter_lowering as _scatter_lowering  # noqa: F401
+from pypto.passes.convert_tensor_to_tile_ops import expand_clone as _expand_clone  # noqa: F401
 from pypto.passes.convert_tensor_to_tile_ops.registry import check_gm_source as _check_gm_source
 from pypto.passes.convert_tensor_to_tile_ops.param_access import param_access, promote_callers, promoted
 from pypto.passes.convert_tensor_to_tile_ops.store_paths import check_store_paths

@@ -23,7 +23,7 @@ CONVERTERS: dict[str, Callable] = {}
 
 # Tensor ops that read GM themselves: their tensor operands get no entry tile.load.
 SELF_LOADING = {"tensor.slice", "tensor.read", "tensor.write", "tensor.assemble", "tensor.matmul",
-                "tensor.matmul_acc", "tensor.create"}
+                "tensor.matmul_acc", "tensor.create", "tensor.gather", "tensor.expand_clone"}
 
 # A Mat tile.load this pass makes for a cube operand carries this call attr, so later passes can tell
 # a compiler-made Mat bridge from a Mat load the user wrote (the reference marks its bridges the same way).
@@ -54,9 +54,20 @@ def tile_op(ctx, name: str, args: list, call: Call, kwargs: dict | None = None) 
     return create_op_call(name, args, kw, call.span)
 
 
-def _scratch(ctx, like, call: Call):
+# The row reductions' scratch holds whole 128-element column blocks: the instruction's reduction tree
+# walks the row in blocks of that width, so a narrower row still needs a full block (the reference
+# pads the same way). The arg* reductions keep a scratch shaped like their operand.
+ROW_REDUCE_SCRATCH_BLOCK = 128
+_BLOCK_PADDED_SCRATCH = {"tile.row_sum", "tile.row_max", "tile.row_min", "tile.row_prod"}
+
+
+def _scratch(ctx, like, call: Call, padded: bool = False):
     t = like.type
-    return ctx.bind("tmp", create_op_call("tile.create", [list(t.shape)],
+    shape = list(t.shape)
+    if padded and shape and isinstance(shape[-1], ConstInt):
+        block = ROW_REDUCE_SCRATCH_BLOCK
+        shape[-1] = ConstInt(-(-shape[-1].value // block) * block)
+    return ctx.bind("tmp", create_op_call("tile.create", [shape],
                                           {"dtype": t.dtype, "target_memory": t.memory_space or MemorySpace.Vec},
                                           call.span))
 
@@ -72,7 +83,7 @@ def _one_to_one(call: Call, ctx):
         target = get_op(name)
         needed = target.min_args if target.min_args is not None else len(target.args)
         if len(args) < needed and target.args[len(args)] == "tmp" and args and isinstance(args[0].type, TileType):
-            args.append(_scratch(ctx, args[0], call))
+            args.append(_scratch(ctx, args[0], call, padded=name in _BLOCK_PADDED_SCRATCH))
     return tile_op(ctx, name, args, call)
 
 

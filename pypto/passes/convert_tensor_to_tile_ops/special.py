@@ -31,6 +31,9 @@ def _scatter_update(call, ctx):
     """input[index.flat[k], :] = src[k, :]; rows no index names keep input (seed: Scatter Update 下沉)."""
     span = call.span
     inp, idx, src = (ctx.tile(call.args[i]) for i in (0, 2, 3))
+    if len(inp.type.shape) != 2:
+        raise UnsupportedError(f"{call.op.name}: only 2D input/src is currently supported on chip, got rank "
+                               f"{len(inp.type.shape)}", span, hint="reshape the cache to [rows, d] first")
     m, d = inp.type.shape
     n = src.type.shape[0]
     dtype = inp.type.dtype
@@ -48,10 +51,11 @@ def _scatter_update(call, ctx):
     flat = _op(ctx, "tile.row_expand_add", "flat_idx", [col_nd, row_base], {}, span)
     if dtype.get_byte() == 2:
         m_static = as_int(m)
-        if m_static * d_static - 1 > 32767:
+        if m_static * d_static > 32767:
             raise UnsupportedError(f"{call.op.name}: a 2-byte scatter addresses its destination with i16 flat "
-                                   f"indices, but {m_static} x {d_static} elements exceed 32767", span,
-                                   hint="split the destination into row blocks of at most 32768 elements")
+                                   f"indices; {m_static} x {d_static} elements exceed the i16 flat-index limit "
+                                   "(32767)", span,
+                                   hint="split the destination into row blocks of at most 32767 elements")
         flat = _op(ctx, "tile.cast", "flat_idx_i16", [flat], {"target_type": INT16, "mode": CastMode.none}, span)
     base = _op(ctx, "tile.full", "scatter_base", [[m, d]], {"dtype": dtype, "value": 0}, span)
     scattered = _op(ctx, "tile.scatter", "scattered", [base, src, flat], {}, span)

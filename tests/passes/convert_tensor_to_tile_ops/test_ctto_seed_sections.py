@@ -155,7 +155,7 @@ def test_exit_store_per_returned_tile_into_new_out_params():
             x_tile: pl.Tile[[8, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [8, 32], [8, 32],
                                                                          target_memory=pl.Mem.Vec)
             e: pl.Tile[[8, 32], pl.FP32, pl.Mem.Vec] = pl.tile.exp(x_tile)
-            tmp: pl.Tile[[8, 32], pl.FP32, pl.Mem.Vec] = pl.tile.create([8, 32], dtype=pl.FP32,
+            tmp: pl.Tile[[8, 128], pl.FP32, pl.Mem.Vec] = pl.tile.create([8, 128], dtype=pl.FP32,
                                                                         target_memory=pl.Mem.Vec)
             s: pl.Tile[[8, 1], pl.FP32, pl.Mem.Vec] = pl.tile.row_sum(e, tmp)
             ret0_store: pl.Tensor[[8, 32], pl.FP32] = pl.tile.store(e, [0, 0], ret0_out)

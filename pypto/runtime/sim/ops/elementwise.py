@@ -71,11 +71,13 @@ def _reduce(axis: int):
 
 
 def _expand(axis: int):
-    """Combine the target with a row vector [M, 1] (axis=1) or a column vector [1, N] (axis=0)."""
+    """Combine the target with a row vector [..., M, 1] (axis=1) or a column vector [..., 1, N] (axis=0)."""
     def wrap(fn):
         def op(ctx, out, target, vec, *scratch, **kwargs):
             a = widen(target.view())
-            v = widen(vec.data[:a.shape[0], :1] if axis == 1 else vec.data[:1, :a.shape[1]])
+            lead = tuple(slice(0, n) for n in a.shape[:-2])     # N-D operands broadcast per leading index
+            v = widen(vec.data[(*lead, slice(0, a.shape[-2]), slice(0, 1))] if axis == 1
+                      else vec.data[(*lead, slice(0, 1), slice(0, a.shape[-1]))])
             with np.errstate(all="ignore"):
                 return write_valid(out, fn(a, v))
         return op
