@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from pypto.ir.node import Node
+from pypto.ir.node import IRTuple, Node
 from pypto.ir.types import Type
 # whole-subtree queries, cached on the nodes (re-exported: passes import them from here)
 from pypto.ir.walks import EXPR, LEAF, STMT, VAR, collect, defined_vars, node_kind, preorder  # noqa: F401
@@ -102,7 +102,7 @@ def _visit_dict_plain(self, d) -> None:
 def _visit_handler(vcls, cls):
     """Resolve (and remember on vcls) what visiting a value of class cls does."""
     plain = vcls._plain_walk
-    if cls is tuple or cls is list:
+    if cls is tuple or cls is IRTuple or cls is list:
         h = _visit_seq_plain if plain else _visit_seq
     elif cls is dict:
         h = _visit_dict_plain if plain else _visit_dict
@@ -215,7 +215,7 @@ def _mutate_dict(self, d):
 
 def _mutate_handler(mcls, cls):
     """Resolve (and remember on mcls) what mutating a value of class cls does (None: keep it)."""
-    if cls is tuple:
+    if cls is tuple or cls is IRTuple:
         h = _mutate_tuple
     elif cls is list:
         h = _mutate_list

@@ -11,7 +11,7 @@ from typing import Iterable, Optional
 from pypto.ir.dtypes import INDEX
 from pypto.ir.expr import BinaryExpr, Call, ConstInt, IterArg, Var
 from pypto.ir.function import Function
-from pypto.ir.node import DEF, Node, memo_of
+from pypto.ir.node import DEF, IRTuple, Node, memo_of
 from pypto.ir.stmt import SeqStmts, Stmt, flatten_to_stmts
 from pypto.ir.types import ShapedType, TupleType
 from pypto.ir.visitor import IRMutator, IRVisitor  # noqa: F401
@@ -102,7 +102,7 @@ _USES: dict = {}                 # value class → how used_vars walks it (None:
 
 
 def _uses_handler(cls):
-    if cls is tuple or cls is list:
+    if cls is tuple or cls is IRTuple or cls is list:
         h = _uses_values
     elif cls is dict:
         h = _uses_dict
