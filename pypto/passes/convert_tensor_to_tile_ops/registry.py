@@ -71,7 +71,9 @@ def _one_to_one(call: Call, ctx):
     if has_op(name):
         target = get_op(name)
         needed = target.min_args if target.min_args is not None else len(target.args)
-        if len(args) < needed and target.args[len(args)] == "tmp" and args and isinstance(args[0].type, TileType):
+        precise_scratch = call.kwargs.get("high_precision") and "high_precision" not in target.kwargs
+        if ((len(args) < needed or precise_scratch) and len(target.args) > len(args) and target.args[len(args)] == "tmp"
+                and args and isinstance(args[0].type, TileType)):
             args.append(_scratch(ctx, args[0], call))
     return tile_op(ctx, name, args, call)
 
