@@ -106,6 +106,9 @@ def _slice(call: Call, ctx):
     valid = ctx.plain(call.args[3]) if len(call.args) > 3 and isinstance(call.args[3], MakeTuple) else shape
     if isinstance(src.type, TileType):
         return tile_op(ctx, "tile.slice", [src, shape, offsets] + list(call.args[3:4]), call)
+    if call.kwargs.get("pad_value") is not None:
+        raise UnsupportedError("pl.slice(..., pad_value=...) of a GM tensor is not supported yet", call.span,
+                               hint="load the window with pl.load, then pl.fillpad it")
     if ctx.feeds_matmul:
         return create_op_call("tile.load", [src, offsets, shape, valid], {"target_memory": MemorySpace.Mat},
                               call.span, attrs=dict(MAT_BRIDGE_ATTRS))
