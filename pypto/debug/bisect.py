@@ -15,39 +15,17 @@ first stage that disagrees names the pass that broke the program.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
 
 from pypto.debug.reference_run import NotRunnable, entry_function, run_reference
+from pypto.runtime.validate_ir import (StageFailed, StageReport, StageResult, StageUnchecked, record_stage,
+                                       walk_stages)
 
 SIMULATOR_STAGE = "simulator (final IR)"
-
-
-@dataclass
-class StageResult:
-    name: str                               # "frontend", a pass name, or SIMULATOR_STAGE
-    status: str                             # "ok" | "differs" | "unchecked" | "unchanged" | "failed"
-    detail: str = ""
-    max_error: Optional[float] = None
-    tensor: Optional[str] = None
-
-
-@dataclass
-class BisectReport:
-    stages: list = field(default_factory=list)
-    culprit: Optional[str] = None
-
-    def __str__(self) -> str:
-        lines = []
-        for s in self.stages:
-            err = f"  max |error| {s.max_error:.3e} in '{s.tensor}'" if s.max_error is not None else ""
-            detail = f"  ({s.detail})" if s.detail else ""
-            lines.append(f"{s.name:<34} {s.status.upper() if s.status == 'differs' else s.status}{err}{detail}")
-        verdict = (f"first stage that disagrees: {self.culprit}" if self.culprit
-                   else "every checked stage agrees with the frontend")
-        return "\n".join(lines + [verdict])
+BisectReport = StageReport                  # one report type for both per-pass checks (runtime/validate_ir.py)
+__all__ = ["SIMULATOR_STAGE", "BisectReport", "StageResult", "bisect", "validate_ir"]
 
 
 def _program_and_args(target, args):
@@ -65,20 +43,6 @@ def _program_and_args(target, args):
     if isinstance(target, Program):
         return target, list(args)
     raise TypeError(f"bisect() takes a Program, a CompiledProgram or a @pl.jit function, got {type(target).__name__}")
-
-
-def _compare(got: dict, want: dict, names: list, rtol: float, atol: float):
-    """(index, max error) of the first output that differs, else None."""
-    for key in want:
-        if key not in got:
-            return key, float("inf")
-        a, b = np.asarray(got[key], dtype=np.float64), np.asarray(want[key], dtype=np.float64)
-        if a.shape != b.shape:
-            return key, float("inf")
-        if not np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=False):
-            diff = np.abs(a - b)
-            return key, float(np.nanmax(np.where(np.isnan(diff), np.inf, diff)))
-    return None
 
 
 def _by_position(outputs: dict, func) -> dict:
@@ -99,25 +63,30 @@ def bisect(target, args, *, platform: str = "a2a3sim", pipeline=None, expected: 
     program, args = _program_and_args(target, args)
     passes = tuple(PassManager().passes if pipeline is None else pipeline)
     base = platform[:-3] if platform.endswith("sim") else platform
-    frontend = entry_function(program)
-    names = [p.name_hint for p in frontend.params]
-    report = BisectReport()
+    names = [p.name_hint for p in entry_function(program).params]
 
-    def evaluate(name: str, prog) -> Optional[dict]:
+    def tensor_name(key):
+        return names[key] if isinstance(key, int) and key < len(names) else str(key)
+
+    def evaluate(name: str, prog) -> dict:
         try:
             out = run_reference(prog, args, platform=base)
         except NotRunnable as e:
-            report.stages.append(StageResult(name, "unchecked", e.message))
-            return None
+            raise StageUnchecked(e.message) from e
         return _by_position(out, entry_function(prog))
 
-    reference = evaluate("frontend", program)
+    report = BisectReport()
+    try:
+        reference = evaluate("frontend", program)
+    except StageUnchecked as e:
+        report.stages.append(StageResult("frontend", "unchecked", e.message))
+        reference = None
     if expected is not None:
         given = {names.index(k) if k in names else k: np.asarray(v) for k, v in expected.items()}
         if reference is not None:               # the program as written may already be wrong
-            _record(report, "frontend", reference, given, names, rtol, atol)
+            agrees = record_stage(report, "frontend", reference, given, rtol, atol, tensor_name)
             report.stages[-1].detail = "compared with the expected outputs given"
-            if report.culprit:
+            if not agrees:
                 return report
         reference = given
     elif reference is not None:
@@ -125,41 +94,25 @@ def bisect(target, args, *, platform: str = "a2a3sim", pipeline=None, expected: 
     if reference is None:
         raise NotRunnable("the frontend program cannot be run with reference semantics, and no expected "
                           "outputs were given: " + report.stages[-1].detail)
-    stage_programs = []
+    stages = []
     with PassContext(platform=base, parse=parse):
         current = program
         for p in passes:
             after = p(current)
-            stage_programs.append((p.name, after, after is current))
+            stages.append((p.name, None if after is current else after))
             current = after
-    final = current
-    for name, prog, unchanged in stage_programs:
-        if unchanged:
-            report.stages.append(StageResult(name, "unchanged"))
-            continue
-        got = evaluate(name, prog)
-        if got is None:
-            continue
-        _record(report, name, got, reference, names, rtol, atol)
-        if report.culprit:
-            return report
     if simulate:
-        _simulate(report, program, final, args, platform, reference, names, rtol, atol)
-    return report
+        stages.append((SIMULATOR_STAGE, current))
+
+    def evaluate_stage(name: str, prog) -> dict:
+        return _simulate(program, prog, args, platform) if name == SIMULATOR_STAGE else evaluate(name, prog)
+
+    return walk_stages(stages, evaluate_stage, reference, rtol=rtol, atol=atol, report=report,
+                       tensor_name=tensor_name)
 
 
-def _record(report, name, got, reference, names, rtol, atol) -> None:
-    bad = _compare(got, reference, names, rtol, atol)
-    if bad is None:
-        report.stages.append(StageResult(name, "ok"))
-        return
-    key, err = bad
-    tensor = names[key] if isinstance(key, int) and key < len(names) else str(key)
-    report.stages.append(StageResult(name, "differs", max_error=err, tensor=tensor))
-    report.culprit = name
-
-
-def _simulate(report, program, final, args, platform, reference, names, rtol, atol) -> None:
+def _simulate(program, final, args, platform) -> dict:
+    """The final IR on the simulator: its outputs keyed like the interpreter's."""
     from pypto.errors import PyptoError
     from pypto.runtime.compiled_program import CompiledProgram
     compiled = CompiledProgram(program, final, platform=platform)
@@ -167,9 +120,7 @@ def _simulate(report, program, final, args, platform, reference, names, rtol, at
     try:
         result = compiled(*copies)
     except PyptoError as e:
-        report.stages.append(StageResult(SIMULATOR_STAGE, "failed", str(e).splitlines()[0]))
-        report.culprit = SIMULATOR_STAGE
-        return
+        raise StageFailed(str(e).splitlines()[0]) from e
     func = entry_function(final)
     got = {i: a for i, (a, d) in enumerate(zip(copies, func.param_directions))
            if isinstance(a, np.ndarray) and d.name != "In"}
@@ -177,7 +128,7 @@ def _simulate(report, program, final, args, platform, reference, names, rtol, at
         values = result if isinstance(result, tuple) else (result,)
         for i, v in enumerate(values):
             got["return" if len(values) == 1 else f"return.{i}"] = v
-    _record(report, SIMULATOR_STAGE, got, reference, names, rtol, atol)
+    return got
 
 
 def validate_ir(target, args, *, expected: Optional[dict] = None, rtol: float = 5e-2, atol: float = 5e-2,
@@ -188,7 +139,7 @@ def validate_ir(target, args, *, expected: Optional[dict] = None, rtol: float = 
     from pypto.errors import ValueCheckError
     report = bisect(target, args, expected=expected, rtol=rtol, atol=atol, platform=platform, pipeline=pipeline)
     if report.culprit:
-        bad = report.stages[-1]
+        bad = report.failing
         raise ValueCheckError(f"the IR after {report.culprit} computes a different result: max |error| "
                               f"{bad.max_error:.3e} in '{bad.tensor}'" if bad.max_error is not None else
                               f"{report.culprit}: {bad.detail}", hint="run pypto.debug.bisect for every stage's status")

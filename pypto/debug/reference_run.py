@@ -76,13 +76,6 @@ class _Ctx:
         self.run = self.core = self.cluster = self.task = self.agent = self.machine = None
 
 
-def _fresh_tile(t: TileType) -> TileValue:
-    shape = static_dims(t.shape)
-    if shape is None:
-        raise NotRunnable(f"a tile of dynamic physical shape {t}")
-    return TileValue(poisoned(shape, t.dtype.to_numpy()), tile_valid(t), t.memory_space)
-
-
 def _as_tile(value):
     if isinstance(value, np.ndarray):
         return TileValue(value, value.shape)
@@ -118,7 +111,7 @@ class Interpreter:
             for b in range(n):
                 result = self._body(func, dict(env), _Ctx(self.platform, b, n))
             return result
-        if func.func_type is FunctionType.AIV and _runs_split(func):
+        if func.func_type is FunctionType.AIV and runs_split(func):
             result = None                        # a split vector kernel: lane 0, then lane 1
             for lane in range(2):
                 lane_ctx = _Ctx(self.platform, ctx.block_idx, ctx.block_num, lane, 2)
@@ -137,20 +130,13 @@ class Interpreter:
     def _group(self, func, env: dict, ctx):
         """Members of a Group, producer side first: its pushes queue up for the consumer side (with pipes
         in both directions the sides run side by side)."""
-        calls = [s for s in _flat(func.body)]
-        pushes = set()
-        for s in calls:
-            callee = _callee(self.program, s)
-            if callee is not None:
-                pushes |= {c.op.name for c in collect(callee.body, lambda n: isinstance(n, Call))
-                           if c.op.name in ("tile.tpush_to_aic", "tile.tpush_to_aiv")}
-        if len(pushes) == 2:                    # each side waits for the other: run them side by side
+        plan, calls = group_plan(self.program, func)
+        if plan == "side_by_side":              # each side waits for the other: run them side by side
             return self._group_side_by_side(func, calls, env, ctx)
-        first = FunctionType.AIV if pushes == {"tile.tpush_to_aic"} else FunctionType.AIC
-        order = sorted(range(len(calls)), key=lambda i: 0 if _callee_type(self.program, calls[i]) is first else 1)
+        order = calls
         try:
-            for i in order:
-                self.stmt(calls[i], env, ctx)
+            for stmt in order:
+                self.stmt(stmt, env, ctx)
         except _Return as r:
             return r.values[0] if len(r.values) == 1 else tuple(r.values) if r.values else None
         return None
@@ -288,41 +274,80 @@ class Interpreter:
         raise NotRunnable(f"a {type(e).__name__} expression")
 
     def op(self, call: Call, args: list, ctx, target):
-        name = call.op.name
-        kwargs = dict(call.kwargs)
         t = target.type if target is not None else call.type
-        if name in _PIPE_OPS:
-            return _PIPE_OPS[name](self, ctx, t, args, kwargs)
-        if name == "tensor.create":
-            return poisoned(static_dims(t.shape) or [int(self._dim(d)) for d in t.shape], t.dtype.to_numpy())
-        if name in _TENSOR_OPS:
-            return _TENSOR_OPS[name](t, args, kwargs)
-        fn = SIM_OPS.get(name)
-        lowered = getattr(call.op, "lowers_to", None)
-        if fn is None and lowered and lowered in SIM_OPS:
-            return self._tensor_via_tile(SIM_OPS[lowered], t, args, kwargs)
-        if fn is None:
-            raise NotRunnable(f"op '{name}' has no reference semantics here", call.span)
-        out = _fresh_tile(t) if isinstance(t, TileType) else None
-        result = fn(ctx, out, *args, **kwargs)
-        if isinstance(result, Block):
-            raise NotRunnable(f"'{name}' would block (it waits for another core)", call.span)
-        return result
+        return apply_op(self, call.op.name, result_spec(t, lambda d: self._dim(d)), args, dict(call.kwargs), ctx,
+                        call.span)
 
     def _dim(self, d):
         return d.value if isinstance(d, ConstInt) else d
 
-    @staticmethod
-    def _tensor_via_tile(fn, t, args, kwargs):
-        """A tensor op applied as its tile op to whole tensors (each tensor one tile)."""
-        if not isinstance(t, TensorType):
-            raise NotRunnable("a tensor op whose result is not a tensor")
+
+class ResultSpec:
+    """What an op needs to know of its result type: a tile (shape, dtype, static valid region, memory space),
+    a tensor (shape, dtype) or anything else (kind None). The generated reference programs build these
+    from literals, the interpreter from IR types: both then apply ops through `apply_op`."""
+
+    __slots__ = ("kind", "shape", "dtype", "valid", "space")
+
+    def __init__(self, kind, shape=None, dtype=None, valid=None, space=None):
+        self.kind, self.shape, self.dtype, self.valid, self.space = kind, shape, dtype, valid, space
+
+    def fresh_tile(self) -> TileValue:
+        if self.shape is None:
+            raise NotRunnable("a tile of dynamic physical shape")
+        return TileValue(poisoned(self.shape, self.dtype.to_numpy()), self.valid or self.shape, self.space)
+
+
+def result_spec(t, dim=None) -> ResultSpec:
+    """The ResultSpec of IR type `t`; `dim` evaluates a symbolic tensor dimension (None: unknown)."""
+    if isinstance(t, TileType):
         shape = static_dims(t.shape)
-        if shape is None:
-            raise NotRunnable(f"a tensor of dynamic shape {t}")
-        out = TileValue(poisoned(shape, t.dtype.to_numpy()), shape)
-        fn(None, out, *[_as_tile(a) for a in args], **kwargs)
-        return out.data
+        return ResultSpec("tile", shape, t.dtype, tile_valid(t) if shape is not None else None, t.memory_space)
+    if isinstance(t, TensorType):
+        shape = static_dims(t.shape)
+        if shape is None and dim is not None:
+            shape = [dim(d) for d in t.shape]
+            shape = shape if all(isinstance(d, (int, np.integer)) for d in shape) else None
+        return ResultSpec("tensor", tuple(shape) if shape is not None else None, t.dtype)
+    return ResultSpec(None)
+
+
+def apply_op(interp, name: str, spec: ResultSpec, args: list, kwargs: dict, ctx, span=None):
+    """Op `name` on evaluated `args` with the simulator's semantics (SIM_OPS; a tensor op through the tile
+    op it lowers to, on whole tensors); cross-core pipes are `interp`'s queues."""
+    if name in _PIPE_OPS:
+        return _PIPE_OPS[name](interp, ctx, spec, args, kwargs)
+    if name in _TASK_GRAPH_OPS:
+        return _TASK_GRAPH_OPS[name](interp, args, span)
+    if name == "tensor.create":
+        if spec.shape is None:
+            raise NotRunnable("a tensor.create of dynamic shape", span)
+        return poisoned(spec.shape, spec.dtype.to_numpy())
+    if name in _TENSOR_OPS:
+        return _TENSOR_OPS[name](spec, args, kwargs)
+    fn = SIM_OPS.get(name)
+    if fn is None:
+        from pypto.ir.ops.registry import get_op, has_op
+        lowered = get_op(name).lowers_to if has_op(name) else None
+        if lowered and lowered in SIM_OPS:
+            return _tensor_via_tile(SIM_OPS[lowered], spec, args, kwargs)
+        raise NotRunnable(f"op '{name}' has no reference semantics here", span)
+    out = spec.fresh_tile() if spec.kind == "tile" else None
+    result = fn(ctx, out, *args, **kwargs)
+    if isinstance(result, Block):
+        raise NotRunnable(f"'{name}' would block (it waits for another core)", span)
+    return result
+
+
+def _tensor_via_tile(fn, spec, args, kwargs):
+    """A tensor op applied as its tile op to whole tensors (each tensor one tile)."""
+    if spec.kind != "tensor":
+        raise NotRunnable("a tensor op whose result is not a tensor")
+    if spec.shape is None:
+        raise NotRunnable("a tensor of dynamic shape")
+    out = TileValue(poisoned(spec.shape, spec.dtype.to_numpy()), spec.shape)
+    fn(None, out, *[_as_tile(a) for a in args], **kwargs)
+    return out.data
 
 
 class _Yield(Exception):
@@ -330,11 +355,27 @@ class _Yield(Exception):
         self.values = values
 
 
+def group_plan(program, func):
+    """How a Group's member calls run: ("ordered", statements with the pushing side first) or
+    ("side_by_side", statements) when pipes go both ways (each side waits for the other)."""
+    calls = _flat(func.body)
+    pushes = set()
+    for s in calls:
+        callee = _callee(program, s)
+        if callee is not None:
+            pushes |= {c.op.name for c in collect(callee.body, lambda n: isinstance(n, Call))
+                       if c.op.name in ("tile.tpush_to_aic", "tile.tpush_to_aiv")}
+    if len(pushes) == 2:
+        return "side_by_side", calls
+    first = FunctionType.AIV if pushes == {"tile.tpush_to_aic"} else FunctionType.AIC
+    return "ordered", sorted(calls, key=lambda c: 0 if _callee_type(program, c) is first else 1)
+
+
 def _flat(s):
     return list(s.stmts) if isinstance(s, SeqStmts) else [s]
 
 
-def _runs_split(func) -> bool:
+def runs_split(func) -> bool:
     """A vector kernel already split into lanes (SplitVectorKernel): its pipe ops carry a split mode.
     Before that pass the split attribute is only a request, and the body is the whole computation."""
     if not getattr(func.attrs.get("split"), "value", 0):
@@ -422,7 +463,7 @@ def _pop(direction):
                     raise NotRunnable(f"a pop from the {direction} pipe waits for a push that does not come")
         pipe["popped"][lane] = k + 1
         parts = pipe["slots"][k]
-        out = _fresh_tile(t)
+        out = t.fresh_tile()
         if axis is None:
             data, valid = parts[min(parts)]
             out.data[...] = data.reshape(out.data.shape) if data.size == out.data.size else data
@@ -458,7 +499,7 @@ def _pop(direction):
 
 
 def _nothing(interp, ctx, t, args, kwargs):
-    return 0 if isinstance(t, type(None)) else None
+    return None
 
 
 _PIPE_OPS = {"tile.tpush_to_aiv": _push("c2v"), "tile.tpush_to_aic": _push("v2c"),
@@ -466,6 +507,25 @@ _PIPE_OPS = {"tile.tpush_to_aiv": _push("c2v"), "tile.tpush_to_aic": _push("v2c"
              "system.tfree_to_aic": _nothing, "system.tfree_to_aiv": _nothing,
              "system.aic_initialize_pipe": _nothing, "system.aiv_initialize_pipe": _nothing,
              "system.reserve_buffer": lambda *a: 0, "system.import_peer_buffer": lambda *a: 0}
+
+
+# ------------------------------------------------------------------ task graphs, run in program order
+def _task_options(interp, args, span):
+    """deps= and opt-outs only order tasks, and program order satisfies every order; a predicate decides
+    whether a task runs at all, which this run does not model."""
+    if len(args) > 2 and args[2]:
+        raise NotRunnable("a task with a dispatch predicate (predicate=)", span)
+    return None
+
+
+def _next_task_id(interp, args, span):
+    interp.task_ids = getattr(interp, "task_ids", 0) + 1
+    return interp.task_ids
+
+
+_TASK_GRAPH_OPS = {"system.task_options": _task_options, "system.task_id": _next_task_id,
+                   "system.task_dummy": _next_task_id, "system.manual_scope_begin": lambda *a: None,
+                   "system.manual_scope_end": lambda *a: None}
 
 
 # ------------------------------------------------------------------ entry

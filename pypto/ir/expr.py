@@ -12,7 +12,7 @@ from typing import Any, Optional, Sequence
 from pypto.ir.dtypes import BOOL, FP32, INDEX, DataType
 from pypto.ir.node import IGNORE, USUAL, Node
 from pypto.ir.span import Span
-from pypto.ir.types import ScalarType, TupleType, Type, UnknownType
+from pypto.ir.types import Dims, ScalarType, TupleType, Type, UnknownType
 
 
 class Expr(Node):
@@ -192,7 +192,7 @@ class MakeTuple(Expr):
     FIELDS = (("elements", USUAL),)
 
     def __init__(self, elements: Sequence[Expr], span: Optional[Span] = None):
-        elements = tuple(elements)
+        elements = Dims(elements)
         self._set(elements=elements, type=TupleType([e.type for e in elements]), span=span)
 
 

@@ -12,7 +12,12 @@ from typing import Optional, Sequence
 
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import CompactMode, MemorySpace, PadValue, TensorLayout, TileLayout
-from pypto.ir.node import IGNORE, USUAL, Node
+from pypto.ir.node import IGNORE, USUAL, IRTuple, Node
+
+
+# Shapes and MakeTuple elements are IRTuples like every sequence field of a node: a tuple that also
+# equals the list of the same items (pypto/ir/node.py).
+Dims = IRTuple
 
 
 def to_expr_tuple(values) -> tuple:
@@ -20,7 +25,7 @@ def to_expr_tuple(values) -> tuple:
     from pypto.ir.expr import ConstInt, Expr
     from pypto.ir.dtypes import INDEX
     if values is None:
-        return ()
+        return Dims()
     out = []
     for v in values:
         if isinstance(v, Expr):
@@ -31,7 +36,7 @@ def to_expr_tuple(values) -> tuple:
             out.append(ConstInt(v, INDEX))
         else:
             raise TypeError(f"shape entries must be integers or IR expressions, got {type(v).__name__}")
-    return tuple(out)
+    return Dims(out)
 
 
 def static_dims(shape) -> Optional[tuple[int, ...]]:

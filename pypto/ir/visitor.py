@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import re
 
-from pypto.ir.node import IRTuple, Node
-from pypto.ir.types import Type
+from pypto.ir.node import Node
+from pypto.ir.types import Dims, Type
 # whole-subtree queries, cached on the nodes (re-exported: passes import them from here)
 from pypto.ir.walks import EXPR, LEAF, STMT, VAR, collect, defined_vars, node_kind, preorder  # noqa: F401
 
@@ -102,7 +102,7 @@ def _visit_dict_plain(self, d) -> None:
 def _visit_handler(vcls, cls):
     """Resolve (and remember on vcls) what visiting a value of class cls does."""
     plain = vcls._plain_walk
-    if cls is tuple or cls is IRTuple or cls is list:
+    if cls is tuple or cls is list or cls is Dims:
         h = _visit_seq_plain if plain else _visit_seq
     elif cls is dict:
         h = _visit_dict_plain if plain else _visit_dict
@@ -178,7 +178,7 @@ def _mutate_each(self, seq):
 
 def _mutate_tuple(self, seq):
     new = _mutate_each(self, seq)
-    return seq if new is None else tuple(new)
+    return seq if new is None else (Dims(new) if type(seq) is Dims else tuple(new))
 
 
 def _mutate_list(self, seq):
@@ -215,7 +215,7 @@ def _mutate_dict(self, d):
 
 def _mutate_handler(mcls, cls):
     """Resolve (and remember on mcls) what mutating a value of class cls does (None: keep it)."""
-    if cls is tuple or cls is IRTuple:
+    if cls is tuple or cls is Dims:
         h = _mutate_tuple
     elif cls is list:
         h = _mutate_list

@@ -13,8 +13,8 @@ pass changes one statement of a function only that statement's enclosing nodes a
 
 from __future__ import annotations
 
-from pypto.ir.node import IRTuple, Node, memo_of
-from pypto.ir.types import Type
+from pypto.ir.node import Node, memo_of
+from pypto.ir.types import Dims, Type
 
 # How the walks below treat a value, by its class: not an IR node (or a Type), a Var, another
 # expression (walked inline), or a statement / function / program / other node (answers cached on it).
@@ -41,7 +41,7 @@ def _holds_statements(n) -> bool:
     for name in n._child_fields:
         value = getattr(n, name)
         cls = value.__class__
-        if cls is tuple or cls is IRTuple or cls is list:
+        if cls is tuple or cls is list or cls is Dims:
             if value and node_kind(value[0].__class__) == STMT:
                 return True
         elif cls is dict:
@@ -96,7 +96,7 @@ _PRE: dict = {}                  # value class → how `preorder` walks it (None
 
 def _pre_handler(cls):
     kind = node_kind(cls)
-    if cls is tuple or cls is IRTuple or cls is list:
+    if cls is tuple or cls is list or cls is Dims:
         h = _pre_values
     elif cls is dict:
         h = _pre_dict
@@ -140,7 +140,7 @@ def _defs_values(out: list, values) -> None:
     kinds = _KIND
     for x in values:
         cls = x.__class__
-        if cls is tuple or cls is IRTuple or cls is list:
+        if cls is tuple or cls is list or cls is Dims:
             _defs_values(out, x)
         elif cls is dict:
             _defs_values(out, x.values())

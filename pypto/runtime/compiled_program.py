@@ -17,7 +17,8 @@ written) and reused afterwards.
 none (no dumps, no output_dir=), the first read of `output_dir` writes it, so the edit-run loop
 pays for files only when someone looks at them. `debug/run.py` in it reloads and runs the build.
 `compiled.prepare()` is a ChipWorker with this program registered (`with compiled.prepare() as rt:
-rt(a, b, out)`); `compiled.validate_ir(tensors, expected)` checks every pass dump numerically.
+rt(a, b, out)`); `compiled.validate_ir(a, b, out)` (or `(tensors, expected)` by name) checks every
+pass dump numerically.
 
 DeviceTensor arguments (pypto.runtime.worker) run on their ChipWorker without host copies;
 inside `with ChipWorker(...)` every call runs on that worker. Either way a call is
@@ -134,11 +135,18 @@ class CompiledProgram:
         from pypto.runtime.worker import PreparedProgram
         return PreparedProgram(self, config=config)
 
-    def validate_ir(self, tensors: dict, expected: dict, *, rtol: float = 5e-2, atol: float = 5e-2) -> None:
+    def validate_ir(self, *args, expected: Optional[dict] = None, rtol: float = 5e-2, atol: float = 5e-2):
         """Run the program as it stood after every pass (each passes_dump/ file, finished by the passes after
-        it) and compare its outputs with `expected`; an AssertionError names the first pass that diverges."""
+        it) on the simulator and compare its outputs; an AssertionError names the first pass that diverges.
+        Arguments like a call (`validate_ir(a, b, out)`, the first dump's result is the reference unless
+        `expected=` is given) or by name (`validate_ir(tensors, expected)`); returns the StageReport."""
         from pypto.runtime.validate_ir import validate_pass_dumps
-        validate_pass_dumps(self, tensors, expected, rtol=rtol, atol=atol)
+        if args and isinstance(args[0], dict):
+            if len(args) > 2 or (len(args) == 2 and not isinstance(args[1], dict)):
+                raise TypeError("validate_ir(tensors, expected) takes two dicts by parameter name")
+            tensors, expected = args[0], args[1] if len(args) == 2 else expected
+            return validate_pass_dumps(self, tensors=tensors, expected=expected, rtol=rtol, atol=atol)
+        return validate_pass_dumps(self, *args, expected=expected, rtol=rtol, atol=atol)
 
     def __call__(self, *args, config: Optional[RunConfig] = None):
         from pypto.runtime.sim.launch import launch

@@ -116,6 +116,7 @@ class JITFunction:
         self.auto_scope = auto_scope
         self.param_names = list(inspect.signature(pyfunc).parameters)
         self._cache: dict = {}
+        self._by_arrays: dict = {}        # the cached call's shortcut: (shapes, dtypes, compile key) → program
         self._deps: Optional[list] = None
         self._source_hash: Optional[str] = None
         self._annotations: Optional[dict] = None
@@ -332,16 +333,51 @@ class JITFunction:
                      strategy=config.strategy)
 
     def __call__(self, *args, config=None, **kwargs):
+        from pypto.runtime.sim.launch import launch
+        from pypto.runtime.worker import current_worker
+        fast = self._cached_for_arrays(args, kwargs, config)
+        if fast is not None:                     # every argument a numpy array, this signature seen before
+            if current_worker() is None:
+                return launch(fast, list(args), config=config)
+            return fast(*args, config=config)
         call = self._bind(args, kwargs)
         compiled = self._compiled(call, _checked_config(config))
-        from pypto.runtime.worker import current_worker
+        if not kwargs and not call.torch and len(call.args) == len(self.param_names) and \
+                all(type(x) is np.ndarray for x in call.args) and not self.is_host and \
+                self.func_type is FunctionType.Orchestration:
+            try:
+                self._by_arrays[self._arrays_key(args, _checked_config(config))] = compiled
+            except TypeError:
+                pass
         if current_worker() is not None:         # inside `with ChipWorker(...)`: the worker runs it
             return compiled(*[x for x, a in zip(call.args, call.arrays) if a is not None], config=config)
-        from pypto.runtime.sim.launch import launch
         return launch(compiled, call.tensors(), config=config, torch=call.torch)
+
+    def _cached_for_arrays(self, args: tuple, kwargs: dict, config):
+        """The compiled program of a call whose arguments are all numpy arrays, passed by position, with
+        shapes and dtypes seen before (None otherwise): such a call cannot fail binding, and its cache key is
+        just the arrays' shapes and dtypes, so the general binding and key are skipped."""
+        if kwargs or not self._by_arrays or len(args) != len(self.param_names):
+            return None
+        for x in args:
+            if type(x) is not np.ndarray:
+                return None
+        if config is not None and not isinstance(config, RunConfig):
+            return None                          # the general path reports it
+        try:
+            return self._by_arrays.get(self._arrays_key(args, config or default_config()))
+        except TypeError:                        # an unhashable option value: the general path
+            return None
+
+    @staticmethod
+    def _arrays_key(args: tuple, config) -> tuple:
+        # the options compile_key() spells as strings, read raw (equal values spell equal keys)
+        return (tuple([(x.shape, x.dtype.str) for x in args]), config.platform, config.strategy,
+                config.memory_planner, config.dump_passes, config.save_kernels, config.save_kernels_dir)
 
     def clear_cache(self) -> None:
         self._cache.clear()
+        self._by_arrays.clear()
 
     def __repr__(self) -> str:
         return f"<pl.jit {self.func_type.name} function {self.__name__}>"

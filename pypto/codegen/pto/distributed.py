@@ -82,17 +82,20 @@ def _peer_view(ctx, window, peer) -> str:
     return ctx._tensor_view_of(window, ptr)
 
 
-def _partition(ctx, view: str, tensor, offsets, sizes) -> tuple:
+PEER_PVIEW = "pview_peer"      # a partition of another rank's window says so in its SSA name
+
+
+def _partition(ctx, view: str, tensor, offsets, sizes, name: str = "pview") -> tuple:
     offs = ctx.indices(offsets) if isinstance(offsets, MakeTuple) else [ctx.const_index(0)] * len(sizes)
     ptype = partition_view_type(sizes, tensor.type.dtype)
-    pv = ctx.fresh("pview")
+    pv = ctx.fresh(name)
     ctx.emit(f"{pv} = pto.partition_view {view}, offsets = [{', '.join(offs)}], sizes = "
              f"[{', '.join(ctx.index(s) for s in sizes)}] : {tensor_view_type(tensor.type)} -> {ptype}")
     return pv, ptype
 
 
-def _cell(ctx, view: str, signal, offsets) -> tuple:
-    return _partition(ctx, view, signal, offsets, [const(1)] * len(signal.type.shape))
+def _cell(ctx, view: str, signal, offsets, name: str = "pview") -> tuple:
+    return _partition(ctx, view, signal, offsets, [const(1)] * len(signal.type.shape), name)
 
 
 @emits("pld.rank", "pld.nranks")
@@ -104,7 +107,7 @@ def _rank(ctx):
 @emits("pld.system.notify")
 def _notify(ctx):
     target, peer, offsets, value = ctx.call.args
-    pv, ptype = _cell(ctx, _peer_view(ctx, target, peer), target, offsets)
+    pv, ptype = _cell(ctx, _peer_view(ctx, target, peer), target, offsets, PEER_PVIEW)
     op = _NOTIFY[ctx.call.kwargs.get("op", NotifyOp.AtomicAdd)]
     ctx.emit(f"pto.comm.tnotify({pv}, {ctx.value_as(value, INT32)} : {ptype}, i32) {{notifyOp = #pto<notify_op {op}>}}")
 
@@ -121,7 +124,7 @@ def _wait(ctx):
 def _remote_load(ctx):
     target, peer, offsets, shape = ctx.call.args[:4]
     valid = ctx.call.args[4] if len(ctx.call.args) > 4 else shape
-    pv, ptype = _partition(ctx, _peer_view(ctx, target, peer), target, offsets, list(valid.elements))
+    pv, ptype = _partition(ctx, _peer_view(ctx, target, peer), target, offsets, list(valid.elements), PEER_PVIEW)
     ctx.emit(f"pto.tload ins({pv} : {ptype}) outs({ctx.result} : {ctx.result_type})")
 
 
@@ -133,7 +136,7 @@ def _atomic(kind) -> str:
 def _remote_store(ctx):
     src, target, peer, offsets = ctx.call.args
     sizes = [const(1)] * (len(target.type.shape) - 2) + list(src.type.valid_shape)
-    pv, ptype = _partition(ctx, _peer_view(ctx, target, peer), target, offsets, sizes)
+    pv, ptype = _partition(ctx, _peer_view(ctx, target, peer), target, offsets, sizes, PEER_PVIEW)
     atomic = ctx.call.kwargs.get("atomic", AtomicType.None_)
     attr = " {atomicType = #pto<atomic_type atomic_add>}" if atomic is AtomicType.Add else ""
     ctx.emit(f"pto.tstore ins({ctx.value(src)} : {ctx.type_of(src)}) outs({pv} : {ptype}){attr}")
@@ -151,8 +154,10 @@ def _transfer(ctx, mnemonic: str, remote_index: int) -> None:
         shape = list(dst.type.shape)
     views = [ctx.tensor_view(dst), ctx.tensor_view(src)]
     views[remote_index] = _peer_view(ctx, (dst, src)[remote_index], peer)
-    dpv, dtype_ = _partition(ctx, views[0], dst, dst_offs, shape)
-    spv, stype = _partition(ctx, views[1], src, src_offs, shape)
+    names = ["pview", "pview"]
+    names[remote_index] = PEER_PVIEW
+    dpv, dtype_ = _partition(ctx, views[0], dst, dst_offs, shape, names[0])
+    spv, stype = _partition(ctx, views[1], src, src_offs, shape, names[1])
     attr = f" {{atomicType = #pto<atomic_type {_atomic(ctx.call.kwargs.get('atomic'))}>}}" if remote_index == 0 else ""
     ctx.emit(f"{mnemonic}({dpv}, {spv}, buf({ctx.value(stage)}) : {dtype_}, {stype}, {ctx.type_of(stage)}){attr}")
 

@@ -11,9 +11,9 @@ from typing import Iterable, Optional
 from pypto.ir.dtypes import INDEX
 from pypto.ir.expr import BinaryExpr, Call, ConstInt, IterArg, Var
 from pypto.ir.function import Function
-from pypto.ir.node import DEF, IRTuple, Node, memo_of
+from pypto.ir.node import DEF, Node, memo_of
 from pypto.ir.stmt import SeqStmts, Stmt, flatten_to_stmts
-from pypto.ir.types import ShapedType, TupleType
+from pypto.ir.types import Dims, ShapedType, TupleType
 from pypto.ir.visitor import IRMutator, IRVisitor  # noqa: F401
 from pypto.ir.walks import EXPR, LEAF, STMT, VAR, collect, defined_vars, node_kind, preorder  # noqa: F401  (defined_vars, collect: re-exported)
 
@@ -102,7 +102,7 @@ _USES: dict = {}                 # value class → how used_vars walks it (None:
 
 
 def _uses_handler(cls):
-    if cls is tuple or cls is IRTuple or cls is list:
+    if cls is tuple or cls is list or cls is Dims:
         h = _uses_values
     elif cls is dict:
         h = _uses_dict

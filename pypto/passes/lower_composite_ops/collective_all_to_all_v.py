@@ -17,15 +17,27 @@ both credits.
 
 from __future__ import annotations
 
-from pypto.errors import UnsupportedError
+from pypto.errors import UnsupportedError, ValueCheckError
 from pypto.ir.comm_enums import NotifyOp, WaitCmp
 from pypto.ir.dtypes import INT32
 from pypto.ir.enums import MemorySpace
-from pypto.ir.expr import BinaryExpr, MakeTuple, UnaryExpr, const
+from pypto.ir.expr import BinaryExpr, ConstInt, MakeTuple, UnaryExpr, const
 from pypto.passes.lower_composite_ops.builder import LoweringBuilder
 from pypto.passes.lower_composite_ops.collective_protocol import (UB_CHUNK_BYTES, CommHandles, emit_epilogue_reset,
                                                               emit_notify_all, emit_wait_all, stage_cols, static_2d,
                                                               validate_mesh_signal)
+
+
+def _static_max_recv(op: str, rows: int, signal):
+    """MAX_RECV = target rows / NR, a constant when the [NR, 1] signal has a static NR (the clamp then
+    bounds every count by a literal capacity); None for a dynamic NR (computed from pld.nranks)."""
+    nr = signal.type.shape[0]
+    if not isinstance(nr, ConstInt):
+        return None
+    if nr.value <= 0 or rows % nr.value:
+        raise ValueCheckError(f"{op}: the target has {rows} rows, not a multiple of NR = {nr.value} (the signal's "
+                              "shape[0]); receiver slots are rows s * MAX_RECV", hint="make target rows NR * MAX_RECV")
+    return const(rows // nr.value)
 
 
 def lower_all_to_all_v_rule(call, args: tuple, b: LoweringBuilder):
@@ -37,7 +49,9 @@ def lower_all_to_all_v_rule(call, args: tuple, b: LoweringBuilder):
         raise UnsupportedError(f"{op}: input and target must both be [NR * MAX_RECV, C]")
     dtype = target.type.dtype
     h = CommHandles.of(b, signal)
-    max_recv = b.bind("max_recv", BinaryExpr("floordiv", const(rows), h.nranks))
+    max_recv = _static_max_recv(op, rows, signal)
+    if max_recv is None:
+        max_recv = b.bind("max_recv", BinaryExpr("floordiv", const(rows), h.nranks))
 
     def clear(cb: LoweringBuilder, s):
         cur = cb.bind("stale_count", cb.op("tensor.read", [recv_counts, MakeTuple([s, const(0)])]))

@@ -48,10 +48,10 @@ def validate_mesh_signal(op: str, signal: Expr) -> None:
     if not isinstance(t, DistributedTensorType) or t.dtype is not INT32:
         raise TypeCheckError(f"{op}: the signal must be an INT32 pld.DistributedTensor, got {t}")
     if len(t.shape) != 2 or not (isinstance(t.shape[1], ConstInt) and t.shape[1].value == 1):
-        # a value error (the type is right, its extent is not): e.g. a ring's [2*(NR-1), NR] signal reused
-        raise ValueCheckError(f"{op}: a mesh signal has shape [NR, 1] (signal shape[1] must be 1), got "
-                              f"{list(t.shape)}",
-                              hint="ring and mesh signals address cells differently; do not share one buffer")
+        raise ValueCheckError(f"{op}: a mesh signal holds one cell per rank, [NR, 1], so signal shape[1] must be 1; "
+                              f"got {[str(d) for d in t.shape]}",
+                              hint="a ring signal is [2*(NR-1), NR]: ring and mesh signals address cells differently, "
+                                   "give each protocol its own buffer")
 
 
 def _cell(rank_expr: Expr) -> MakeTuple:

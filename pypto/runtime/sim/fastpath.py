@@ -67,6 +67,12 @@ def _static_tuple(e) -> Optional[tuple]:
     return None
 
 
+def _plain_store(kwargs: dict) -> bool:
+    """No options, or only atomic=None_ (what the parser spells out for a plain pl.store)."""
+    from pypto.ir.enums import AtomicType
+    return set(kwargs) <= {"atomic"} and kwargs.get("atomic", AtomicType.None_) is AtomicType.None_
+
+
 def plan(call: Call, out_type) -> Optional[tuple]:
     """(helper, static args) when `call` qualifies for a fast path, else None.
 
@@ -90,7 +96,7 @@ def plan(call: Call, out_type) -> Optional[tuple]:
         phys = static_dims(tile_t.shape) if isinstance(tile_t, TileType) else None
         if (phys is not None and len(phys) == 2 and isinstance(tensor_t, TensorType) and len(tensor_t.shape) == 2
                 and tensor_t.dtype is tile_t.dtype and isinstance(call.args[1], MakeTuple)
-                and len(call.args[1].elements) == 2 and not call.kwargs):
+                and len(call.args[1].elements) == 2 and _plain_store(call.kwargs)):
             return store_2d, (phys,)
         return None
     if name in _BINARY:

@@ -34,6 +34,9 @@ from pypto.runtime.sim.host_args import HostArgs, plan_params
 from pypto.runtime.sim.machine import machine_for
 from pypto.runtime.sim.progress import TICK_STEPS, RunProgress
 from pypto.runtime.sim.scheduler import Agent, Run
+from pypto.runtime.sim.timeline import wants_timeline
+
+_LOG = pypto_logger("runtime")         # one Logger object; its level is read at each call
 
 
 def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool = False, spans=None):
@@ -45,10 +48,11 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
     host, sim_args = _bind(compiled, list(args), config, worker, torch)
     if spans is not None:
         spans["bind"] = time.perf_counter()
-    sim = compiled._sim_for(config)
+    timeline = wants_timeline(config)
+    sim = _program_sim(compiled, config, timeline)
     host_function = getattr(compiled, "host_function", None)
-    recorder = _timeline_recorder(sim, config)
-    log = pypto_logger("runtime")
+    recorder = _timeline_recorder(sim) if timeline else None
+    log = _LOG
 
     def run(per_rank):
         if log.isEnabledFor(logging.INFO):
@@ -93,11 +97,18 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
     return host.results(results[0][0])
 
 
-def _timeline_recorder(sim, config):
-    """A TimelineRecorder when the run asks for a swimlane / task graph (pypto.runtime.sim.timeline), else None."""
-    from pypto.runtime.sim.timeline import TimelineRecorder, wants_timeline
-    if not wants_timeline(config):
-        return None
+def _program_sim(compiled, config, timeline: bool):
+    """The call's SimProgram; the usual one (no swimlane, no strict memory, already generated) without
+    `_sim_for` asking the config and the environment for a timeline a second time."""
+    shared = getattr(compiled, "_shared", None)
+    if shared is not None and not timeline and not config.sim_strict_memory and shared["sim"] is not None:
+        return shared["sim"]
+    return compiled._sim_for(config)
+
+
+def _timeline_recorder(sim):
+    """The TimelineRecorder of a run that asks for a swimlane / task graph (pypto.runtime.sim.timeline)."""
+    from pypto.runtime.sim.timeline import TimelineRecorder
     recorder = TimelineRecorder(sim.platform)
     recorder.generated_files = sim.by_filename
     return recorder
@@ -262,18 +273,21 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
     if schedule == "random":
         rng = runs[0].random if n == 1 else random.Random(seed if seed is not None else 0)
     results: list = [None] * n
-    progress, steps = RunProgress.for_terminal(runs), 0       # a progress line once a run takes > 2 s
+    # a progress line once a run takes > 2 s: the terminal is asked only once a run is long enough to tick
+    progress, steps, started = None, 0, time.perf_counter()
     with np.errstate(all="ignore"):            # float overflow / NaN are data on the chip, not warnings
         while True:
             for run in runs:
                 run.start_ready()
             candidates = [(run, a) for run in runs for a in run.agents if a.block is None or a.block.ready()]
-            if progress is not None:
-                steps += 1
-                if steps % TICK_STEPS == 0:
+            steps += 1
+            if steps % TICK_STEPS == 0:
+                if progress is None:
+                    progress = RunProgress.for_terminal(runs, started) or False
+                if progress:
                     progress.tick()
             if not candidates:
-                if progress is not None:
+                if progress:
                     progress.close()
                 for run in runs:
                     if run.agents or run.ready or run.live:

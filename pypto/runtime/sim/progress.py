@@ -17,18 +17,19 @@ TICK_STEPS = 2048                     # scheduler steps between two looks at the
 
 
 class RunProgress:
-    def __init__(self, runs: list, delay: float = DELAY_SECONDS):
+    def __init__(self, runs: list, delay: float = DELAY_SECONDS, start: Optional[float] = None):
         self.runs = runs
         self.delay = delay
-        self.start = time.perf_counter()
+        self.start = time.perf_counter() if start is None else start
         self.steps = 0
         self.bar = None
         self.task = None
 
     @classmethod
-    def for_terminal(cls, runs: list) -> Optional["RunProgress"]:
+    def for_terminal(cls, runs: list, start: Optional[float] = None) -> Optional["RunProgress"]:
+        """`start`: the run's perf_counter start, when the progress line is made after the run began."""
         stream = sys.stderr
-        return cls(runs) if stream is not None and hasattr(stream, "isatty") and stream.isatty() else None
+        return cls(runs, start=start) if stream is not None and hasattr(stream, "isatty") and stream.isatty() else None
 
     def describe(self) -> str:
         flight = sum(len(r.live) for r in self.runs)

@@ -99,6 +99,18 @@ def _conflict(a: list, b: list) -> bool:
     return False
 
 
+def _placements_of(program) -> dict:
+    """The program's kernel placements, kept on it so a cached call does not work them out again."""
+    got = getattr(program, "_kernel_placements", None)
+    if got is None:
+        got = {}
+        try:
+            program._kernel_placements = got
+        except AttributeError:                 # a program object that takes no attributes: per run
+            pass
+    return got
+
+
 def _is_dual_lane(func) -> bool:
     split = func.attrs.get("split")
     return bool(func.attrs.get("dual_aiv_dispatch")) or (split is not None and split not in (SplitMode.NONE, 0))
@@ -128,7 +140,7 @@ class Run:
         self.window = window
         self.agents: list = []
         self.live: dict = {}             # unfinished tasks by id, in submission order
-        self._placement: dict = {}       # kernel code → (core kind, dual lane)
+        self._placement: dict = _placements_of(program)   # kernel code → (core kind, dual lane)
         self._bounds_seen: dict = {}     # id(array) → (array, _bounds(array)) for the OverlapMap
         self.ready: list = []
         self.ids = itertools.count()
@@ -154,8 +166,12 @@ class Run:
         accesses = [(a, d != "in") for a, d in zip(args, site.directions)
                     if d is not None and isinstance(a, np.ndarray)]
         task = Task(next(self.ids), site, code, args, accesses)
+        seen = self._bounds_seen
         for a, _ in accesses:
-            key, lo, hi = _bounds(a)
+            got = seen.get(id(a))                   # (_inferred then reads what this looked up)
+            if got is None or got[0] is not a:
+                got = seen[id(a)] = (a, _bounds(a))
+            key, lo, hi = got[1]
             self.touched.setdefault(key, []).append((task, lo, hi))
         options, self.options = self.options, None
         deps, no_dep = (options[0], options[1]) if options else ((), ())
