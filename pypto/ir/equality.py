@@ -1,8 +1,11 @@
 """Structural equality and hashing: names and spans ignored, binding sites auto-mapped.
 
-Two Vars are equal when they are consistently mapped to each other (a bijection built as
-definitions and first uses are met), so `Before` / `Expected` tests need no renaming.
-`assert_structural_equal` reports the first difference with a readable path.
+Vars met at a binding site (a DEF field: parameters, assignment targets, loop vars, and the
+free vars in their types) are always mapped to each other, a bijection built as they are met,
+so `Before` / `Expected` tests need no renaming. Any other Var (a free use, like `x` in a bare
+`x + 1`) must be the very same object unless `enable_auto_mapping=True`, which maps free Vars
+consistently too (`x + x` equals `y + y` but not `y + z`). The default (False) is the
+reference's. `assert_structural_equal` reports the first difference with a readable path.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import hashlib
 
 from pypto.ir.dtypes import DataType
 from pypto.ir.expr import GlobalVar, Var
-from pypto.ir.node import IGNORE, Node
+from pypto.ir.node import DEF, IGNORE, Node
 from pypto.ir.span import Span
 from pypto.ir.function import Function
 from pypto.ir.stmt import ReturnStmt, SeqStmts
@@ -24,9 +27,10 @@ class StructuralMismatch(AssertionError):
 
 
 class _Comparer:
-    def __init__(self):
+    def __init__(self, enable_auto_mapping: bool = False):
         self.lr: dict = {}
         self.rl: dict = {}
+        self.auto = enable_auto_mapping
 
     def fail(self, path: str, why: str, lhs, rhs):
         raise StructuralMismatch(f"structural mismatch at {path or '<root>'}: {why}\n  lhs: {_short(lhs)}\n  rhs: {_short(rhs)}")
@@ -51,7 +55,14 @@ class _Comparer:
             for name, kind, va in a.field_values():
                 if kind == IGNORE or name == "op" and not isinstance(va, (str,)) and hasattr(va, "name"):
                     continue
-                self.eq(va, getattr(b, name), f"{path}.{name}")
+                if kind == DEF and not self.auto:
+                    self.auto = True       # binding sites always map, whatever the caller asked
+                    try:
+                        self.eq(va, getattr(b, name), f"{path}.{name}")
+                    finally:
+                        self.auto = False
+                else:
+                    self.eq(va, getattr(b, name), f"{path}.{name}")
             return
         if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
             if len(a) != len(b):
@@ -76,6 +87,16 @@ class _Comparer:
             self.fail(path, "different values", a, b)
 
     def map_var(self, a: Var, b: Var, path: str) -> None:
+        if not self.auto:
+            if a in self.lr or b in self.rl:
+                if self.lr.get(a) is b and self.rl.get(b) is a or a is b:
+                    return
+                self.fail(path, f"variable {a.name_hint!r} is bound to "
+                          f"{getattr(self.lr.get(a), 'name_hint', None)!r} but meets {b.name_hint!r}", a, b)
+            if a is not b:
+                self.fail(path, f"free variables {a.name_hint!r} and {b.name_hint!r} are different objects "
+                          "(pass enable_auto_mapping=True to map free variables)", a, b)
+            return
         ma = self.lr.get(a)
         if ma is not None:
             if ma is not b:
@@ -126,17 +147,17 @@ def _short(x) -> str:
     return text if len(text) < 400 else text[:400] + " ..."
 
 
-def structural_equal(lhs, rhs, enable_auto_mapping: bool = True) -> bool:
+def structural_equal(lhs, rhs, enable_auto_mapping: bool = False) -> bool:
     try:
-        _Comparer().eq(lhs, rhs, "")
+        _Comparer(enable_auto_mapping).eq(lhs, rhs, "")
         return True
     except StructuralMismatch:
         return False
 
 
-def assert_structural_equal(lhs, rhs, enable_auto_mapping: bool = True) -> None:
+def assert_structural_equal(lhs, rhs, enable_auto_mapping: bool = False) -> None:
     """Raise an AssertionError naming the first difference (path, both sides printed)."""
-    _Comparer().eq(lhs, rhs, "")
+    _Comparer(enable_auto_mapping).eq(lhs, rhs, "")
 
 
 class _Hasher:

@@ -447,7 +447,9 @@ class PythonPrinter:
             head.append("import pypto.language.distributed as pld")
         head.append("")
         for var, name in self.free_dims.items():
-            head.append(f"{name} = pl.dynamic({var.name_hint!r})")
+            dtype = getattr(var.type, "dtype", INDEX)
+            extra = "" if dtype == INDEX else f", {dtype!r}"     # keep an INT32 dim INT32
+            head.append(f"{name} = pl.dynamic({var.name_hint!r}{extra})")
         if self.free_dims:
             head.append("")
         return "\n".join(head + [""] + self.lines[body_start:]) + "\n"

@@ -198,9 +198,11 @@ def MemRef(base, byte_offset=None, size=None, *, slots=None):
     return _IrMemRef(base, 0 if byte_offset is None else byte_offset, size or 0)
 
 
-def dynamic(name: str) -> Var:
-    """`M = pl.dynamic("M")`: a symbolic INDEX dim usable in shapes (reuse it where dims must match)."""
-    return Var(name, ScalarType(INDEX))
+def dynamic(name: str, dtype: DataType = INDEX) -> Var:
+    """`M = pl.dynamic("M")`: a symbolic INDEX dim usable in shapes (reuse it where dims must match).
+    `dtype` lets the printer declare a free dim of another integer dtype (an INT32 scalar named by a
+    valid shape) so a print / parse round trip keeps it."""
+    return Var(name, ScalarType(dtype))
 
 
 def const(value: Any, dtype: Optional[DataType] = None) -> Expr:

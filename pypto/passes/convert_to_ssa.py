@@ -25,8 +25,8 @@ from pypto.ir.expr import IterArg, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import (AssignStmt, BreakStmt, ContinueStmt, ForStmt, IfStmt, ReturnStmt, ScopeStmt, SeqStmts,
                            SplitAivScopeStmt, Stmt, WhileStmt, YieldStmt)
-from pypto.ir.visitor import substitute
-from pypto.passes.analysis import as_seq, as_seq_like, body_list, defined_vars, used_vars
+from pypto.passes.analysis import (as_seq, as_seq_like, body_list, defined_vars, substitute_type,
+                                   substitute_with_types, used_vars)
 from pypto.passes.base import function_pass
 from pypto.passes.properties import IRProperty, PassProperties
 
@@ -93,8 +93,10 @@ class _SSABuilder:
 
     # -- variables ------------------------------------------------------------
     def define(self, var: Var, env: dict) -> Var:
-        """The output Var for a new binding of `var` (the same object the first time)."""
-        new = var if var not in self.bound else Var(var.name_hint, var.type, var.span)
+        """The output Var for a new binding of `var` (the same object the first time, unless its type
+        names a Var renamed since)."""
+        type_ = substitute_type(var.type, env)  # a slice's extent `n - q` names q, maybe renamed
+        new = var if var not in self.bound and type_ is var.type else Var(var.name_hint, type_, var.span)
         self.bound.add(new)
         env[var] = new
         return new
@@ -123,7 +125,7 @@ class _SSABuilder:
 
     @staticmethod
     def subst(e, env: dict):
-        return substitute(e, env)
+        return substitute_with_types(e, env)
 
     # -- statements -------------------------------------------------------------
     def seq(self, stmts: list, env: dict, live_after: set) -> list:

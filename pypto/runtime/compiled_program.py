@@ -50,7 +50,7 @@ class CompiledProgram:
         if entry is None:
             if not entries:
                 raise UnsupportedError(f"program '{lowered.name}' has no Orchestration function to call",
-                                       hint="mark the host function with @pl.function(type=pl.FunctionType.Orchestration)")
+                                       _caller_span(), hint="mark the host function with @pl.function(type=pl.FunctionType.Orchestration)")
             entry = entries[0]
         self.entries = entries
         self.entry = entry
@@ -161,3 +161,9 @@ class CompiledProgram:
 
     def __repr__(self) -> str:
         return f"CompiledProgram({self.lowered.name or self.entry!r}, platform={self.platform!r})"
+
+
+def _caller_span():
+    """The user's line that asked for this program (a mistake found while building it points there)."""
+    from pypto.call_site import user_call_span
+    return user_call_span()

@@ -76,6 +76,7 @@ class RunConfig:
     sim_task_window: int = 64                 # tasks in flight before the host blocks
     sim_strict_memory: bool = False           # report reads of tile bytes no op wrote (slower)
     sim_race_check: bool = True               # DataRaceError for unordered tasks touching the same bytes
+    sim_watchdog_seconds: float = 600.0       # a run still going after this long stops (livelock watchdog)
     # accepted for compatibility with the reference API; no effect on the simulator
     dump_ptoas_passes: bool = False
     compile_profiling: bool = False
@@ -99,6 +100,8 @@ class RunConfig:
         self.dump_passes = dump_flag(self.dump_passes)
         if self.sim_schedule not in SCHEDULES:
             raise ValueError(f"sim_schedule must be one of {SCHEDULES}, got {self.sim_schedule!r}")
+        if not self.sim_watchdog_seconds > 0:
+            raise ValueError(f"sim_watchdog_seconds must be positive, got {self.sim_watchdog_seconds!r}")
         if self.sim_task_window < 1:
             raise ValueError("sim_task_window must be at least 1")
         self.backend_type = backend_type_of(self.platform)

@@ -20,6 +20,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
+from pypto.call_site import user_call_span
+from pypto.errors import ValueCheckError
 from pypto.runtime.config import RunConfig
 from pypto.runtime.worker import ChipWorker, DeviceTensor
 
@@ -34,7 +36,7 @@ class DistributedWorker(ChipWorker):
         programs = list(compiled) if isinstance(compiled, (list, tuple)) else [compiled]
         programs += list(extra_compiled)
         if not programs:
-            raise ValueError("DistributedWorker needs at least one compiled distributed program")
+            raise ValueCheckError("DistributedWorker needs at least one compiled distributed program")
         for p in programs:
             if not isinstance(p, DistributedCompiledProgram):
                 raise TypeError(f"DistributedWorker runs distributed programs (compiled with distributed_config=); "
@@ -45,13 +47,16 @@ class DistributedWorker(ChipWorker):
         first = programs[0]
         for p in programs[1:]:
             if p.platform != first.platform:
-                raise ValueError(f"programs on one worker share a platform: {first.platform} and {p.platform}")
+                raise ValueCheckError(f"programs on one worker share a platform: {first.platform} and {p.platform}")
             if p.distributed_config.device_ids != first.distributed_config.device_ids:
-                raise ValueError(f"programs on one worker share a world: device_ids "
+                raise ValueCheckError(f"programs on one worker share a world: device_ids "
                                  f"{first.distributed_config.device_ids} and {p.distributed_config.device_ids}")
         self.callbacks = dict(callbacks or {})
         overrides = dict(sub_worker_overrides or {})
-        _check_callbacks(programs, self.callbacks, overrides)
+        try:
+            _check_callbacks(programs, self.callbacks, overrides)
+        except ValueCheckError as e:               # a mistake in the user's prepare(...) call: point at it
+            raise e.with_span(user_call_span())
         # an override replaces any SubWorker (its body or its binding); it is called like a callback
         self.callbacks.update(overrides)
         # `config` only pre-warms a device runtime in the reference; here it picks the simulator options
@@ -72,7 +77,7 @@ class DistributedWorker(ChipWorker):
     def run(self, compiled, *args, config=None):
         self._check_open()
         if not any(compiled is p for p in self.programs):
-            raise ValueError(f"{compiled!r} is not prepared on this worker: pass it to "
+            raise ValueCheckError(f"{compiled!r} is not prepared on this worker: pass it to "
                              "prepare(extra_compiled=[...]) or DistributedWorker([...])")
         self.stats.runs += 1
         from pypto.runtime.sim.launch import launch
@@ -94,10 +99,10 @@ class DistributedWorker(ChipWorker):
         arr = as_array(host, "alloc_stacked_tensor")
         ranks = self.distributed_config.world_size
         if worker_ids is not None and sorted(int(w) for w in worker_ids) != list(range(ranks)):
-            raise ValueError(f"alloc_stacked_tensor: worker_ids {list(worker_ids)} must name each of the {ranks} "
+            raise ValueCheckError(f"alloc_stacked_tensor: worker_ids {list(worker_ids)} must name each of the {ranks} "
                              "ranks once")
         if arr.ndim < 1 or arr.shape[0] != ranks:
-            raise ValueError(f"alloc_stacked_tensor: dim 0 of a {list(arr.shape)} tensor must be the {ranks} ranks "
+            raise ValueCheckError(f"alloc_stacked_tensor: dim 0 of a {list(arr.shape)} tensor must be the {ranks} ranks "
                              "of the world")
         tensor = self.alloc_tensor(arr.shape, dtype if dtype is not None else arr.dtype, init=arr)
         tensor.__class__ = StackedDeviceTensor       # the worker's own tensor, typed as the stacked kind
@@ -129,26 +134,27 @@ def _check_callbacks(programs: list, callbacks: dict, overrides: dict) -> None:
             declared[name] = f
     unknown = sorted(n for n in overrides if n not in declared)
     if unknown:
-        raise ValueError(f"sub_worker_overrides names {unknown}, which are not sub-workers of any prepared "
+        raise ValueCheckError(f"sub_worker_overrides names {unknown}, which are not sub-workers of any prepared "
                          f"program (HOST SubWorkers declared: {sorted(declared) or 'none'})")
     for n, fn in overrides.items():
         if not callable(fn):
-            raise ValueError(f"override for '{n}' is not callable: {fn!r}")
+            raise ValueCheckError(f"override for '{n}' is not callable: {fn!r}")
     missing = sorted(n for n, f in declared.items() if f.requires_runtime_binding and n not in callbacks
                      and n not in overrides)
     if missing:
-        raise ValueError(f"runtime-bound SubWorker callback(s) {missing} have no implementation: pass "
+        raise ValueCheckError(f"runtime-bound SubWorker callback(s) {missing} have no implementation: pass "
                          f"prepare(callbacks={{{', '.join(repr(m) + ': fn' for m in missing)}}})")
     unknown = sorted(n for n in callbacks if n not in declared)
     if unknown:
-        raise ValueError(f"prepare(callbacks=...) names {unknown}, which no prepared program declares as a "
+        raise ValueCheckError(f"prepare(callbacks=...) names {unknown}, which no prepared program declares as a "
                          f"HOST SubWorker (declared: {sorted(declared) or 'none'})")
     concrete = sorted(n for n in callbacks if not declared[n].requires_runtime_binding)
     if concrete:
-        raise ValueError(f"SubWorker(s) {concrete} have a body of their own; only `...` SubWorkers take a callback")
+        raise ValueCheckError(f"SubWorker(s) {concrete} have a body of their own; only `...` SubWorkers take a callback",
+                              hint="bind a callback to a SubWorker whose body is `...`, or use sub_worker_overrides=")
     for n, fn in callbacks.items():
         if not callable(fn):
-            raise ValueError(f"callback for '{n}' is not callable: {fn!r}")
+            raise ValueCheckError(f"callback for '{n}' is not callable: {fn!r}")
 
 
 class StackedDeviceTensor(DeviceTensor):

@@ -33,7 +33,7 @@ from typing import Any, Optional
 import numpy as np
 
 from pypto.call_site import reject_unknown_options, user_call_span
-from pypto.errors import TypeCheckError, UnsupportedError
+from pypto.errors import PyptoError, TypeCheckError, UnsupportedError
 from pypto.interop import as_numpy
 from pypto.ir.enums import FunctionType
 from pypto.ir.expr import ConstInt
@@ -245,7 +245,28 @@ class JITFunction:
             if isinstance(t, TensorType):          # declared dims: symbolic ones drop out of the key
                 shape = tuple(n if isinstance(d, ConstInt) else None for d, n in zip(t.shape, shape))
             parts.append((shape, dtype.str))
-        return (self.source_hash(), tuple(parts), config.compile_key())
+        return (self.source_hash(), tuple(parts), config.compile_key(), self._read_globals())
+
+    def _read_globals(self) -> tuple:
+        """The values of the module constants and closure variables this kernel and its sub-kernels read
+        (`SCALE = 3.0`): part of the cache key, so changing one between calls compiles again."""
+        values = []
+        for fn in [self] + [d for _, d in self.deps()]:
+            f = fn.pyfunc
+            names = fn.__dict__.get("_read_names")
+            if names is None:
+                names = fn.__dict__["_read_names"] = sorted(_code_names(f.__code__))
+            scope = f.__globals__
+            cells = dict(zip(f.__code__.co_freevars, f.__closure__ or ()))
+            for name in names:
+                cell = cells.get(name)
+                try:
+                    value = cell.cell_contents if cell is not None else scope[name] if name in scope else _MISSING
+                except ValueError:                       # an empty cell
+                    continue
+                if _is_constant(value):
+                    values.append((fn.__name__, name, type(value).__name__, value))
+        return tuple(values)
 
     def _overrides(self, call: _Call) -> dict:
         from pypto.ir.dtypes import DataType
@@ -302,7 +323,10 @@ class JITFunction:
         compiled = self._cache.get(key)
         if compiled is None:
             from pypto.runtime.compile import compile_with_config
-            compiled = compile_with_config(self._parse(call), config)
+            try:
+                compiled = compile_with_config(self._parse(call), config)
+            except PyptoError as e:
+                raise _float64_hint(self, call, e) or e
             self._cache[key] = compiled
         return compiled
 
@@ -346,7 +370,7 @@ class JITFunction:
                 all(type(x) is np.ndarray for x in call.args) and not self.is_host and \
                 self.func_type is FunctionType.Orchestration:
             try:
-                self._by_arrays[self._arrays_key(args, _checked_config(config))] = compiled
+                self._by_arrays[self._arrays_key(args, _checked_config(config)) + self._read_globals()] = compiled
             except TypeError:
                 pass
         if current_worker() is not None:         # inside `with ChipWorker(...)`: the worker runs it
@@ -365,7 +389,7 @@ class JITFunction:
         if config is not None and not isinstance(config, RunConfig):
             return None                          # the general path reports it
         try:
-            return self._by_arrays.get(self._arrays_key(args, config or default_config()))
+            return self._by_arrays.get(self._arrays_key(args, config or default_config()) + self._read_globals())
         except TypeError:                        # an unhashable option value: the general path
             return None
 
@@ -435,6 +459,41 @@ class _CallSiteSpecializer:
             self.by_key[key_t] = fn
             self.made.append(fn)
         return fn, kept
+
+
+_MISSING = object()
+_CONSTANT_TYPES = (int, float, bool, str, bytes, complex, type(None))
+
+
+def _code_names(code) -> set:
+    """Global and free names a function's code (and the code nested in it) reads."""
+    names = set(code.co_names) | set(code.co_freevars)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _code_names(const)
+    return names
+
+
+def _is_constant(value) -> bool:
+    import enum
+    if isinstance(value, (tuple, frozenset)):
+        return all(_is_constant(v) for v in value)
+    return isinstance(value, _CONSTANT_TYPES + (enum.Enum,)) or isinstance(value, np.generic)
+
+
+def _float64_hint(fn, call, error):
+    """A compile error while float64 arrays (numpy's default) were passed: point at the call and the
+    parameter, and suggest the conversion, instead of blaming a line of the kernel."""
+    names = [name for name, arr in zip(fn.param_names, call.arrays) if arr is not None and arr.dtype == np.float64]
+    if not names:
+        return None
+    which = ", ".join(f"'{n}'" for n in names)
+    new = TypeCheckError(f"{fn.__name__}(): parameter{'s' if len(names) > 1 else ''} {which} got float64 arrays "
+                         "(numpy's default dtype), and the kernel does not compile for them", user_call_span(),
+                         hint=f"pass {names[0]}.astype(np.float32) (or the dtype the kernel is written for)",
+                         note=f"the compiler said: {error}")
+    new.__cause__ = error
+    return new
 
 
 def _type_key(t) -> tuple:

@@ -64,6 +64,27 @@ def test_fp32_literals_are_rounded_to_float32():
     assert ir.ConstFloat(0.1).value == float(__import__("numpy").float32(0.1))
 
 
+def test_free_vars_must_be_the_same_object_unless_auto_mapping():
+    x = ir.Var("x", ir.ScalarType(INDEX))
+    y = ir.Var("y", ir.ScalarType(INDEX))
+    z = ir.Var("z", ir.ScalarType(INDEX))
+    x_plus_x = ir.BinaryExpr("add", x, x)
+    y_plus_y = ir.BinaryExpr("add", y, y)
+    assert not ir.structural_equal(x_plus_x, y_plus_y)
+    assert not ir.structural_equal(x, y, enable_auto_mapping=False)
+    assert ir.structural_equal(x_plus_x, ir.BinaryExpr("add", x, x))
+    assert ir.structural_equal(x_plus_x, y_plus_y, enable_auto_mapping=True)
+    assert not ir.structural_equal(x_plus_x, ir.BinaryExpr("add", y, z), enable_auto_mapping=True)
+    with pytest.raises(AssertionError, match="different objects"):
+        ir.assert_structural_equal(ir.TensorType([x], FP32), ir.TensorType([y], FP32))
+    ir.assert_structural_equal(ir.TensorType([x], FP32), ir.TensorType([y], FP32), enable_auto_mapping=True)
+
+
+def test_binding_sites_map_even_without_auto_mapping():
+    m1, m2 = ir.Var("M", ir.ScalarType(INDEX)), ir.Var("M", ir.ScalarType(INDEX))
+    lhs = ir.AssignStmt(ir.Var("a", ir.TensorType([m1], FP32)), ir.ConstInt(0))
+    rhs = ir.AssignStmt(ir.Var("b", ir.TensorType([m2], FP32)), ir.ConstInt(0))
+    assert ir.structural_equal(lhs, rhs)     # the target is a DEF field: it and the M in its type map
 def test_a_one_statement_body_equals_that_statement_with_or_without_a_seqstmts():
     """The reference's builder drops the SeqStmts around a one-statement body; pypto's parser keeps it.
     Both mean the same body, so they compare (and hash) equal; two statements never equal one."""

@@ -312,3 +312,17 @@ def test_final_ir_roundtrips(program):
     text = ir.python_print(final)
     assert "pl.tile.alloc(" in text and "pl.MemRef(" in text
     roundtrip(final)
+
+
+def test_a_free_int32_dim_keeps_its_dtype():
+    # an outlined kernel's parameter type can name a scalar of the caller (INT32 here): the printer
+    # declares it at module level, and the re-parsed dim must still be INT32, not pl.dynamic's INDEX
+    from pypto.ir.dtypes import INT32
+    from pypto.ir.function import Function
+    from pypto.ir.types import TensorView
+    n = Var("n", ScalarType(INT32))
+    y = Var("y", TensorType([64, 64], FP32, tensor_view=TensorView(valid_shape=[n, 64])))
+    f = Function("k", [y], [], SeqStmts([ReturnStmt([])]), ir.FunctionType.InCore)
+    again = roundtrip(f)
+    assert again.params[0].type.tensor_view.valid_shape[0].type.dtype == INT32
+    assert "pl.dynamic('n', pl.INT32)" in ir.python_print(f)

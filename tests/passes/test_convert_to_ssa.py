@@ -189,3 +189,28 @@ def test_a_store_result_first_bound_in_a_loop_starts_from_the_out_parameter():
     out = np.zeros((64, 32), np.float32)
     run(Batched, x, out)
     np.testing.assert_allclose(out[:48], np.exp(x[:48]), rtol=1e-5)
+
+
+def test_slice_type_follows_the_renamed_bound():
+    # q = 0; for i in range(2): y = x[q : n]; q = q + 1   (the extent n - q does not cancel)
+    import pypto.language as pl
+
+    @pl.program
+    class Slicing:
+        @pl.function
+        def f(self, x: pl.Tensor[[128, 64], pl.FP32], n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[128, 64], pl.FP32]:
+            q_base: pl.Scalar[pl.INDEX] = 0
+            for i in pl.range(2):
+                y = x[q_base:n, 0:64]
+                q_base = q_base + 1
+            return x
+
+    after = passes.convert_to_ssa()(Slicing)
+    loop = next(s for s in after.functions["f"].body.stmts if isinstance(s, ForStmt))
+    y_def = loop.body.stmts[0]
+    carried_q = loop.iter_args[0]
+    from pypto.passes.analysis import vars_in_type
+    assert carried_q in vars_in_type(y_def.var.type), y_def.var.type
+    assert carried_q in vars_in_type(y_def.value.type)
+    text = after.as_python() if hasattr(after, "as_python") else str(after)
+    assert "pl.dynamic" not in text

@@ -51,7 +51,22 @@ def expect_tuple(op: str, arg: str, e: Expr) -> tuple:
     for x in e.elements:
         if not isinstance(x.type, ScalarType) or not (x.type.dtype.is_int()):
             raise TypeCheckError(f"{op}: argument '{arg}' must hold integers, got an element of type {describe(x.type)}")
+    _check_static_extents(op, arg, e.elements)
     return e.elements
+
+
+def _check_static_extents(op: str, arg: str, elements) -> None:
+    """Written shapes must be positive and valid extents non-negative: a negative extent used to run as
+    Python's negative slicing (63 of 64 columns) and a zero shape to divide by zero in a later pass."""
+    least = 1 if arg in ("shape", "shapes") else 0 if arg in ("valid_shape", "valid_shapes") else None
+    if least is None:
+        return
+    for k, x in enumerate(elements):
+        v = as_int(x)
+        if v is not None and v < least:
+            raise TypeCheckError(f"{op}: {arg}[{k}] is {v}; {'a shape' if least else 'a valid extent'} must be "
+                                 f"{'positive' if least else 'zero or more'}",
+                                 hint="check the sign and the arithmetic of this extent")
 
 
 def expect_const_int(op: str, arg: str, e: Expr) -> int:
@@ -428,6 +443,7 @@ def slice_rule(name: str):
             if s is not None and o is not None and d is not None and o + s > d:
                 raise TypeCheckError(f"{name}: dim {k}: window [{o}, {o + s}) exceeds the extent {d}",
                                      hint="shrink the slice or pass a smaller valid_shape")
+        check_valid_within(name, shape, valid)
         result = result_like(a, shape=shape, valid=valid, keep_view=False)
         pad = kw.get("pad_value")
         if pad is None:
@@ -436,6 +452,15 @@ def slice_rule(name: str):
             return result.replace(tile_view=(result.tile_view or TileView()).replace(pad=pad))
         return result.replace(tensor_view=(result.tensor_view or TensorView()).replace(pad=pad))
     return deduce
+
+
+def check_valid_within(op: str, shape, valid) -> None:
+    """A static valid extent cannot exceed the shape it describes (the copy would overrun the tile)."""
+    for k, (s, v) in enumerate(zip(shape, valid or ())):
+        s, v = as_int(s), as_int(v)
+        if s is not None and v is not None and v > s:
+            raise TypeCheckError(f"{op}: valid extent {v} of dim {k} exceeds the shape {s}",
+                                 hint="the valid shape must fit inside the shape")
 
 
 def assemble_rule(name: str):

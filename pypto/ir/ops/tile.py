@@ -12,7 +12,7 @@ from pypto.errors import TypeCheckError
 from pypto.ir.dtypes import FP32, INDEX, INT32, DataType
 from pypto.ir.enums import AtomicType, CastMode, CmpType, MemorySpace, PadValue, TileLayout
 from pypto.ir.expr import ConstInt, as_int
-from pypto.ir.ops.common import (MASK_DTYPE, assemble_rule, cast_rule, cmp_rule, cmps_rule, concat_rule, dims_equal,
+from pypto.ir.ops.common import (MASK_DTYPE, assemble_rule, cast_rule, check_valid_within, cmp_rule, cmps_rule, concat_rule, dims_equal,
                                  expands_rule, expect_scalar, expect_tensor, expect_tile, expect_tuple, fillpad_rule,
                                  fixpipe_converts, fmt_shape, packed_mask_shape, read_rule, reshape_rule, same_dtype,
                                  same_shape, scalar_fits, slice_rule, transpose_rule, write_rule)
@@ -43,6 +43,7 @@ def _load_type(args, kw):
         raise TypeCheckError(f"tile.load: loads from GM may only land in Vec or Mat, not {kw['target_memory'].name}",
                              hint="load into Mat, then pl.move to Left / Right / Bias")
     _check_window("tile.load", "valid extent", t, offsets, valid)
+    check_valid_within("tile.load", shapes, valid)
     if len(args) > 4:
         return flat_load_type(t, shapes, valid, expect_tuple("tile.load", "tile_shape", args[4]), kw["target_memory"])
     tt = TileType(shapes, t.dtype, memory_space=kw["target_memory"])
@@ -58,6 +59,10 @@ register_op(OpDef("tile.load", args=("tensor", "offsets", "shapes", "valid_shape
 
 
 def _store_type(args, kw):
+    from pypto.ir.types import TensorType
+    if isinstance(args[0].type, TensorType) and len(args) > 2 and isinstance(args[2].type, TileType):
+        raise TypeCheckError("tile.store: the arguments look swapped: the first is a tensor and the third a tile",
+                             hint="pl.store(tile, offsets, tensor) writes the tile into the tensor")
     tile = expect_tile("tile.store", "tile", args[0])
     offsets = expect_tuple("tile.store", "offsets", args[1])
     out = expect_tensor("tile.store", "output_tensor", args[2])

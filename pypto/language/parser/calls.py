@@ -185,11 +185,29 @@ def op_call(ctx, node, path: str, args: list, kwargs: dict):
     except (TypeError, ValueError) as e:   # the op layer choked on a Python value the user passed
         raise ParserTypeError(f"pl.{path}: invalid argument ({e})", span,
                               hint="op arguments are tensors, tiles, scalars, numbers, lists of them, dtypes or enums") from e
+    _reject_write_to_input(ctx, path, call, span)
     if attrs:
         if not isinstance(call, Call):
             raise InvalidOperationError(f"pl.{path} does not produce a call that can carry attrs", span)
         call = call.replace(attrs=dict(attrs))
     return call
+
+
+def _reject_write_to_input(ctx, path: str, call, span) -> None:
+    """An op that writes an Orchestration function's tensor parameter not marked pl.Out / pl.InOut: the
+    forgotten `pl.Out` (it used to fail only at run time, at the store, as "a kernel wrote a tensor passed as
+    an In parameter"). Kernels and inline functions may write their In parameters (the caller decides)."""
+    if not isinstance(call, Call) or not hasattr(call.op, "effects"):
+        return
+    for i, effect in call.op.effects.items():
+        target = call.args[i] if i < len(call.args) else None
+        if effect in ("write", "readwrite") and target in getattr(ctx, "caller_inputs", ()):
+            name = target.name_hint
+            raise ParserTypeError(f"pl.{path} writes '{name}', an input parameter", span,
+                                  hint=f"declare the parameter as {name}: pl.Out[...] (or pl.InOut[...] when the "
+                                       "kernel also reads it)",
+                                  note=f"'{name}' is declared at line {target.span.line}" if target.span is not None
+                                  and target.span.is_known() else "")
 
 
 def _scalar_form(path: str, args: list, kwargs: dict, span):

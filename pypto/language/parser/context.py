@@ -140,7 +140,7 @@ class FunctionContext:
                                        "to make it a runtime scalar")
         # a new binding (also straight-line shadowing in the same block, which keeps the IR in SSA form)
         var = Var(name, type_, span)
-        if cur in self.written_params:
+        if isinstance(cur, Var) and cur in self.written_params:     # (cur may be any compile-time value)
             self.written_params.add(var)     # still the caller's buffer: `out = expr` keeps writing through
         self.bind(name, var, span)
         return var

@@ -45,9 +45,17 @@ def parse_stmt(ctx, node: ast.stmt) -> None:
     with_span(ctx, node, handler, ctx, node)
 
 
+_JUMPS = {ast.Return: "return", ast.Break: "break", ast.Continue: "continue"}
+
+
 def parse_body(ctx, body: list) -> None:
-    for node in body:
+    for k, node in enumerate(body):
         parse_stmt(ctx, node)
+        jump = _JUMPS.get(type(node))
+        if jump and k + 1 < len(body):      # code after it never runs (a second return made outputs NaN)
+            from pypto.language.parser.diagnostics import ParserSyntaxError
+            raise ParserSyntaxError(f"unreachable code: this statement follows a `{jump}` in the same block",
+                                    ctx.span(body[k + 1]), hint=f"delete it, or move the `{jump}` to the end")
 
 
 def eval_expr(ctx, node: ast.expr):

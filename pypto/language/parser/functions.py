@@ -133,6 +133,8 @@ def parse_function_def(env: ModuleEnv, node: ast.FunctionDef, opts: FunctionOpti
     ctx = FunctionContext(env, strict_ssa=opts.strict_ssa, func_name=node.name)
     ctx.host_level = getattr(opts.level, "name", None) == "HOST"     # x[r] shards stacked host tensors
     params, directions = bind_params(ctx, node, method, overrides)
+    # an Orchestration function's In tensors are the caller's arrays: an op writing one is the forgotten pl.Out
+    ctx.caller_inputs = set(ctx.input_params) if opts.func_type is FunctionType.Orchestration else set()
     return_types = with_span(ctx, node.returns or node, eval_return_annotation, ctx, node.returns)
     attrs = dict(opts.attrs)
     if opts.attrs_node is not None:
@@ -148,6 +150,10 @@ def parse_function_def(env: ModuleEnv, node: ast.FunctionDef, opts: FunctionOpti
                         opts.func_type, param_directions=directions, level=opts.level, role=opts.role, attrs=attrs,
                         span=ctx.span(node))
     parse_body(ctx, node.body)
+    if return_types and not any(isinstance(n, ast.Return) for stmt in node.body for n in ast.walk(stmt)):
+        raise ParserSyntaxError(f"'{node.name}' declares a return type but never returns a value",
+                                ctx.span(node.returns), hint="end the function with `return <value>`, or drop the "
+                                                             "-> annotation")
     attrs.update(ctx.func_attrs)
     body = ctx.pop_block(ctx.span(node))
     if return_types is None:

@@ -97,6 +97,8 @@ def _write_through(ctx, name: str, value: Expr, span) -> Expr:
     the annotated form (the printer's, which must read back unchanged).
     """
     param = ctx.names.get(name)
+    if not isinstance(param, Var):            # a compile-time value (a dict, a list, ...) bound to the name
+        return value
     if param in ctx.input_params:
         _warn_rebound_input(ctx, param, value, span)
     if param not in ctx.written_params or not isinstance(value.type, (TensorType, TileType)):

@@ -13,7 +13,7 @@ from pypto.ir.expr import BinaryExpr, Call, ConstInt, IterArg, Var
 from pypto.ir.function import Function
 from pypto.ir.node import DEF, Node, memo_of
 from pypto.ir.stmt import SeqStmts, Stmt, flatten_to_stmts
-from pypto.ir.types import Dims, ShapedType, TupleType
+from pypto.ir.types import Dims, ShapedType, TupleType, Type
 from pypto.ir.visitor import IRMutator, IRVisitor  # noqa: F401
 from pypto.ir.walks import EXPR, LEAF, STMT, VAR, collect, defined_vars, node_kind, preorder  # noqa: F401  (defined_vars, collect: re-exported)
 
@@ -177,16 +177,61 @@ def alpha_rename(stmt: Stmt, mapping: Optional[dict] = None) -> tuple:
     """A copy of `stmt` whose binding sites are fresh Vars (uses follow); `mapping` seeds extra substitutions.
 
     Returns (new_stmt, full_mapping)."""
-    from pypto.ir.visitor import substitute
     mapping = dict(mapping or {})
     defs = defined_vars(stmt)
     for v in defs:
         if not isinstance(v, IterArg):
             mapping[v] = Var(v.name_hint, v.type, v.span)
+    for v in defs:          # a type naming a renamed scalar (a valid shape `[valid, 64]`) follows it
+        if not isinstance(v, IterArg) and substitute_type(v.type, mapping) is not v.type:
+            mapping[v] = Var(v.name_hint, substitute_type(v.type, mapping), v.span)
     for v in defs:
         if isinstance(v, IterArg):
-            mapping[v] = IterArg(v.name_hint, v.type, substitute(v.init_value, mapping), v.span)
-    return substitute(stmt, mapping), mapping
+            mapping[v] = IterArg(v.name_hint, substitute_type(v.type, mapping),
+                                 substitute_with_types(v.init_value, mapping), v.span)
+    return substitute_with_types(stmt, mapping), mapping
+
+
+class _TypeWalkSubstituter(IRMutator):
+    """Walks into a type's fields (shape, valid shape, strides), replacing Vars."""
+
+    def __init__(self, mapping: dict):
+        self.mapping = mapping
+
+    def mutate(self, node):
+        if isinstance(node, Type):
+            return self.mutate_children(node)
+        return super().mutate(node)
+
+    def mutate_var(self, v):
+        return self.mapping.get(v, v)
+
+
+def substitute_type(t, mapping: dict):
+    """`t` with the Vars among its symbolic dims replaced (the same object when none is mapped)."""
+    if mapping and any(mapping.get(v, v) is not v for v in vars_in_type(t)):
+        return _TypeWalkSubstituter(mapping).mutate(t)
+    return t
+
+
+class _SubstituterWithTypes(IRMutator):
+    """Like `substitute`, and the result types the calls carry follow too (visitors never enter types)."""
+
+    def __init__(self, mapping: dict):
+        self.mapping = mapping
+
+    def mutate_var(self, v):
+        return self.mapping.get(v, v)
+
+    def mutate_call(self, c):
+        c = self.mutate_children(c)
+        t = substitute_type(c.type, self.mapping)
+        return c if t is c.type else c.replace(type=t)
+
+
+def substitute_with_types(node, mapping: dict):
+    """`node` with Vars replaced by `mapping`, in expressions and in the types of the calls under it."""
+    return _SubstituterWithTypes(mapping).mutate(node) if mapping else node
 
 
 class Retyper(IRMutator):

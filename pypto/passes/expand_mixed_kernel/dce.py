@@ -19,7 +19,7 @@ from pypto.ir.ops.registry import READWRITE, WRITE
 from pypto.ir.stmt import (AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, SeqStmts, WhileStmt, YieldStmt,
                            flatten_to_stmts)
 from pypto.ir.types import TensorType, UnknownType
-from pypto.passes.analysis import used_vars
+from pypto.passes.analysis import used_vars, vars_in_type
 
 _EFFECT_PREFIXES = ("system.", "pld.")
 _EFFECT_OPS = {"tile.tpush_to_aiv", "tile.tpush_to_aic", "tile.tpop_from_aic", "tile.tpop_from_aiv", "tile.store"}
@@ -52,7 +52,8 @@ def eliminate(body, live_out: set) -> SeqStmts:
 
 
 def _uses(node) -> set:
-    return set(used_vars(node))
+    # a scalar named only by a type (a received tile's valid shape `[16, valid]`) is still a use
+    return set(used_vars(node, include_types=True))
 
 
 def _sweep(stmts: list, live: set) -> list:
@@ -73,7 +74,7 @@ def _stmt(s, live: set):
         return s
     if isinstance(s, AssignStmt):
         if s.var in live or has_effects(s.value):
-            live |= _uses(s.value)
+            live |= _uses(s.value) | set(vars_in_type(s.var.type))
             return s
         return None
     if isinstance(s, EvalStmt):

@@ -33,9 +33,25 @@ from pypto.passes.infer_tile_memory_space.tile_memory_resolution import resolve_
 
 def _run(func: Function, program: Program) -> Function:
     if func.func_type is FunctionType.Orchestration:
+        _reject_host_tiles(func)
         return func
     func = insert_operand_moves(resolve_tile_memory(retarget_loads_by_demand(func)))
     return hoist_invariant_mat_loads(func, program)
+
+
+def _reject_host_tiles(func: Function) -> None:
+    """A tile in host code is the "forgot `with pl.at(...)`" mistake: an error at the first tile op."""
+    from pypto.errors import UnsupportedError
+    from pypto.ir.stmt import AssignStmt, EvalStmt
+    from pypto.ir.types import TileType
+    from pypto.ir.visitor import preorder
+    for node in preorder(func.body):
+        expr = node.value if isinstance(node, AssignStmt) else node.expr if isinstance(node, EvalStmt) else None
+        name = getattr(getattr(expr, "op", None), "name", "")
+        if name.startswith("tile.") or (isinstance(node, AssignStmt) and isinstance(node.var.type, TileType)):
+            raise UnsupportedError(f"tile op {name or 'result'} in host code ('{func.name}' runs on the host): tile "
+                                   "ops run on a core", node.span,
+                                   hint="put the tile ops inside `with pl.at(level=pl.Level.CORE_GROUP):`")
 
 
 def infer_tile_memory_space():

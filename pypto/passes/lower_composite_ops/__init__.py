@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from pypto.errors import PyptoError
 from pypto.ir.expr import Call, Expr, MakeTuple, TupleGetItem, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.span import Span
@@ -60,7 +61,10 @@ class LowerCompositeOpsMutator(SplicingMutator):
         """The statements a composite call expands into, and its (unbound) result expression."""
         args = tuple(self.mutate(a) for a in call.args)
         builder = LoweringBuilder(base_name, self.counter, call.span or span)
-        result = lookup_rule(call.op.name)(call, args, builder)
+        try:
+            result = lookup_rule(call.op.name)(call, args, builder)
+        except PyptoError as e:              # a rule's check (signal shape, ...) names the user's call
+            raise e.with_span(call.span or span)
         return builder.take_stmts(), result
 
     # ------------------------------------------------------------------ statements

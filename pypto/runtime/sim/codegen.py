@@ -40,6 +40,7 @@ from pypto.runtime.sim import fastpath
 from pypto.runtime.sim.blocking import Block, is_blocking_op
 from pypto.runtime.sim.layout import TileSlot, find_allocs, static_placement, tile_valid
 from pypto.runtime.sim.returns import CallSite, make_call_site
+from pypto.runtime.sim.watchdog import tick as watchdog_tick
 
 HOST_TYPES = (FunctionType.Orchestration, FunctionType.Opaque)
 # Orchestration ops that only describe or allocate GM buffers: the host need not wait for tasks.
@@ -249,6 +250,7 @@ class SourceGenerator:
             self.emit(ind, f"for {lv} in range({self.expr(s.start)}, {self.expr(s.stop)}, {self.expr(s.step)}):",
                       "for", s.span)
             self.yield_targets.append([self.namer.name(a) for a in s.iter_args])
+            self.watchdog_tick(s, ind + 1)
             self.body(s.body, ind + 1)
             self.yield_targets.pop()
             self.carry_out(s.return_vars, s.iter_args, ind)
@@ -256,6 +258,7 @@ class SourceGenerator:
             self.carry_init(s.iter_args, ind)
             self.emit(ind, f"while {self.expr(s.condition)}:", "while", s.span)
             self.yield_targets.append([self.namer.name(a) for a in s.iter_args])
+            self.watchdog_tick(s, ind + 1)
             self.body(s.body, ind + 1)
             self.yield_targets.pop()
             self.carry_out(s.return_vars, s.iter_args, ind)
@@ -287,6 +290,12 @@ class SourceGenerator:
         else:
             raise UnsupportedError(f"the simulator cannot run a {type(s).__name__}", s.span)
 
+    def watchdog_tick(self, loop, ind: int) -> None:
+        """Every loop iteration reports to the livelock watchdog (pypto.runtime.sim.watchdog)."""
+        self.g["_sim_tick"] = watchdog_tick
+        self.emit(ind, f"_sim_tick({self.const(loop.span, 'sim_span')})", "while" if isinstance(loop, WhileStmt)
+                  else "for", loop.span)
+
     @staticmethod
     def parallel_assign(targets: list, values: list) -> str:
         return f"{', '.join(targets)} = {', '.join(values)}"
@@ -311,6 +320,12 @@ class SourceGenerator:
                 self.emit(ind, f"{lhs}{self.expr(value)}", "", span)
             return
         name = value.op.name
+        if self.is_host and name != "tile.alloc" and (name.startswith("tile.") or isinstance(getattr(var, "type", None),
+                                                                                         TileType)):
+            raise UnsupportedError(f"tile op {name} in '{self.func.name}', which runs on the host "
+                                   f"({self.func.func_type.name} function): tile ops run on a core", value.span or span,
+                                   hint="give the function type=pl.FunctionType.InCore, or put the tile ops inside "
+                                        "`with pl.at(level=pl.Level.CORE_GROUP):`")
         if name == "tile.alloc":
             alloc = self.allocs.get(var)
             self.emit(ind, f"{lhs}{alloc.addr if alloc is not None else -1}", name, value.span or span)

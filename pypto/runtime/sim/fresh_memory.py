@@ -24,6 +24,8 @@ from pypto.runtime.sim.poison import POISON_BYTE
 from pypto.runtime.sim.values import TileValue
 
 _SCRATCH_ARGS = frozenset({"tmp"})
+# ops that take a tile operand only for its shape: they fill it without reading its bytes
+_SHAPE_ONLY_ARGS = {"tile.expands": 0, "tile.row_expand": 0, "tile.col_expand": 0}
 
 
 def _span_of(core, tile: TileValue):
@@ -78,6 +80,8 @@ def _checked(name: str, fn, arg_names: tuple):
             skip = {i for i, n in enumerate(arg_names) if n.lstrip("*") in _SCRATCH_ARGS}
             if name == "tile.matmul_acc" and len(args) > 3 and args[3]:
                 skip.add(0)
+            if name in _SHAPE_ONLY_ARGS:
+                skip.add(_SHAPE_ONLY_ARGS[name])
             for i, a in enumerate(args):
                 if isinstance(a, TileValue) and i not in skip and all(a.valid):
                     buf, offset = _span_of(core, a)

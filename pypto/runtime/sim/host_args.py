@@ -21,7 +21,7 @@ from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import ConstInt, Var
 from pypto.ir.function import Function
 from pypto.ir.types import ScalarType, TensorType
-from pypto.runtime.sim.poison import poison, poisoned
+from pypto.runtime.sim.poison import poison_output, unwritten_mask, warn_unwritten
 
 
 class ParamPlan:
@@ -73,8 +73,9 @@ class HostArgs:
                 self.sim_args.append(None)          # filled once the inputs bound the dynamic dims
                 continue
             self.sim_args.append(self._convert(plan, next(it), strict))
+        self.output_plans = [plan for _, plan in late]
         for i, plan in late:
-            buf = poisoned(self._shape_of(plan.var), plan.dtype)
+            buf = poison_output(np.empty(self._shape_of(plan.var), plan.dtype))
             self.sim_args[i] = buf
             self.outputs.append(buf)
 
@@ -114,14 +115,17 @@ class HostArgs:
             view = arr.view()
             view.flags.writeable = False
             return view
+        if not user.flags.writeable:
+            raise TypeCheckError(f"parameter '{plan.name}' is {d.name} (the kernel writes it), but the array passed "
+                                 "is read-only", hint="pass a writable array (e.g. arr.copy())")
         buf = self.pool.get(plan.name)              # private buffers are reused across calls (warm pages)
         if buf is None or buf.shape != arr.shape:
             buf = self.pool[plan.name] = np.empty(arr.shape, want)
         if d is ParamDirection.Out:
-            poison(buf)
+            poison_output(buf)
         else:
             np.copyto(buf, arr)
-        self.writebacks.append((user, buf))
+        self.writebacks.append((user, buf, plan))
         return buf
 
     def _check_shape(self, p: Var, arr: np.ndarray) -> None:
@@ -140,11 +144,28 @@ class HostArgs:
                                          f"{n} in parameter '{p.name_hint}' (axis {i})")
 
     def write_back(self) -> None:
-        for user, buf in self.writebacks:
-            np.copyto(user, buf, casting="unsafe")      # same dtype unless sim_strict=False converted it
+        """All outputs or none: every destination is checked before the first byte moves. Where an Out
+        buffer still holds its poison the kernel wrote nothing: the caller's bytes stay (as on the device,
+        which copies the output in and out) and a PyptoWarning names the parameter and the region."""
+        for user, buf, plan in self.writebacks:
+            if not user.flags.writeable or user.shape != buf.shape:
+                raise TypeCheckError(f"output '{plan.name}' cannot be written back (read-only or reshaped array); "
+                                     "no output was changed")
+        for user, buf, plan in self.writebacks:
+            unwritten = unwritten_mask(buf) if plan.direction is ParamDirection.Out else None
+            if unwritten is None:
+                np.copyto(user, buf, casting="unsafe")  # same dtype unless sim_strict=False converted it
+            else:
+                warn_unwritten(plan.name, unwritten)
+                np.copyto(user, buf, casting="unsafe", where=~unwritten)
 
     def results(self, value):
         """The run's return value for the caller (torch tensors back when torch tensors came in)."""
+        returned = value if isinstance(value, tuple) else (value,)
+        for buf, plan in zip(self.outputs, self.output_plans):   # a fresh Out buffer returned as it is
+            unwritten = unwritten_mask(buf) if any(v is buf for v in returned) else None
+            if unwritten is not None:
+                warn_unwritten(plan.name, unwritten)
         if not self.any_torch:
             return value
         if isinstance(value, tuple):

@@ -28,7 +28,7 @@ import numpy as np
 
 from pypto.errors import TypeCheckError, UnsupportedError
 from pypto.ir.enums import FunctionType
-from pypto.ir.expr import Call, Expr, GlobalVar
+from pypto.ir.expr import Call, Expr, GlobalVar, as_int
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import CommDomainScopeStmt
 from pypto.runtime.sim.codegen import FunctionCode, SourceGenerator
@@ -58,21 +58,37 @@ class HostLevel:
         return self.world.nranks
 
     def alloc_window_buffer(self, size, dtype, span):
+        if not all(isinstance(d, (int, np.integer)) for d in (size if isinstance(size, tuple) else (size,))):
+            kinds = [type(d).__name__ for d in size] if isinstance(size, tuple) else type(size).__name__
+            raise TypeCheckError(f"pld.alloc_window_buffer: the size must be integers, got {kinds}", span)
         if isinstance(size, tuple):
             if dtype is None:
                 raise TypeCheckError("pld.alloc_window_buffer(shape) needs dtype=", span)
             nbytes = int(np.prod(size)) * np.dtype(dtype).itemsize
         else:
             nbytes = int(size)
+        if nbytes < 0 or isinstance(size, tuple) and any(int(d) < 0 for d in size):
+            raise TypeCheckError(f"pld.alloc_window_buffer: negative size {size}", span,
+                                 hint="a window buffer's shape / byte count must be zero or more")
         return self.world.alloc_window(nbytes)
 
     @staticmethod
     def window(buffer, shape, dtype) -> WindowBinding:
+        from pypto.runtime.sim.world import WindowBuffer
+        if not isinstance(buffer, WindowBuffer):
+            raise TypeCheckError(f"pld.window: the buffer must come from pld.alloc_window_buffer, got "
+                                 f"{type(buffer).__name__} {buffer!r}")
+        if not all(isinstance(d, (int, np.integer)) for d in shape):
+            raise TypeCheckError(f"pld.window: the shape must hold integers, got "
+                                 f"{[type(d).__name__ for d in shape]}")
         return WindowBinding(buffer, tuple(int(d) for d in shape), dtype)
 
     @staticmethod
     def stacked_index(arr, r, span):
         r = int(r)
+        if not isinstance(arr, np.ndarray):
+            raise TypeCheckError(f"x[{r}] indexes a stacked host tensor, got {type(arr).__name__}", span,
+                                 hint="index the host tensor parameters (one shard per rank), not windows")
         if not 0 <= r < arr.shape[0]:
             raise TypeCheckError(f"x[{r}]: the stacked host tensor has {arr.shape[0]} shards", span)
         return arr[r]
@@ -100,6 +116,13 @@ class HostLevel:
         if not 0 <= rank < self.world.nranks:
             raise TypeCheckError(f"device={rank} is outside the world of {self.world.nranks} ranks", span)
         code = self.functions[callee]
+        for p, a in zip(code.func.params, args):       # a window bound with another shape than the parameter's
+            want = getattr(p.type, "shape", None)
+            if isinstance(a, WindowBinding) and want is not None and (
+                    len(want) != len(a.shape) or any(as_int(d) not in (None, n) for d, n in zip(want, a.shape))):
+                raise TypeCheckError(f"'{callee}' parameter '{p.name_hint}' is a {len(want)}-d window "
+                                     f"{[as_int(d) for d in want]}, but the window passed is {list(a.shape)}", span,
+                                     hint="bind the window with the parameter's shape: pld.window(buf, shape, dtype=)")
         bound = [a.buffer.view(rank, a.shape, a.dtype) if isinstance(a, WindowBinding) else a for a in args]
         if self.native is not None and code.func.attrs.get("host_collective"):
             from pypto.runtime.sim.host_collectives import SUPPORTED

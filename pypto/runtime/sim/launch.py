@@ -24,7 +24,8 @@ from typing import Optional
 
 import numpy as np
 
-from pypto.errors import DeadlockError, TypeCheckError, ValueCheckError
+from pypto.call_site import user_call_span
+from pypto.errors import DeadlockError, PyptoError, SimulationError, TypeCheckError, ValueCheckError
 from pypto.ir.enums import ParamDirection
 from pypto.log_level import pypto_logger
 from pypto.runtime.config import default_config, require_simulator
@@ -35,6 +36,7 @@ from pypto.runtime.sim.machine import machine_for
 from pypto.runtime.sim.progress import TICK_STEPS, RunProgress
 from pypto.runtime.sim.scheduler import Agent, Run
 from pypto.runtime.sim.timeline import wants_timeline
+from pypto.runtime.sim.watchdog import WatchdogExpired, watching
 
 _LOG = pypto_logger("runtime")         # one Logger object; its level is read at each call
 
@@ -44,8 +46,11 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
     `spans` (a dict, for pypto.runtime.benchmark) receives the perf_counter time at each step's end."""
     if spans is not None:
         spans["start"] = time.perf_counter()
-    config = _config_for(compiled, config, worker)
-    host, sim_args = _bind(compiled, list(args), config, worker, torch)
+    try:
+        config = _config_for(compiled, config, worker)
+        host, sim_args = _bind(compiled, list(args), config, worker, torch)
+    except PyptoError as e:                    # a call mistake: at the caller's line
+        raise e.with_span(user_call_span())
     if spans is not None:
         spans["bind"] = time.perf_counter()
     timeline = wants_timeline(config)
@@ -64,20 +69,32 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
 
     compiled.last_timeline = None
     try:
-        if host_function is None:                  # a chip program: one dispatch on rank 0
-            results = run([[(sim.entry_code(compiled.entry), sim_args)]])
-        else:
-            from pypto.runtime.distributed_sub_workers import sub_worker_runner
-            from pypto.runtime.sim.host_collectives import mode_of
-            from pypto.runtime.sim.host_level import host_phases
-            from pypto.runtime.sim.world import World
-            if world is None:
-                pool = compiled.__dict__.setdefault("_window_pool", {})
-                world = World(compiled.distributed_config.world_size, pool=pool)
-            # a HOST orchestrator runs in phases: a SubWorker call waits for the dispatches before it
-            for per_rank in host_phases(compiled.host_code(), world, sim, sim_args,
-                                        sub_worker_runner(compiled, worker, host), mode_of(config)):
-                results = run(per_rank)
+        with watching(config.sim_watchdog_seconds) as dog:   # the livelock watchdog of the whole call
+            if host_function is None:                  # a chip program: one dispatch on rank 0
+                results = run([[(sim.entry_code(compiled.entry), sim_args)]])
+            else:
+                from pypto.runtime.distributed_sub_workers import sub_worker_runner
+                from pypto.runtime.sim.host_collectives import mode_of
+                from pypto.runtime.sim.host_level import host_phases
+                from pypto.runtime.sim.world import World
+                if world is None:
+                    pool = compiled.__dict__.setdefault("_window_pool", {})
+                    world = World(compiled.distributed_config.world_size, pool=pool)
+                # a HOST orchestrator runs in phases: a SubWorker call waits for the dispatches before it
+                phases = host_phases(compiled.host_code(), world, sim, sim_args,
+                                     sub_worker_runner(compiled, worker, host), mode_of(config))
+                while True:
+                    try:
+                        per_rank = next(phases)
+                    except StopIteration:
+                        break
+                    except WatchdogExpired as e:       # the HOST orchestrator itself spins
+                        raise _livelock([], dog, None, e.span, f"HOST orchestrator ({host_function.name})") from None
+                    except PyptoError as e:            # at the HOST orchestrator's line that raised it
+                        host_code = compiled.host_code()
+                        raise e.with_span(_generated_line_span({**sim.by_filename, host_code.filename: host_code},
+                                                               e.__traceback__))
+                    results = run(per_rank)
     finally:
         if recorder is not None:                   # dfx_outputs/swimlane.json, deps.json (also of a failed run)
             from pypto.runtime.sim.timeline import write_outputs
@@ -125,8 +142,8 @@ def _config_for(compiled, config, worker):
     if config is not None:
         require_simulator(config.platform)
         if config.platform != compiled.platform:
-            raise ValueError(f"this program was compiled for {compiled.platform}; the config asks for "
-                             f"{config.platform} (compile again with that config)")
+            raise ValueCheckError(f"this program was compiled for {compiled.platform}; the config asks for "
+                                  f"{config.platform}", hint="compile again with that config")
     require_simulator(compiled.platform)
     return config or default_config()
 
@@ -247,7 +264,8 @@ def _returned_params(compiled) -> Optional[tuple]:
 
 # ------------------------------------------------------------------ 3. the scheduler loop
 def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic", seed: Optional[int] = None,
-              window: int = 64, race_check: bool = True, recorder=None) -> list:
+              window: int = 64, race_check: bool = True, recorder=None,
+              watchdog_seconds: Optional[float] = None) -> list:
     """Run `per_rank[r]` = [(FunctionCode, args), ...] on rank r, all ranks under one loop.
 
     Returns, per rank, the results of its dispatches. Deterministic: the first runnable agent in
@@ -275,10 +293,17 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
     results: list = [None] * n
     # a progress line once a run takes > 2 s: the terminal is asked only once a run is long enough to tick
     progress, steps, started = None, 0, time.perf_counter()
-    with np.errstate(all="ignore"):            # float overflow / NaN are data on the chip, not warnings
+    dog_steps = 0
+    with np.errstate(all="ignore"), watching(watchdog_seconds) as dog:  # overflow / NaN are data, not warnings
         while True:
-            for run in runs:
-                run.start_ready()
+            dog_steps += 1
+            if dog is not None and dog_steps % 256 == 0 and dog.expired():
+                raise _livelock(runs, dog, None, None)
+            try:
+                for run in runs:
+                    run.start_ready()
+            except WatchdogExpired as e:           # a kernel that runs to its end when started
+                raise _livelock(runs, dog, None, e.span, e.message) from None
             candidates = [(run, a) for run in runs for a in run.agents if a.block is None or a.block.ready()]
             steps += 1
             if steps % TICK_STEPS == 0:
@@ -313,6 +338,8 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
                 else:
                     run.lane_done(agent.task)
                 continue
+            except WatchdogExpired as e:
+                raise _livelock(runs, dog, agent, e.span) from None
             except BaseException as e:
                 raise run.located(e, _label(run, agent, n))
             agent.block = blk
@@ -334,6 +361,38 @@ def _rank_host(run: Run, dispatches: list):
 
 def _label(run: Run, agent: Agent, n: int) -> str:
     return agent.name if n == 1 or agent is run.host else f"rank {run.rank} {agent.name}"
+
+
+def _generated_line_span(by_filename: dict, tb):
+    """The user's span of the innermost generated-code line in a traceback (None if there is none)."""
+    span = None
+    while tb is not None:
+        code = by_filename.get(tb.tb_frame.f_code.co_filename)
+        if code is not None:
+            span = code.lines.get(tb.tb_lineno, ("", span))[1] or span
+        tb = tb.tb_next
+    return span
+
+
+def _livelock(runs: list, dog, spinning, span, started: str = "") -> SimulationError:
+    """The watchdog's error: what every agent was doing when the run's time budget ran out."""
+    n = len(runs)
+    lines = [f"  {started.split(': loop still running')[0]}: running a loop"
+             + (f" at {span.filename}:{span.line}" if span is not None and span.is_known() else "")] if started else []
+    for run in sorted(runs, key=lambda r: r.rank):
+        for a in run.agents:
+            if a is spinning:
+                where = f" at {span.filename}:{span.line}" if span is not None and span.is_known() else ""
+                lines.append(f"  {_label(run, a, n)}: running a loop{where}")
+            else:
+                blk = a.block
+                lines.append(f"  {_label(run, a, n)}: {blk.describe() if blk else 'runnable'}")
+    first = span if span is not None else next((a.block.span for run in runs for a in run.agents
+                                                 if a.block is not None and a.block.span is not None), None)
+    return SimulationError(f"the run made no end within its {dog.seconds:g} s watchdog budget (a loop that never "
+                           "ends?)\n" + "\n".join(lines), first,
+                           hint="check the loop's condition and bounds; a long run can raise the budget with "
+                                "RunConfig(sim_watchdog_seconds=...)")
 
 
 def _deadlock(runs: list) -> DeadlockError:

@@ -56,3 +56,57 @@ def poisoned(shape, dtype) -> np.ndarray:
 def poison_bytes(buf: np.ndarray) -> None:
     """Fill untyped on-chip bytes (an arena or part of one) with 0xFF."""
     buf.fill(POISON_BYTE)
+
+
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+# an Out argument's private buffer: a NaN (floats) that differs from the on-chip 0xFF poison, so a kernel
+# storing never-written tile bytes still counts as having written them
+_OUT_FLOAT_PATTERN = {1: 0x7F, 2: 0x7FA5, 4: 0x7FA5A5A5, 8: 0x7FF5A5A5A5A5A5A5}
+
+
+def _out_pattern(dtype):
+    """(unsigned view dtype, bit pattern) of an Out buffer's poison, or None for odd item sizes."""
+    dt = np.dtype(dtype)
+    uint = _UINT.get(dt.itemsize)
+    if uint is None:
+        return None
+    if poison_byte(dt) == POISON_BYTE:
+        return uint, uint(_OUT_FLOAT_PATTERN[dt.itemsize])
+    return uint, uint(int.from_bytes(bytes([POISON_INT_BYTE]) * dt.itemsize, "little"))
+
+
+def poison_output(arr: np.ndarray) -> np.ndarray:
+    """Fill an Out argument's private buffer with poison that `unwritten_mask` can find again."""
+    pattern = _out_pattern(arr.dtype)
+    if pattern is None or not arr.flags.c_contiguous:
+        return poison(arr)
+    if arr.size:
+        arr.view(pattern[0]).fill(pattern[1])
+    return arr
+
+
+def unwritten_mask(buf: np.ndarray):
+    """Where an Out buffer filled by `poison_output` still holds that poison (a bool array), or None when
+    every element was written."""
+    pattern = _out_pattern(buf.dtype)
+    if pattern is None or not buf.size or not buf.flags.c_contiguous:
+        return None
+    mask = buf.view(pattern[0]) == pattern[1]
+    return mask if mask.any() else None
+
+
+def warn_unwritten(name: str, mask: np.ndarray) -> None:
+    """A PyptoWarning at the caller's line: an Out parameter the kernel left (partly) unwritten."""
+    import warnings
+
+    from pypto.call_site import user_call_span
+    from pypto.errors import PyptoWarning
+    n, total = int(mask.sum()), mask.size
+    if n == total:
+        what = "was never written by the kernel"
+    else:
+        box = ", ".join(f"{int(idx.min())}:{int(idx.max()) + 1}" for idx in np.nonzero(mask))
+        what = f"was not written by the kernel in {n} of {total} elements (within [{box}])"
+    span = user_call_span()
+    warnings.warn_explicit(f"output '{name}' {what}; the caller's values there are kept",
+                           PyptoWarning, span.filename or "<pypto>", span.line or 0)

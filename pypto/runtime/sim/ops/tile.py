@@ -20,6 +20,9 @@ from pypto.runtime.sim.ops.numeric import fill_outside, is_float, pad_scalar, sc
 def _window(shape: tuple, offsets: tuple, extents: tuple, what: str) -> tuple:
     """The index tuple of a GM window, bounds-checked like the DMA engine would fault."""
     for d, (o, e, n) in enumerate(zip(offsets, extents, shape)):
+        if e < 0:
+            raise SimulationError(f"{what}: dim {d} has a negative extent {e}",
+                                  hint="a valid shape computed at run time must be zero or more")
         if o < 0 or o + e > n:
             raise SimulationError(f"{what}: dim {d} window [{o}, {o + e}) is outside the tensor extent {n}",
                                   hint="check the offsets and valid shapes against the tensor's shape")
@@ -38,6 +41,9 @@ def _pad_of(ctx, kwargs) -> PadValue:
 # ---------------------------------------------------------------------------- data movement
 def load(ctx, out, tensor, offsets, shapes, valid_shapes, tile_shape=None, **kwargs):
     window = _window(tensor.shape, offsets, valid_shapes, "tile.load")
+    if tile_shape is None and any(int(v) > int(s) for v, s in zip(valid_shapes, shapes)):
+        raise SimulationError(f"tile.load: valid shape {[int(v) for v in valid_shapes]} exceeds the tile shape "
+                              f"{[int(s) for s in shapes]}", hint="the valid shape must fit inside the shape")
     note_gm(ctx, tensor, window, False)
     src = tensor[window]
     if tile_shape is not None:        # flattened: the window's rows, row-major, are the tile's rows
@@ -156,7 +162,16 @@ def transpose_view(ctx, out, x, **kwargs):
     return write_valid(out, np.swapaxes(x.view(), -1, -2))
 
 
+def _inside_tile(what: str, offsets, extents, tile_shape) -> None:
+    """An on-chip window must lie inside the tile's buffer (numpy would clip it silently)."""
+    for d, (o, e, n) in enumerate(zip(offsets, extents, tile_shape)):
+        if int(e) < 0 or int(o) < 0 or int(o) + int(e) > n:
+            raise SimulationError(f"{what}: dim {d} window [{int(o)}, {int(o) + int(e)}) is outside the tile's "
+                                  f"extent {n}", hint="check the offsets (e.g. a loop bound) against the tile's shape")
+
+
 def slice_(ctx, out, x, shape, offset, valid_shape=None, **kwargs):
+    _inside_tile("tile.slice", offset, shape, x.data.shape)
     valid = tuple(valid_shape) if valid_shape is not None else tuple(shape)
     # the window's valid part cannot reach past the source's valid region
     valid = tuple(max(0, min(v, xv - o)) for v, xv, o in zip(valid, x.valid, offset))
@@ -170,6 +185,7 @@ def slice_(ctx, out, x, shape, offset, valid_shape=None, **kwargs):
 def assemble(ctx, out, target, source, offset, **kwargs):
     if out.data is not target.data and not np.shares_memory(out.data, target.data):
         out.data[...] = target.data
+    _inside_tile("tile.assemble", offset, source.valid, out.data.shape)
     region = tuple(slice(int(o), int(o) + v) for o, v in zip(offset, source.valid))
     out.data[region] = source.view().astype(out.data.dtype, copy=False)
     out.valid = target.valid
