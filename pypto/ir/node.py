@@ -28,6 +28,36 @@ PLAIN_FIELD_NAMES = frozenset({"type", "return_types", "name_hint", "name", "dty
                                "func_type", "level", "role", "kind"})
 
 
+class IRTuple(tuple):
+    """A node's sequence field (shape, args, stmts, ...). The reference's Python API hands these out as
+    lists, and its callers compare them with list literals (`t.shape == [1, 24]`, `call.args == [v]`),
+    so an IRTuple also equals a list of equal items, an integer constant counting as the int it holds."""
+    __slots__ = ()
+
+    def __eq__(self, other):
+        if isinstance(other, list):
+            return len(self) == len(other) and all(_item_equals(a, b) for a, b in zip(self, other))
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other):
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = tuple.__hash__
+
+
+def _item_equals(a, b) -> bool:
+    from pypto.ir.expr import ConstInt
+    if isinstance(a, ConstInt) and isinstance(b, int) and not isinstance(b, bool):
+        return a.value == b
+    return bool(a == b)
+
+
+def as_field_value(v: Any) -> Any:
+    """Node fields hold sequences as IRTuples (a plain tuple is wrapped; anything else is kept)."""
+    return IRTuple(v) if v.__class__ is tuple else v
+
+
 class Node:
     __slots__ = ("span", "_memo")
     FIELDS: ClassVar[tuple[tuple[str, str], ...]] = ()
@@ -51,7 +81,7 @@ class Node:
     def _set(self, **values: Any) -> None:
         set_ = object.__setattr__
         for k, v in values.items():
-            set_(self, k, v)
+            set_(self, k, IRTuple(v) if v.__class__ is tuple else v)
 
     def replace(self, **changes: Any) -> "Node":
         """A copy with some fields changed (the same node when nothing changes)."""
@@ -64,7 +94,7 @@ class Node:
         new = object.__new__(cls)
         set_ = object.__setattr__
         for name in _all_slots(cls):
-            set_(new, name, changes[name] if name in changes else getattr(self, name))
+            set_(new, name, as_field_value(changes[name]) if name in changes else getattr(self, name))
         return new
 
     def field_values(self):

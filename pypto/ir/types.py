@@ -12,27 +12,12 @@ from typing import Optional, Sequence
 
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import CompactMode, MemorySpace, PadValue, TensorLayout, TileLayout
-from pypto.ir.node import IGNORE, USUAL, Node
+from pypto.ir.node import IGNORE, USUAL, IRTuple, Node
 
 
-class Dims(tuple):
-    """A tuple of dims / elements that also equals a list of the same items.
-
-    The reference's Python API hands shapes and MakeTuple elements back as lists, so callers
-    compare them with `== [1, 24]`; a plain tuple would say False."""
-    __slots__ = ()
-
-    def __eq__(self, other):
-        if not isinstance(other, list):
-            return tuple.__eq__(self, other)
-        from pypto.ir.expr import ConstInt
-        return len(self) == len(other) and all(
-            a is b or a == b or (isinstance(a, ConstInt) and type(b) is int and a.value == b) for a, b in zip(self, other))
-
-    def __ne__(self, other):
-        return not self == other
-
-    __hash__ = tuple.__hash__
+# Shapes and MakeTuple elements are IRTuples like every sequence field of a node: a tuple that also
+# equals the list of the same items (pypto/ir/node.py).
+Dims = IRTuple
 
 
 def to_expr_tuple(values) -> tuple:

@@ -24,9 +24,15 @@ _CMP_MODES = {CmpType.EQ: "eq", CmpType.NE: "ne", CmpType.LT: "lt", CmpType.LE: 
               CmpType.GE: "ge"}
 
 
+# high_precision=True selects PTOAS's precise mode: an attribute after the outs clause.
+_PRECISION_ATTRS = {"tile.div": "div_precision", "tile.log": "log_precision", "tile.recip": "recip_precision"}
+
+
 def _simple(pto_op: str, n_operands):
     def emit(ctx):
-        ctx.emit_ins_outs(pto_op, None if n_operands is None else ctx.call.args[:n_operands])
+        precise = ctx.call.kwargs.get("high_precision") and ctx.call.op.name in _PRECISION_ATTRS
+        trailing = f" {{precisionType = #pto<{_PRECISION_ATTRS[ctx.call.op.name]} high_precision>}}" if precise else ""
+        ctx.emit_ins_outs(pto_op, None if n_operands is None else ctx.call.args[:n_operands], trailing=trailing)
     return emit
 
 

@@ -444,7 +444,13 @@ def slice_rule(name: str):
                 raise TypeCheckError(f"{name}: dim {k}: window [{o}, {o + s}) exceeds the extent {d}",
                                      hint="shrink the slice or pass a smaller valid_shape")
         check_valid_within(name, shape, valid)
-        return result_like(a, shape=shape, valid=valid, keep_view=False)
+        result = result_like(a, shape=shape, valid=valid, keep_view=False)
+        pad = kw.get("pad_value")
+        if pad is None:
+            return result
+        if isinstance(result, TileType):      # the window reads `pad` outside its valid region
+            return result.replace(tile_view=(result.tile_view or TileView()).replace(pad=pad))
+        return result.replace(tensor_view=(result.tensor_view or TensorView()).replace(pad=pad))
     return deduce
 
 

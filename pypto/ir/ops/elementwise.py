@@ -17,12 +17,13 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from pypto.ir.dtypes import INT32
+from pypto.errors import TypeCheckError
+from pypto.ir.dtypes import FP16, FP32, INT32
 from pypto.ir.ops.common import (binary_rule, expand_rule, fp32_only_rule, reduce_rule, scalar_binary_rule,
                                  ternary_rule, unary_rule)
 from pypto.ir.enums import MemorySpace
 from pypto.ir.ops.promoting_binary import promoting_binary_rule
-from pypto.ir.ops.registry import READ, VECTOR, OpDef, register_op
+from pypto.ir.ops.registry import READ, VECTOR, Kwarg, OpDef, register_op
 from pypto.ir.ops.tile import vector_op
 
 
@@ -40,37 +41,85 @@ def prelu(x, slope):
     return np.where(x > 0, x, x * slope)
 
 
+# ---------------------------------------------------------------------------- precision modes
+# div / log / recip take high_precision=True: PTOAS's precise mode (FP16 / FP32 only). None is the
+# default mode and is not spelled. The simulator computes correctly rounded results in both modes.
+PRECISION_KWARGS = {"high_precision": Kwarg(bool, None)}
+
+
+def _precise(rule, name: str):
+    """`rule`, refusing high_precision=True on a dtype the precise mode has no form for."""
+    def deduce(args, kw):
+        result = rule(args, kw)
+        if kw.get("high_precision") and result.dtype not in (FP16, FP32):
+            raise TypeCheckError(f"{name}: high_precision=True needs an FP16 or FP32 result, got {result.dtype.name}",
+                                 hint="cast to FP32 first, or drop high_precision")
+        return result
+    return deduce
+
+
+def _with_scratch_of_x(rule, name: str):
+    """`rule` for an op whose optional second operand is a scratch tile shaped like x (rsqrt's precise form)."""
+    def deduce(args, kw):
+        if len(args) > 1:
+            from pypto.ir.ops.common import expect_tile
+            x, tmp = expect_tile(name, "x", args[0]), expect_tile(name, "tmp", args[1])
+            if tmp.dtype != x.dtype or len(tmp.shape) != len(x.shape):
+                raise TypeCheckError(f"{name}: the scratch tile must have x's dtype and rank ({x.dtype.name}, "
+                                     f"rank {len(x.shape)}), got {tmp.dtype.name} rank {len(tmp.shape)}")
+        return rule(args[:1], kw)
+    return deduce
+
+
 # ---------------------------------------------------------------------------- row kinds
-def _tensor_form(short: str, args: tuple, deduce, description: str) -> None:
+def _tensor_form(short: str, args: tuple, deduce, description: str, kwargs: Optional[dict] = None) -> None:
     register_op(OpDef(f"tensor.{short}", args=args, deduce=deduce, affinity=VECTOR, lowers_to=f"tile.{short}",
-                      description=description))
+                      description=description, kwargs=dict(kwargs or {})))
 
 
 def unary(name: str, fn: Optional[Callable], pto: Optional[str], *, dtypes: Optional[str] = None,
-          description: str = "") -> None:
-    """tile.<name>(x) / tensor.<name>(x); dtypes "float" / "int" / "fp32" restricts the operand."""
+          precision: str = "", description: str = "") -> None:
+    """tile.<name>(x) / tensor.<name>(x); dtypes "float" / "int" / "fp32" restricts the operand.
+    precision "kwarg": both forms take high_precision; "scratch": the tensor form takes it and the
+    tile form's precise mode is an optional scratch tile operand (rsqrt)."""
     def rule(op):
         if dtypes == "fp32":
             return fp32_only_rule(op)
         return unary_rule(op, float_only=dtypes == "float", kind=None if dtypes == "float" else dtypes)
-    vector_op(f"tile.{name}", ("x",), rule(f"tile.{name}"), numpy=fn, numpy_form="unary" if fn else None,
-              pto=pto, description=description)
-    _tensor_form(name, ("x",), rule(f"tensor.{name}"), description)
+    tile_rule, tile_args, extra = rule(f"tile.{name}"), ("x",), {}
+    if precision == "kwarg":
+        tile_rule, extra = _precise(tile_rule, f"tile.{name}"), {"kwargs": dict(PRECISION_KWARGS)}
+    elif precision == "scratch":
+        tile_rule, tile_args, extra = _with_scratch_of_x(tile_rule, f"tile.{name}"), ("x", "tmp"), {"min_args": 1}
+    vector_op(f"tile.{name}", tile_args, tile_rule, numpy=fn, numpy_form="unary" if fn else None,
+              pto=pto, description=description, **extra)
+    tensor_rule = _precise(rule(f"tensor.{name}"), f"tensor.{name}") if precision else rule(f"tensor.{name}")
+    _tensor_form(name, ("x",), tensor_rule, description, PRECISION_KWARGS if precision else None)
 
 
 def binary(name: str, fn: Callable, pto: str, scalar: str, scalar_pto: str, *, dtypes: Optional[str] = None,
-           args: tuple = ("lhs", "rhs"), tmp: tuple = (), description: str = "", tensor_rule=None) -> None:
+           args: tuple = ("lhs", "rhs"), tmp: tuple = (), precision: bool = False, description: str = "",
+           tensor_rule=None) -> None:
     """tile.<name>(lhs, rhs) and its scalar-rhs form tile.<scalar>(lhs, s), each with a tensor form.
     `tmp` lists the forms ("binary", "scalar") whose tile op takes a trailing scratch tile;
-    `tensor_rule` replaces the binary tensor form's rule (tensor.div broadcasts and promotes)."""
+    `precision`: the two-tile form takes high_precision; `tensor_rule` replaces the binary tensor
+    form's rule (tensor.div broadcasts and promotes)."""
     for short, form, op_pto, rule in ((name, "binary", pto, binary_rule), (scalar, "scalar", scalar_pto,
                                                                           scalar_binary_rule)):
         tile_args = args + (("tmp",) if form in tmp else ())
-        vector_op(f"tile.{short}", tile_args, rule(f"tile.{short}", kind=dtypes), n_tiles=2 if form == "binary" else 1,
-                  numpy=fn, numpy_form=form, pto=op_pto, description=description)
-        tensor_deduce = tensor_rule(f"tensor.{short}") if tensor_rule and form == "binary" else \
-            rule(f"tensor.{short}", kind=dtypes)
-        _tensor_form(short, args, tensor_deduce, description)
+        precise = precision and form == "binary"
+        kwargs = dict(PRECISION_KWARGS) if precise else {}
+
+        def checked(op, rule=rule, precise=precise):
+            return _precise(rule(op, kind=dtypes), op) if precise else rule(op, kind=dtypes)
+        vector_op(f"tile.{short}", tile_args, checked(f"tile.{short}"), n_tiles=2 if form == "binary" else 1,
+                  numpy=fn, numpy_form=form, pto=op_pto, description=description, kwargs=kwargs)
+        if tensor_rule is not None and form == "binary":
+            base = tensor_rule(f"tensor.{short}")
+            tensor_deduce = _precise(base, f"tensor.{short}") if precise else base
+        else:
+            tensor_deduce = checked(f"tensor.{short}")
+        _tensor_form(short, args, tensor_deduce, description, kwargs)
 
 
 def partial(name: str, fn: Callable, pto: str) -> None:
@@ -116,7 +165,8 @@ def broadcast(name: str, fn: Callable, pto: Optional[str], *, axis: int, pto_ope
 binary("add",     np.add,      "pto.tadd",    "adds",      "pto.tadds")
 binary("sub",     np.subtract, "pto.tsub",    "subs",      "pto.tsubs")
 binary("mul",     np.multiply, "pto.tmul",    "muls",      "pto.tmuls")
-binary("div",     int_div,     "pto.tdiv",    "divs",      "pto.tdivs", tensor_rule=promoting_binary_rule)
+binary("div",     int_div,     "pto.tdiv",    "divs",      "pto.tdivs", precision=True,
+       tensor_rule=promoting_binary_rule)
 binary("maximum", np.maximum,  "pto.tmax",    "maximums",  "pto.tmaxs")
 binary("minimum", np.minimum,  "pto.tmin",    "minimums",  "pto.tmins")
 # Bitwise ops take integers; the vector unit's xor needs a scratch tile. shr is arithmetic for
@@ -148,10 +198,10 @@ partial("part_min", np.minimum, "pto.tpartmin")
 
 #     name     numpy        PTO           operand dtypes
 unary("exp",   np.exp,      "pto.texp",   dtypes="float")
-unary("log",   np.log,      "pto.tlog",   dtypes="float")
+unary("log",   np.log,      "pto.tlog",   dtypes="float", precision="kwarg")
 unary("sqrt",  np.sqrt,     "pto.tsqrt",  dtypes="float")
-unary("rsqrt", lambda x: 1 / np.sqrt(x), "pto.trsqrt", dtypes="float")
-unary("recip", lambda x: 1 / x, "pto.trecip", dtypes="float")
+unary("rsqrt", lambda x: 1 / np.sqrt(x), "pto.trsqrt", dtypes="float", precision="scratch")
+unary("recip", lambda x: 1 / x, "pto.trecip", dtypes="float", precision="kwarg")
 unary("neg",   np.negative, "pto.tneg")
 unary("abs",   np.abs,      "pto.tabs")
 unary("relu",  lambda x: np.maximum(x, 0), "pto.trelu")

@@ -170,7 +170,8 @@ vector_op("tile.expands", ("target", "scalar"), expands_rule("tile.expands"))
 vector_op("tile.reshape", ("x", "shape"), reshape_rule("tile.reshape"))
 vector_op("tile.transpose", ("x", "axis1", "axis2", "tmp"), transpose_rule("tile.transpose"), min_args=3,
         effects={0: READ, 3: READWRITE}, not_inplace_safe=True)
-vector_op("tile.slice", ("x", "shape", "offset", "valid_shape"), slice_rule("tile.slice"), min_args=3)
+vector_op("tile.slice", ("x", "shape", "offset", "valid_shape"), slice_rule("tile.slice"), min_args=3,
+          kwargs={"pad_value": Kwarg(PadValue, None)})    # the window's pad outside valid_shape (None: none)
 vector_op("tile.concat", ("src0", "src1"), concat_rule("tile.concat"), n_tiles=2, pto="pto.tconcat")
 
 

@@ -64,9 +64,9 @@ register_op(OpDef("tensor.view", args=("x", "shape", "valid_shape"), min_args=2,
                   description="the same packed bytes at another shape (optionally with a logical valid_shape)"))
 
 
-def _set_validshape_type(args, kw):
-    name = "tile.set_validshape"
-    t = expect_tile(name, "x", args[0])
+def _set_validshape_type(args, kw, family: str = "tile"):
+    name = f"{family}.set_validshape"
+    t = expect_tile(name, "x", args[0]) if family == "tile" else expect_tensor(name, "x", args[0])
     if len(t.shape) != 2:
         raise TypeCheckError(f"{name}: needs a 2-D tile, got {describe(t)}", hint="flatten the tile to [rows, cols]")
     expect_scalar(name, "rows", args[1])
@@ -75,6 +75,8 @@ def _set_validshape_type(args, kw):
         vi, di = as_int(v), as_int(d)
         if isinstance(vi, int) and isinstance(di, int) and not 0 <= vi <= di:
             raise TypeCheckError(f"{name}: {('rows', 'cols')[axis]}={vi} is outside the tile extent {di}")
+    if family == "tensor":
+        return type(t)(t.shape, t.dtype, tensor_view=(t.tensor_view or TensorView()).replace(valid_shape=(args[1], args[2])))
     view = (t.tile_view or TileView()).replace(valid_shape=(args[1], args[2]))
     return TileType(t.shape, t.dtype, tile_view=view, memory_space=t.memory_space)
 
@@ -82,6 +84,11 @@ def _set_validshape_type(args, kw):
 register_op(OpDef("tile.set_validshape", args=("x", "rows", "cols"), deduce=_set_validshape_type, affinity=VECTOR,
                   output_memory="inherit", effects={0: READ}, reuses_input=0,
                   description="the same tile buffer with valid region [rows, cols] (no data moves)"))
+# The tensor form narrows a kernel tensor's valid region; ConvertTensorToTileOps lowers it 1:1.
+register_op(OpDef("tensor.set_validshape", args=("x", "rows", "cols"),
+                  deduce=lambda args, kw: _set_validshape_type(args, kw, "tensor"), affinity=VECTOR,
+                  lowers_to="tile.set_validshape", effects={0: READ},
+                  description="the same 2-D tensor with valid region [rows, cols] (metadata only)"))
 register_op(OpDef("tile.fillpad_inplace", args=("x",), kwargs={"pad_value": Kwarg(PadValue, PadValue.zero)},
                   deduce=fillpad_rule("tile.fillpad_inplace"), affinity=VECTOR, output_memory="inherit",
                   effects={0: READWRITE}, reuses_input=0,

@@ -82,7 +82,9 @@ def _one_to_one(call: Call, ctx):
     if has_op(name):
         target = get_op(name)
         needed = target.min_args if target.min_args is not None else len(target.args)
-        if len(args) < needed and target.args[len(args)] == "tmp" and args and isinstance(args[0].type, TileType):
+        precise_scratch = call.kwargs.get("high_precision") and "high_precision" not in target.kwargs
+        if ((len(args) < needed or precise_scratch) and len(target.args) > len(args) and target.args[len(args)] == "tmp"
+                and args and isinstance(args[0].type, TileType)):
             args.append(_scratch(ctx, args[0], call, padded=name in _BLOCK_PADDED_SCRATCH))
     return tile_op(ctx, name, args, call)
 
@@ -115,6 +117,9 @@ def _slice(call: Call, ctx):
     valid = ctx.plain(call.args[3]) if len(call.args) > 3 and isinstance(call.args[3], MakeTuple) else shape
     if isinstance(src.type, TileType):
         return tile_op(ctx, "tile.slice", [src, shape, offsets] + list(call.args[3:4]), call)
+    if call.kwargs.get("pad_value") is not None:
+        raise UnsupportedError("pl.slice(..., pad_value=...) of a GM tensor is not supported yet", call.span,
+                               hint="load the window with pl.load, then pl.fillpad it")
     if ctx.feeds_matmul:
         return create_op_call("tile.load", [src, offsets, shape, valid], {"target_memory": MemorySpace.Mat},
                               call.span, attrs=dict(MAT_BRIDGE_ATTRS))

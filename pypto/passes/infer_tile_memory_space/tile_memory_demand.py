@@ -1,6 +1,11 @@
-"""Backward memory demand for InferTileMemorySpace: a tile.load / tile.create lands where its readers need it.
+"""Backward memory demand for InferTileMemorySpace: a tile.load / tile.create that leaves its landing
+space open lands where its readers need it.
 
-A producer's `target_memory` says where its data lands, but its readers decide where it should.
+A `target_memory` the program states is kept: the DSL and the IR builders always state one (Vec
+when the user wrote none), so a user's `pl.load(x, ...)` feeding `pl.move(..., target_memory=Left)`
+stays a Vec load and the move stays (a vector → cube hand-over for ExpandMixedKernel). A converter
+that wants the readers to decide marks its producer with the `MEMORY_BY_DEMAND` attr (see
+`leave_memory_to_demand`); only those are retargeted, and the mark is dropped once decided.
 Each reader states a demand — the spaces its op accepts for that operand (OpDef.input_memory), or
 the target of a `tile.move` — and when every reader's demand agrees on one space the producer is
 retargeted there instead of being followed by moves: a load only the cube reads (moves to Left /
@@ -28,6 +33,8 @@ from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt, SeqStmts
 from pypto.ir.visitor import IRVisitor, SplicingMutator, VarSubstituter, collect
 
+# Call attr: "this producer's target_memory is a placeholder; let the readers decide".
+MEMORY_BY_DEMAND = "target_memory_by_demand"
 _CUBE_OPERANDS = {MemorySpace.Left, MemorySpace.Right, MemorySpace.Bias}
 # Producers whose landing space is a kwarg: retargeted in place instead of followed by a tile.move.
 _RETARGETABLE = ("tile.load", "tile.create")
@@ -123,10 +130,15 @@ def _agreed_space(demands: list, producer: str) -> Optional[MemorySpace]:
     return next((s for s in candidates if s is not None and s in common), None)
 
 
+def leave_memory_to_demand(call: Call) -> Call:
+    """The same tile.load / tile.create, marked so InferTileMemorySpace picks its landing space."""
+    return call.replace(attrs={**call.attrs, MEMORY_BY_DEMAND: True})
+
+
 def _is_retargetable_producer(s) -> bool:
     v = s.value if isinstance(s, AssignStmt) else None
     return (isinstance(v, Call) and not isinstance(v.op, GlobalVar) and v.op.name in _RETARGETABLE
-            and not v.kwargs.get("transpose", False))
+            and v.attrs.get(MEMORY_BY_DEMAND) is True and not v.kwargs.get("transpose", False))
 
 
 def retarget_loads_by_demand(func: Function) -> Function:
@@ -140,15 +152,14 @@ def retarget_loads_by_demand(func: Function) -> Function:
     dropped: dict = {}          # redundant move var → the retargeted producer var
     for var, stmt in producers.items():
         call = stmt.value
-        space = _agreed_space(readers.demands[var], call.op.name)
-        if space is None or space is call.kwargs.get("target_memory"):
-            continue
+        space = _agreed_space(readers.demands[var], call.op.name) or call.kwargs.get("target_memory")
+        attrs = {k: v for k, v in call.attrs.items() if k != MEMORY_BY_DEMAND}
         new_call = create_op_call(call.op.name, list(call.args), {**call.kwargs, "target_memory": space},
-                                  call.span, call.attrs or None)
+                                  call.span, attrs or None)
         new_var = Var(var.name_hint, new_call.type, var.span)
         rebound[var] = (new_var, new_call)
         for move_var, target in readers.moves[var]:
-            if target is space:
+            if target is space and space is not call.kwargs.get("target_memory"):
                 dropped[move_var] = new_var
     if not rebound:
         return func

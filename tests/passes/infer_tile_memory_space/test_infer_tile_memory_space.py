@@ -5,6 +5,8 @@ from pypto import ir
 from pypto.passes.manager import PassManager
 from pypto.pypto_core import passes
 
+from tests.passes.infer_tile_memory_space.demand_marks import open_landing_spaces
+
 
 def test_a_load_read_only_by_cube_moves_lands_in_mat():
     @pl.program
@@ -35,7 +37,7 @@ def test_a_load_read_only_by_cube_moves_lands_in_mat():
             r: pl.Tensor[[32, 32], pl.FP32] = pl.tile.store(c, [0, 0], out)
             return r
 
-    ir.assert_structural_equal(passes.infer_tile_memory_space()(Before), Expected)
+    ir.assert_structural_equal(passes.infer_tile_memory_space()(open_landing_spaces(Before)), Expected)
 
 
 def test_a_load_a_vector_op_also_reads_keeps_vec():
@@ -56,6 +58,25 @@ def test_a_load_a_vector_op_also_reads_keeps_vec():
 
 
 @pl.program
+class CubeMovesOfDefaultLoads:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[32, 32], pl.FP32], b: pl.Tensor[[32, 32], pl.FP32],
+          out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        ta = pl.load(a, [0, 0], [32, 32])
+        tb = pl.load(b, [0, 0], [32, 32])
+        tl = pl.move(ta, target_memory=pl.Mem.Left)
+        tr = pl.move(tb, target_memory=pl.Mem.Right)
+        c = pl.matmul(tl, tr)
+        r: pl.Tensor[[32, 32], pl.FP32] = pl.store(c, [0, 0], out)
+        return r
+
+
+def _move_targets(func) -> list:
+    return [s.value.kwargs["target_memory"] for s in func.body.stmts
+            if isinstance(s, ir.AssignStmt) and s.value.op.name == "tile.move"]
+
+
+@pl.program
 class TileMatmul:
     @pl.function(type=pl.FunctionType.InCore)
     def k(self, a: pl.Tensor[[32, 32], pl.FP32], b: pl.Tensor[[32, 32], pl.FP32],
@@ -67,9 +88,20 @@ class TileMatmul:
         return r
 
 
-def test_tile_level_matmul_on_default_loads_becomes_a_pure_cube_kernel():
+def test_tile_level_matmul_on_default_loads_keeps_the_vec_loads_and_hands_them_to_the_cube():
+    # pl.load states Vec (its default), and a stated space is never overridden: the loads stay on
+    # the vector side and the kernel splits into a vector half and a cube half.
     final = PassManager.get_strategy().run_passes(TileMatmul)
-    assert final["k"].func_type is pl.FunctionType.AIC        # GM → Mat → Left / Right, no vector side
+    assert final["k"].func_type is pl.FunctionType.Group
+    assert final["k_aic"].func_type is pl.FunctionType.AIC and final["k_aiv"].func_type is pl.FunctionType.AIV
+
+
+def test_a_stated_vec_load_feeding_a_cube_move_is_not_retargeted():
+    after = passes.infer_tile_memory_space()(CubeMovesOfDefaultLoads)
+    loads = [s for s in after["k"].body.stmts if isinstance(s, ir.AssignStmt) and s.value.op.name == "tile.load"]
+    assert [s.value.kwargs["target_memory"] for s in loads] == [pl.Mem.Vec, pl.Mem.Vec]
+    assert all(s.var.type.memory_space is pl.Mem.Vec for s in loads)
+    assert _move_targets(after["k"]) == [pl.Mem.Left, pl.Mem.Right]
 
 
 def test_a_create_read_only_by_cube_moves_is_retargeted_to_mat_not_moved():
@@ -87,7 +119,7 @@ def test_a_create_read_only_by_cube_moves_is_retargeted_to_mat_not_moved():
             r: pl.Tensor[[32, 32], pl.FP32] = pl.tile.store(c, [0, 0], out)
             return r
 
-    after = passes.infer_tile_memory_space()(Before)
+    after = passes.infer_tile_memory_space()(open_landing_spaces(Before))
     create = after["k"].body.stmts[0].value
     assert create.op.name == "tile.create" and create.kwargs["target_memory"] is pl.Mem.Mat
     assert create.type.memory_space is pl.Mem.Mat

@@ -6,6 +6,8 @@ from pypto import ir
 from pypto.ir.visitor import collect
 from pypto.pypto_core import passes
 
+from tests.passes.infer_tile_memory_space.demand_marks import open_landing_spaces
+
 M = pl.Mem
 
 
@@ -160,7 +162,7 @@ def test_a_load_followed_only_by_a_user_move_is_retargeted_and_the_move_removed(
             r: pl.Tensor[[32, 32], pl.FP32] = pl.tile.store(c, [0, 0], out)
             return r
 
-    ir.assert_structural_equal(passes.infer_tile_memory_space()(Before), Expected)
+    ir.assert_structural_equal(passes.infer_tile_memory_space()(open_landing_spaces(Before)), Expected)
 
 
 def test_a_mat_load_only_vector_ops_read_lands_in_vec_instead_of_being_moved():
@@ -184,7 +186,7 @@ def test_a_mat_load_only_vector_ops_read_lands_in_vec_instead_of_being_moved():
             r: pl.Tensor[[32, 32], pl.FP32] = pl.tile.store(e, [0, 0], out)
             return r
 
-    after = passes.infer_tile_memory_space()(Before)
+    after = passes.infer_tile_memory_space()(open_landing_spaces(Before))
     ir.assert_structural_equal(after, Expected)
     assert "tile.move" not in _ops(after["k"])
 
@@ -230,7 +232,7 @@ def test_demand_flows_back_through_a_transpose_view_to_the_load():
             r: pl.Tensor[[32, 32], pl.FP32] = pl.tile.store(c, [0, 0], out)
             return r
 
-    after = passes.infer_tile_memory_space()(Before)
+    after = passes.infer_tile_memory_space()(open_landing_spaces(Before))
     stmts = after["k"].body.stmts
     assert stmts[1].value.kwargs["target_memory"] is M.Mat and stmts[1].var.type.memory_space is M.Mat
     assert stmts[2].value.op.name == "tile.transpose_view" and stmts[2].var.type.memory_space is M.Mat

@@ -176,7 +176,10 @@ def slice_(ctx, out, x, shape, offset, valid_shape=None, **kwargs):
     # the window's valid part cannot reach past the source's valid region
     valid = tuple(max(0, min(v, xv - o)) for v, xv, o in zip(valid, x.valid, offset))
     region = tuple(slice(int(o), int(o) + v) for o, v in zip(offset, valid))
-    return write_valid(out, x.data[region], valid)
+    out = write_valid(out, x.data[region], valid)
+    if kwargs.get("pad_value") is not None:     # the window's pad fills what lies outside its valid region
+        fill_outside(out.data, out.valid, pad_scalar(kwargs["pad_value"], out.data.dtype))
+    return out
 
 
 def assemble(ctx, out, target, source, offset, **kwargs):
