@@ -47,7 +47,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, SeqStmts, flatten_to_stmts
 from pypto.ir.types import TupleType, Type, UnknownType
 from pypto.ir.visitor import IRMutator, substitute
-from pypto.passes.analysis import Retyper, alpha_rename, calls_in
+from pypto.passes.analysis import Retyper, alpha_rename, calls_in, substitute_type
 
 EXTERNAL_ATTRS = ("external_source", "runtime_bound")
 MEMBER_TYPES = (FunctionType.AIC, FunctionType.AIV)
@@ -59,26 +59,11 @@ _STRENGTH = {ParamDirection.In: 0, ParamDirection.Out: 1, ParamDirection.InOut: 
 # Small helpers
 # ---------------------------------------------------------------------------------------------
 
-class _TypeSubst(IRMutator):
-    """Substitutes Vars everywhere, including inside types (dims, valid shapes, strides)."""
-
-    def __init__(self, mapping: dict):
-        self.mapping = mapping
-
-    def mutate(self, node):
-        if isinstance(node, Type):
-            return self.mutate_children(node)
-        return super().mutate(node)
-
-    def mutate_var(self, v):
-        return self.mapping.get(v, v)
-
-
 def _subst_type(t: Type, dims: dict) -> Optional[Type]:
     """`t` with its symbolic dims bound (None when nothing changes)."""
     if not dims:
         return None
-    new = _TypeSubst(dims).mutate(t)
+    new = substitute_type(t, dims)
     return None if new is t else new
 
 
