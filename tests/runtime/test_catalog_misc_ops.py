@@ -107,14 +107,32 @@ class Pre:
 """
 
 
-def test_prefetch_leaves_values_alone_and_names_its_codegen_gap(tmp_path):
+def test_prefetch_leaves_values_alone_and_a_non_flat_source_is_refused_in_codegen(tmp_path):
     x = np.random.default_rng(1).standard_normal((16, 64), dtype=np.float32)
     out = np.zeros_like(x)
     result = run(pl.parse(PREFETCH))(x, out)
     np.testing.assert_allclose(out if result is None else result, x + 2, rtol=1e-6)
-    ir.compile(pl.parse(PREFETCH), output_dir=tmp_path)      # the kernel has no .pto; the report says why
+    ir.compile(pl.parse(PREFETCH), output_dir=tmp_path)      # [16, 64] is not flat: no .pto, the report says why
     report = "".join(p.read_text() for p in (tmp_path / "report").iterdir())
-    assert "prefetch.make_context is not emitted" in report
+    assert "prefetch.async_prefetch: the source must be a flat, contiguous GM tensor" in report
+
+
+def test_prefetch_of_a_flat_source_emits_the_async_sequence_with_a_hidden_workspace(tmp_path):
+    text = PREFETCH.replace("[[16, 64]", "[[1, 1024]")
+    x = np.arange(1024, dtype=np.float32).reshape(1, 1024)
+    out = np.zeros_like(x)
+    compiled = ir.compile(pl.parse(text), output_dir=tmp_path)
+    compiled(x, out)
+    np.testing.assert_array_equal(out, x + 2)
+    (pto,) = (tmp_path / "ptoas").glob("*.pto")
+    body = pto.read_text()
+    head = next(line for line in body.splitlines() if "func.func" in line)
+    assert head.rstrip().endswith("{") and "!pto.ptr<i8>)" in head          # the runtime's SDMA workspace
+    order = ["pto.make_prefetch_async_context(", "pto.tprefetch_async(", "pto.get_prefetch_async_session",
+             "pto.comm.wait_async_event("]
+    at = [body.index(op) for op in order]
+    assert at == sorted(at)
+    assert "!pto.partition_tensor_view<1x1024xf32>, !pto.prefetch_async_context) -> !pto.async_event" in body
 
 
 @pytest.mark.parametrize("name", ["submit", "spmd_submit"])
