@@ -145,11 +145,23 @@ class Interpreter:
         """Pipes in both directions: each member in its own thread; a pop waits for its push."""
         members = [c for c in calls if _callee(self.program, c) is not None]
         rest = [c for c in calls if _callee(self.program, c) is None]
+        self.side_by_side([lambda c=c: self.stmt(c, env, ctx) for c in members])
+        try:
+            for c in rest:
+                self.stmt(c, env, ctx)
+        except _Return as r:
+            return r.values[0] if len(r.values) == 1 else tuple(r.values) if r.values else None
+        return None
 
-        def work(stmt):
+    def side_by_side(self, thunks: list) -> list:
+        """Run each thunk in its own thread (a pipe pop waits for its push) and return their results in
+        order; the first failure is re-raised in the launching thread."""
+        results = [None] * len(thunks)
+
+        def work(i, thunk):
             try:
                 with np.errstate(all="ignore"):
-                    self.stmt(stmt, env, ctx)
+                    results[i] = thunk()
             except BaseException as e:           # handed to the launching thread
                 self.failed.append(e)
             finally:
@@ -158,7 +170,7 @@ class Interpreter:
 
         self.concurrent = True
         try:
-            threads = [threading.Thread(target=work, args=(c,), daemon=True) for c in members]
+            threads = [threading.Thread(target=work, args=(i, t), daemon=True) for i, t in enumerate(thunks)]
             for t in threads:
                 t.start()
             for t in threads:
@@ -166,15 +178,9 @@ class Interpreter:
         finally:
             self.concurrent = False
         if self.failed:
-            first = self.failed[0]
-            self.failed = []
+            first, self.failed = self.failed[0], []
             raise first
-        try:
-            for c in rest:
-                self.stmt(c, env, ctx)
-        except _Return as r:
-            return r.values[0] if len(r.values) == 1 else tuple(r.values) if r.values else None
-        return None
+        return results
 
     # ------------------------------------------------------------------ statements
     def stmt(self, s, env: dict, ctx):

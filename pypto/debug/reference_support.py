@@ -111,31 +111,8 @@ class ReferenceRuntime:
     def side_by_side(self, *members):
         """Group members with pipes both ways, each in its own thread (a pop waits for its push);
         their results in order."""
-        interp, parent = self.interp, self.ctx
-        results = [None] * len(members)
-
-        def work(i, member):
-            try:
-                results[i] = self._with_ctx(parent, member)
-            except BaseException as e:            # handed to the launching thread
-                interp.failed.append(e)
-            finally:
-                with interp.pipe_cv:
-                    interp.pipe_cv.notify_all()
-
-        interp.concurrent = True
-        try:
-            threads = [threading.Thread(target=work, args=(i, m), daemon=True) for i, m in enumerate(members)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-        finally:
-            interp.concurrent = False
-        if interp.failed:
-            first, interp.failed = interp.failed[0], []
-            raise first
-        return results
+        parent = self.ctx
+        return self.interp.side_by_side([lambda m=m: self._with_ctx(parent, m) for m in members])
 
     # ------------------------------------------------------------------ tensors in and out
     def array(self, value):
