@@ -166,12 +166,8 @@ class Run:
         accesses = [(a, d != "in") for a, d in zip(args, site.directions)
                     if d is not None and isinstance(a, np.ndarray)]
         task = Task(next(self.ids), site, code, args, accesses)
-        seen = self._bounds_seen
         for a, _ in accesses:
-            got = seen.get(id(a))                   # (_inferred then reads what this looked up)
-            if got is None or got[0] is not a:
-                got = seen[id(a)] = (a, _bounds(a))
-            key, lo, hi = got[1]
+            key, lo, hi = self._bounds_of(a)
             self.touched.setdefault(key, []).append((task, lo, hi))
         options, self.options = self.options, None
         deps, no_dep = (options[0], options[1]) if options else ((), ())
@@ -182,6 +178,13 @@ class Run:
         return self._results(site, args)
 
     # ------------------------------------------------------------------ the task graph
+    def _bounds_of(self, a: np.ndarray) -> tuple:
+        """_bounds(a), worked out once per array of the run (a run passes the same arrays to task after task)."""
+        got = self._bounds_seen.get(id(a))
+        if got is None or got[0] is not a:
+            got = self._bounds_seen[id(a)] = (a, _bounds(a))
+        return got[1]
+
     def set_task_options(self, deps, no_dep_args, predicate, op: str, value: int, early: bool) -> None:
         """system.task_options: what the next submitted task declares (deps=, opt-outs, predicate=)."""
         pred = (predicate[0], tuple(int(i) for i in predicate[1:]), op, int(value)) if predicate else None
@@ -205,10 +208,7 @@ class Run:
         which comes after that entry)."""
         preds = []
         for a, writes in accesses:
-            got = self._bounds_seen.get(id(a))      # a run passes the same arrays to task after task
-            if got is None or got[0] is not a:
-                got = self._bounds_seen[id(a)] = (a, _bounds(a))
-            key, lo, hi = got[1]
+            key, lo, hi = self._bounds_of(a)
             writers, readers = self.overlap.setdefault(key, ([], []))
             for entries in ((writers, readers) if writes else (writers,)):   # a read meets only writes
                 for other, olo, ohi in entries:
@@ -300,7 +300,7 @@ class Run:
     def gm_block(self, tensors) -> Optional[Block]:
         mine = [(t, True) for t in tensors if isinstance(t, np.ndarray)]
         for t, _ in mine:                        # the host waits for these: they precede what it submits next
-            key, lo, hi = _bounds(t)
+            key, lo, hi = self._bounds_of(t)
             entries = self.touched.get(key)
             if not entries:
                 continue
