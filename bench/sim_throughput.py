@@ -80,7 +80,7 @@ def allreduce_ratio(ranks: int, repeat: int, mode: str = "native") -> tuple:
     from pypto.runtime import DistributedConfig
     compiled = ir.compile(allreduce_program(ranks), platform="a2a3sim",
                           distributed_config=DistributedConfig(device_ids=list(range(ranks))))
-    config = RunConfig(extra={"sim_host_collectives": mode})
+    config = RunConfig(sim_host_collectives=mode)
     unused = np.zeros((ranks, 8), np.float32)
     compiled(unused, config=config)                    # warm up
     sim_s = _median_seconds(lambda: compiled(unused, config=config), repeat)

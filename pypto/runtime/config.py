@@ -97,6 +97,7 @@ class RunConfig:
     sim_strict_memory: bool = False           # report reads of tile bytes no op wrote (slower)
     sim_race_check: bool = True               # DataRaceError for unordered tasks touching the same bytes
     sim_watchdog_seconds: float = 600.0       # a run still going after this long stops (livelock watchdog)
+    sim_host_collectives: str = "native"      # host collectives as runtime built-ins, or "recipe": op by op
     # accepted for compatibility with the reference API; no effect on the simulator
     dump_ptoas_passes: bool = False
     compile_profiling: bool = False
@@ -125,6 +126,8 @@ class RunConfig:
             raise ValueError(f"sim_schedule must be one of {SCHEDULES}, got {self.sim_schedule!r}")
         if not self.sim_watchdog_seconds > 0:
             raise ValueError(f"sim_watchdog_seconds must be positive, got {self.sim_watchdog_seconds!r}")
+        if self.sim_host_collectives not in ("native", "recipe"):
+            raise ValueError(f"sim_host_collectives is {self.sim_host_collectives!r}; use 'native' or 'recipe'")
         if self.sim_task_window < 1:
             raise ValueError("sim_task_window must be at least 1")
         _check_ring_sizes(self)

@@ -74,7 +74,7 @@ def _run(prog, n, size, seed=0):
     x = np.random.default_rng(seed).standard_normal((n, 1, size)).astype(np.float32)
     y = np.zeros_like(x)
     # the recipe mode runs the compiled grid of blocks (the native builtin would not look at core_num)
-    c(x, y, config=RunConfig(sim_schedule="random", sim_seed=seed, extra={"sim_host_collectives": "recipe"}))
+    c(x, y, config=RunConfig(sim_schedule="random", sim_seed=seed, sim_host_collectives="recipe"))
     return c, x, y
 
 

@@ -99,7 +99,7 @@ def test_host_collective_on_a_staged_window(kind, mode, n):
     xs = np.random.default_rng(n).standard_normal((n, rows, W)).astype(np.float32)
     for seed in (0, 1):
         ys = np.zeros((n, n, W), np.float32)
-        c(xs, ys, config=RunConfig(sim_schedule="random", sim_seed=seed, extra={"sim_host_collectives": mode}))
+        c(xs, ys, config=RunConfig(sim_schedule="random", sim_seed=seed, sim_host_collectives=mode))
         for r in range(n):
             if kind == "reduce_scatter":       # my row is the sum over ranks; the others keep what I staged
                 np.testing.assert_allclose(ys[r, r], xs[:, r].sum(axis=0), rtol=1e-5, atol=1e-5)

@@ -18,7 +18,7 @@ W = 32
 
 
 def _config(mode, seed=0):
-    return RunConfig(sim_schedule="random", sim_seed=seed, extra={"sim_host_collectives": mode})
+    return RunConfig(sim_schedule="random", sim_seed=seed, sim_host_collectives=mode)
 
 
 def _compile(prog, n):
@@ -130,7 +130,7 @@ def test_an_unknown_collective_mode_is_an_error():
     c = _compile(host_allreduce(2, 16), 2)
     x = np.zeros((2, 1, 16), np.float32)
     with pytest.raises(ValueError, match="sim_host_collectives"):
-        c(x, np.zeros_like(x), config=RunConfig(extra={"sim_host_collectives": "fast"}))
+        c(x, np.zeros_like(x), config=RunConfig(sim_host_collectives="fast"))
 
 
 def two_domains():

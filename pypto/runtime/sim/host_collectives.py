@@ -11,7 +11,7 @@ result for all of them from their windows, and every member goes on. The signal 
 left as they are (the recipe's self-cleaning protocol ends at zero, and so does an unused
 signal). Reductions fold the members in domain-rank order.
 
-`RunConfig(extra={"sim_host_collectives": "recipe"})` runs the compiled recipe instead, as any
+`RunConfig(sim_host_collectives="recipe")` runs the compiled recipe instead, as any
 other chip program (every notify / wait / remote_load simulated), which tests of the recipes use.
 
     native = NativeCollectives(world)                       # one per run (HostLevel owns it)
@@ -28,19 +28,11 @@ from pypto.errors import SimulationError
 from pypto.runtime.sim.blocking import Block
 from pypto.runtime.sim.codegen import FunctionCode
 
-NATIVE, RECIPE = "native", "recipe"
 _REDUCE = {"Sum": np.add, "Max": np.maximum, "Min": np.minimum, "Prod": np.multiply}
 # which operand is the (updated) result window, per op
 _RESULT = {"pld.tensor.allgather": 1, "pld.tensor.all_to_all": 1}
 SUPPORTED = ("pld.tensor.allreduce", "pld.tensor.barrier", "pld.tensor.broadcast", "pld.tensor.reduce_scatter",
              "pld.tensor.allgather", "pld.tensor.all_to_all")
-
-
-def mode_of(config) -> str:
-    mode = (getattr(config, "extra", None) or {}).get("sim_host_collectives", NATIVE)
-    if mode not in (NATIVE, RECIPE):
-        raise ValueError(f"RunConfig.extra['sim_host_collectives'] is {mode!r}; use 'native' or 'recipe'")
-    return mode
 
 
 @dataclass(eq=False)

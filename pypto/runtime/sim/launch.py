@@ -74,7 +74,6 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
                 results = run([[(sim.entry_code(compiled.entry), sim_args)]])
             else:
                 from pypto.runtime.distributed_sub_workers import sub_worker_runner
-                from pypto.runtime.sim.host_collectives import mode_of
                 from pypto.runtime.sim.host_level import host_phases
                 from pypto.runtime.sim.world import World
                 if world is None:
@@ -82,7 +81,7 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
                     world = World(compiled.distributed_config.world_size, pool=pool)
                 # a HOST orchestrator runs in phases: a SubWorker call waits for the dispatches before it
                 phases = host_phases(compiled.host_code(), world, sim, sim_args,
-                                     sub_worker_runner(compiled, worker, host), mode_of(config))
+                                     sub_worker_runner(compiled, worker, host), config.sim_host_collectives)
                 while True:
                     try:
                         per_rank = next(phases)
