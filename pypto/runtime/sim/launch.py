@@ -57,12 +57,11 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
     sim = _program_sim(compiled, config, timeline)
     host_function = getattr(compiled, "host_function", None)
     recorder = _timeline_recorder(sim) if timeline else None
-    log = _LOG
 
     def run(per_rank):
-        if log.isEnabledFor(logging.INFO):
+        if _LOG.isEnabledFor(logging.INFO):
             name = getattr(compiled, "entry", None) or getattr(host_function, "name", None) or "program"
-            log.info("running %s on %s (%d rank(s), %s schedule)", name, config.platform, len(per_rank),
+            _LOG.info("running %s on %s (%d rank(s), %s schedule)", name, config.platform, len(per_rank),
                      config.sim_schedule)
         return run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
                          window=config.sim_task_window, race_check=config.sim_race_check, recorder=recorder)
