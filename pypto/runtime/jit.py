@@ -25,6 +25,7 @@ tensor as a view of its memory, or a scalar); the key, the compile and the run a
 
 from __future__ import annotations
 
+import enum
 import functools
 import hashlib
 import inspect
@@ -250,22 +251,23 @@ class JITFunction:
     def _read_globals(self) -> tuple:
         """The values of the module constants and closure variables this kernel and its sub-kernels read
         (`SCALE = 3.0`): part of the cache key, so changing one between calls compiles again."""
+        readers = self.__dict__.get("_global_readers")
+        if readers is None:
+            readers = self.__dict__["_global_readers"] = [
+                reader for fn in [self] + [d for _, d in self.deps()] for reader in _global_readers(fn)]
         values = []
-        for fn in [self] + [d for _, d in self.deps()]:
-            f = fn.pyfunc
-            names = fn.__dict__.get("_read_names")
-            if names is None:
-                names = fn.__dict__["_read_names"] = sorted(_code_names(f.__code__))
-            scope = f.__globals__
-            cells = dict(zip(f.__code__.co_freevars, f.__closure__ or ()))
-            for name in names:
-                cell = cells.get(name)
+        for fn_name, name, cell, scope in readers:
+            if cell is not None:
                 try:
-                    value = cell.cell_contents if cell is not None else scope[name] if name in scope else _MISSING
+                    value = cell.cell_contents
                 except ValueError:                       # an empty cell
                     continue
-                if _is_constant(value):
-                    values.append((fn.__name__, name, type(value).__name__, value))
+            else:
+                value = scope.get(name, _MISSING)
+                if value is _MISSING:                    # an attribute name (`pl.add`), not a global
+                    continue
+            if value.__class__ in _PLAIN_CONSTANT_TYPES or _is_constant(value):
+                values.append((fn_name, name, type(value).__name__, value))
         return tuple(values)
 
     def _overrides(self, call: _Call) -> dict:
@@ -474,11 +476,22 @@ def _code_names(code) -> set:
     return names
 
 
+def _global_readers(fn) -> list:
+    """(function name, name, closure cell or None, globals dict) per name `fn`'s code reads, in name order:
+    what `_read_globals` looks up at each call (a closure variable shadows a module global)."""
+    f = fn.pyfunc
+    cells = dict(zip(f.__code__.co_freevars, f.__closure__ or ()))
+    return [(fn.__name__, name, cells.get(name), f.__globals__) for name in sorted(_code_names(f.__code__))]
+
+
+_PLAIN_CONSTANT_TYPES = frozenset(_CONSTANT_TYPES)
+_CONSTANT_CLASSES = _CONSTANT_TYPES + (enum.Enum, np.generic)
+
+
 def _is_constant(value) -> bool:
-    import enum
     if isinstance(value, (tuple, frozenset)):
         return all(_is_constant(v) for v in value)
-    return isinstance(value, _CONSTANT_TYPES + (enum.Enum,)) or isinstance(value, np.generic)
+    return isinstance(value, _CONSTANT_CLASSES)
 
 
 def _float64_hint(fn, call, error):

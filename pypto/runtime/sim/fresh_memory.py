@@ -63,12 +63,17 @@ def _alloc_ranges(code) -> tuple:
 
 def poison_fresh(core, code) -> None:
     """A kernel starts on `core`: all of its allocations become poison (and unwritten), including
-    tiles placed at run time (slots picked by a loop index)."""
+    tiles placed at run time (slots picked by a loop index). The core's first launch in a run refills
+    its whole arenas (Core.poison_if_due), which covers the allocations too."""
+    refilled = core.poison_if_due()
     flags = getattr(core, "written_bytes", None)
+    if refilled and flags is None:
+        return
     for space, addr, size in _alloc_ranges(code):
         if space not in core.spaces:
             continue
-        core.arena(space)[addr:addr + size] = POISON_BYTE
+        if not refilled:
+            core.arena(space)[addr:addr + size] = POISON_BYTE
         if flags is not None and space in flags:
             flags[space][addr:addr + size] = False
 

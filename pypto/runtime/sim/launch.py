@@ -64,7 +64,8 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
             _LOG.info("running %s on %s (%d rank(s), %s schedule)", name, config.platform, len(per_rank),
                      config.sim_schedule)
         return run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
-                         window=config.sim_task_window, race_check=config.sim_race_check, recorder=recorder)
+                         window=config.sim_task_window, race_check=config.sim_race_check, recorder=recorder,
+                         known_bounds=host.bounds if host_function is None else None)
 
     compiled.last_timeline = None
     try:
@@ -263,12 +264,13 @@ def _returned_params(compiled) -> Optional[tuple]:
 # ------------------------------------------------------------------ 3. the scheduler loop
 def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic", seed: Optional[int] = None,
               window: int = 64, race_check: bool = True, recorder=None,
-              watchdog_seconds: Optional[float] = None) -> list:
+              watchdog_seconds: Optional[float] = None, known_bounds: Optional[dict] = None) -> list:
     """Run `per_rank[r]` = [(FunctionCode, args), ...] on rank r, all ranks under one loop.
 
     Returns, per rank, the results of its dispatches. Deterministic: the first runnable agent in
     round-robin order (agents within a rank, and ranks, rotate). Random: a seeded choice among
     every runnable agent. A rank starts its next dispatch once the previous one's tasks finished.
+    `known_bounds` (one rank): the byte bounds of its arguments, already known (HostArgs.bounds).
     """
     n = len(per_rank)
     runs = []
@@ -277,7 +279,7 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
         rank_seed = seed if n == 1 or seed is None else seed * 7919 + r
         # the race detector checks a chip's task graph (the ranks of a world also sync through signals)
         run = Run(sim, machine_for(sim.platform, r), schedule=schedule, seed=rank_seed, window=window,
-                  race_check=race_check and world is None)
+                  race_check=race_check and world is None, known_bounds=known_bounds if n == 1 else None)
         run.world, run.rank, run.recorder = world, r, recorder
         dispatches = per_rank[r]
         name = f"host orchestrator ({dispatches[0][0].name})" if n == 1 and dispatches else \

@@ -67,6 +67,17 @@ _OUT_FLOAT_PATTERN = {1: 0x7F, 2: 0x7FA5, 4: 0x7FA5A5A5, 8: 0x7FF5A5A5A5A5A5A5}
 def _out_pattern(dtype):
     """(unsigned view dtype, bit pattern) of an Out buffer's poison, or None for odd item sizes."""
     dt = np.dtype(dtype)
+    got = _PATTERNS.get(dt, _MISSING)
+    if got is _MISSING:
+        got = _PATTERNS[dt] = _pattern_of(dt)
+    return got
+
+
+_PATTERNS: dict = {}
+_MISSING = object()
+
+
+def _pattern_of(dt: np.dtype):
     uint = _UINT.get(dt.itemsize)
     if uint is None:
         return None
@@ -91,8 +102,8 @@ def unwritten_mask(buf: np.ndarray):
     pattern = _out_pattern(buf.dtype)
     if pattern is None or not buf.size or not buf.flags.c_contiguous:
         return None
-    mask = buf.view(pattern[0]) == pattern[1]
-    return mask if mask.any() else None
+    mask = np.equal(buf.view(pattern[0]), pattern[1])
+    return mask if np.count_nonzero(mask) else None      # (count_nonzero: no Python-level `any` wrapper)
 
 
 def warn_unwritten(name: str, mask: np.ndarray) -> None:
