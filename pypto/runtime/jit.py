@@ -398,7 +398,8 @@ class JITFunction:
     @staticmethod
     def _arrays_key(args: tuple, config) -> tuple:
         # the options compile_key() spells as strings, read raw (equal values spell equal keys)
-        return (tuple([(x.shape, x.dtype.str) for x in args]), config.platform, config.strategy,
+        # (dtype objects: equal dtypes hash equal, without building `dtype.str` per argument)
+        return (tuple([(x.shape, x.dtype) for x in args]), config.platform, config.strategy,
                 config.memory_planner, config.dump_passes, config.save_kernels, config.save_kernels_dir)
 
     def clear_cache(self) -> None:

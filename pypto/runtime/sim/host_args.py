@@ -143,7 +143,7 @@ class HostArgs:
         if d is ParamDirection.Out:
             poison_output(buf)
         else:
-            np.copyto(buf, arr)
+            buf[...] = arr                          # (arr has the buffer's dtype and shape)
         self.writebacks.append((user, buf, plan))
         self.bounds[id(buf)] = (buf, plan.bounds_of(buf, array_bounds))
         return buf
