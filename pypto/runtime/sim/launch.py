@@ -31,6 +31,7 @@ from pypto.log_level import pypto_logger
 from pypto.runtime.config import default_config, require_simulator
 from pypto.runtime.sim.blocking import Block
 from pypto.runtime.sim.contexts import HostContext
+from pypto.runtime.sim.gc_pause import collect_if_due, collections_paused
 from pypto.runtime.sim.host_args import HostArgs, plan_params
 from pypto.runtime.sim.machine import machine_for
 from pypto.runtime.sim.progress import TICK_STEPS, RunProgress
@@ -294,8 +295,10 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
     # a progress line once a run takes > 2 s: the terminal is asked only once a run is long enough to tick
     progress, steps, started = None, 0, time.perf_counter()
     dog_steps = 0
-    with np.errstate(all="ignore"), watching(watchdog_seconds) as dog:  # overflow / NaN are data, not warnings
+    # overflow / NaN are data, not warnings; no automatic collection while tasks pile up (gc_pause)
+    with np.errstate(all="ignore"), watching(watchdog_seconds) as dog, collections_paused():
         while True:
+            collect_if_due()
             dog_steps += 1
             if dog is not None and dog_steps % 256 == 0 and dog.expired():
                 raise _livelock(runs, dog, None, None)

@@ -41,6 +41,7 @@ class Core:
         self.handed: dict = {}            # space → [first, end) of the bytes `bind` ever handed out: all a
                                           # kernel can have written (the rest is still poison)
         self.poison_due = False           # a run reserved the core; its arenas are not yet refilled
+        self.fresh_fills: dict = {}       # kernel key → the arena views its launches refill (fresh_memory)
         self.epoch = -1
         self.busy = False
 
