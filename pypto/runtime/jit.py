@@ -118,6 +118,7 @@ class JITFunction:
         self.param_names = list(inspect.signature(pyfunc).parameters)
         self._cache: dict = {}
         self._by_arrays: dict = {}        # the cached call's shortcut: (shapes, dtypes, compile key) → program
+        self._last_hit: Optional[tuple] = None    # (key, program) of the shortcut's last hit
         self._deps: Optional[list] = None
         self._source_hash: Optional[str] = None
         self._annotations: Optional[dict] = None
@@ -373,6 +374,7 @@ class JITFunction:
                 self.func_type is FunctionType.Orchestration:
             try:
                 self._by_arrays[self._arrays_key(args, _checked_config(config)) + self._read_globals()] = compiled
+                self._last_hit = None
             except TypeError:
                 pass
         if current_worker() is not None:         # inside `with ChipWorker(...)`: the worker runs it
@@ -390,10 +392,17 @@ class JITFunction:
                 return None
         if config is not None and not isinstance(config, RunConfig):
             return None                          # the general path reports it
+        key = self._arrays_key(args, config or default_config()) + self._read_globals()
+        last = self._last_hit                    # a loop calls with the same shapes again: compare, do not hash
+        if last is not None and last[0] == key:
+            return last[1]
         try:
-            return self._by_arrays.get(self._arrays_key(args, config or default_config()) + self._read_globals())
+            compiled = self._by_arrays.get(key)
         except TypeError:                        # an unhashable option value: the general path
             return None
+        if compiled is not None:
+            self._last_hit = (key, compiled)
+        return compiled
 
     @staticmethod
     def _arrays_key(args: tuple, config) -> tuple:
@@ -405,6 +414,7 @@ class JITFunction:
     def clear_cache(self) -> None:
         self._cache.clear()
         self._by_arrays.clear()
+        self._last_hit = None
 
     def __repr__(self) -> str:
         return f"<pl.jit {self.func_type.name} function {self.__name__}>"

@@ -128,7 +128,7 @@ class _FillAddresses(IRMutator):
             kwargs = dict(s.value.kwargs)
             kwargs["base" if s.value.op.name == "system.reserve_buffer" else "addr"] = addr
             return s.replace(value=s.value.replace(kwargs=kwargs))
-        return self.mutate_children(s)
+        return s                      # an assignment holds no statement, so nothing placed below it
 
 
 def allocate_memory_addr():

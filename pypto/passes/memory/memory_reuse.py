@@ -129,6 +129,8 @@ def plan_reuse(func: Function) -> dict:
 
 
 def _run(func: Function, program: Program) -> Function:
+    if not collect(func.body, is_alloc):          # no tile buffers (an orchestration function): nothing to share
+        return func
     merged = plan_reuse(func)
     memref: dict = {}
     for v in [*func.params, *defined_vars(func.body)]:

@@ -33,6 +33,7 @@ from pypto.runtime.sim.blocking import Block
 from pypto.runtime.sim.contexts import HostContext
 from pypto.runtime.sim.gc_pause import collect_if_due, collections_paused
 from pypto.runtime.sim.host_args import HostArgs, plan_params
+from pypto.runtime.sim.launch_plan import launch_plan
 from pypto.runtime.sim.machine import machine_for
 from pypto.runtime.sim.progress import TICK_STEPS, RunProgress
 from pypto.runtime.sim.scheduler import Agent, Run
@@ -66,7 +67,8 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
                      config.sim_schedule)
         return run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
                          window=config.sim_task_window, race_check=config.sim_race_check, recorder=recorder,
-                         known_bounds=host.bounds if host_function is None else None)
+                         known_bounds=host.bounds if host_function is None else None,
+                         planned=host_function is None and worker is None)
 
     compiled.last_timeline = None
     try:
@@ -265,13 +267,16 @@ def _returned_params(compiled) -> Optional[tuple]:
 # ------------------------------------------------------------------ 3. the scheduler loop
 def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic", seed: Optional[int] = None,
               window: int = 64, race_check: bool = True, recorder=None,
-              watchdog_seconds: Optional[float] = None, known_bounds: Optional[dict] = None) -> list:
+              watchdog_seconds: Optional[float] = None, known_bounds: Optional[dict] = None,
+              planned: bool = False) -> list:
     """Run `per_rank[r]` = [(FunctionCode, args), ...] on rank r, all ranks under one loop.
 
     Returns, per rank, the results of its dispatches. Deterministic: the first runnable agent in
     round-robin order (agents within a rank, and ranks, rotate). Random: a seeded choice among
     every runnable agent. A rank starts its next dispatch once the previous one's tasks finished.
     `known_bounds` (one rank): the byte bounds of its arguments, already known (HostArgs.bounds).
+    `planned` (one rank): the arguments are a chip call's bound buffers (none aliases another that a task
+    writes), so an orchestration with a launch plan submits its tasks from it (pypto.runtime.sim.launch_plan).
     """
     n = len(per_rank)
     runs = []
@@ -285,7 +290,8 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
         dispatches = per_rank[r]
         name = f"host orchestrator ({dispatches[0][0].name})" if n == 1 and dispatches else \
             f"rank {r} host orchestrator"
-        run.host = Agent(name, _rank_host(run, dispatches), None, None, dispatches[0][0] if dispatches else None)
+        run.host = Agent(name, _rank_host(run, dispatches, planned and n == 1 and world is None), None, None,
+                         dispatches[0][0] if dispatches else None)
         run.agents.append(run.host)
         runs.append(run)
     rng = None
@@ -348,9 +354,10 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
             agent.block = blk
 
 
-def _rank_host(run: Run, dispatches: list):
-    """A rank's host agent: its dispatched Orchestration functions, one after another."""
-    ctx = HostContext(run)
+def _rank_host(run: Run, dispatches: list, planned: bool = False):
+    """A rank's host agent: its dispatched Orchestration functions, one after another. `planned`: the
+    arguments are a chip call's own buffers, so an orchestration with a LaunchPlan replays it."""
+    ctx = None
     results = []
     for i, (code, args) in enumerate(dispatches):
         if i and (run.live or run.ready):      # a rank finishes one dispatch before the next starts
@@ -358,6 +365,12 @@ def _rank_host(run: Run, dispatches: list):
             yield Block(lambda: not run.live and not run.ready, "end of dispatch", f"tasks of {prev} still running")
         if i:
             run.dispatch_done()
+        plan = launch_plan(run.program, code) if planned and run.recorder is None else None
+        if plan is not None and plan.fits(run.window):
+            results.append(plan.replay(run, args))
+            continue
+        if ctx is None:
+            ctx = HostContext(run)
         results.append((yield from code.fn(ctx, *args)))
     return results
 
