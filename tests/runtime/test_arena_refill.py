@@ -36,3 +36,19 @@ def test_a_kernel_s_data_stays_until_the_next_run():
     view[:] = 3.0
     assert not core.poison_if_due()            # the same run: the kernel's data stays
     np.testing.assert_array_equal(view, 3.0)
+
+
+def test_copy_if_written_copies_a_fully_written_buffer_and_refuses_poison():
+    from pypto.runtime.sim import poison
+    buf = poison.poison_output(np.empty((3, poison.COPY_CHUNK // 2 + 5), np.float32))
+    user = np.full_like(buf, 7.0)
+    buf[:] = 1.5
+    assert poison.copy_if_written(user, buf)
+    np.testing.assert_array_equal(user, 1.5)
+    poison.poison_output(buf)
+    buf[:2] = 2.5                                  # the first chunk is written, the last row is not
+    user[:] = 7.0
+    assert not poison.copy_if_written(user, buf)
+    assert np.isin(user, [2.5, 7.0]).all()         # poison never reaches the caller: only written chunks moved
+    assert (user.reshape(-1)[:poison.COPY_CHUNK] == 2.5).all()
+    np.testing.assert_array_equal(user[2], 7.0)

@@ -22,7 +22,7 @@ from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import ConstInt, Var
 from pypto.ir.function import Function
 from pypto.ir.types import ScalarType, TensorType
-from pypto.runtime.sim.poison import poison_output, unwritten_mask, warn_unwritten
+from pypto.runtime.sim.poison import copy_if_written, poison_output, unwritten_mask, warn_unwritten
 from pypto.runtime.sim.race_detector import array_bounds
 
 
@@ -172,6 +172,8 @@ class HostArgs:
                 raise TypeCheckError(f"output '{plan.name}' cannot be written back (read-only or reshaped array); "
                                      "no output was changed")
         for user, buf, plan in self.writebacks:
+            if plan.direction is ParamDirection.Out and copy_if_written(user, buf):
+                continue                                # every element written: checked and copied in one pass
             unwritten = unwritten_mask(buf) if plan.direction is ParamDirection.Out else None
             if unwritten is None:
                 if user.dtype == buf.dtype:

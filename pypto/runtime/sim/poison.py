@@ -106,6 +106,28 @@ def unwritten_mask(buf: np.ndarray):
     return mask if np.count_nonzero(mask) else None      # (count_nonzero: no Python-level `any` wrapper)
 
 
+COPY_CHUNK = 1 << 18          # elements per step of `copy_if_written` (1 MiB of FP32: stays in cache)
+
+
+def copy_if_written(user: np.ndarray, buf: np.ndarray) -> bool:
+    """Copy an Out buffer filled by `poison_output` into the caller's array, a chunk at a time, checking
+    each chunk for poison just before copying it (one pass over memory instead of a scan and a copy).
+    True when every element was written and all was copied; False, with nothing or only poison-free
+    chunks copied (bytes the masked copy of `unwritten_mask` writes too), when some element still holds
+    poison or the arrays do not allow it (dtypes differ, not C-contiguous, no pattern)."""
+    pattern = _out_pattern(buf.dtype)
+    if (pattern is None or user.dtype != buf.dtype or not buf.flags.c_contiguous or not user.flags.c_contiguous
+            or user.shape != buf.shape):
+        return False
+    bits, dst, src = buf.reshape(-1).view(pattern[0]), user.reshape(-1), buf.reshape(-1)
+    for lo in range(0, bits.size, COPY_CHUNK):
+        hi = lo + COPY_CHUNK
+        if np.count_nonzero(np.equal(bits[lo:hi], pattern[1])):
+            return False
+        dst[lo:hi] = src[lo:hi]
+    return True
+
+
 def warn_unwritten(name: str, mask: np.ndarray) -> None:
     """A PyptoWarning at the caller's line: an Out parameter the kernel left (partly) unwritten."""
     import warnings
