@@ -22,6 +22,7 @@ over the direct on-chip path and are packed like any other tile).
 from __future__ import annotations
 
 import bisect
+from typing import Optional
 
 from pypto.ir.expr import Call, GlobalVar
 from pypto.ir.function import Function, Program
@@ -103,10 +104,12 @@ class _Group:
         return True
 
 
-def plan_reuse(func: Function) -> dict:
+def plan_reuse(func: Function, allocs: Optional[list] = None) -> dict:
     """{dropped base Var: the base Var it now shares}, largest buffers placed first; each joins the
-    first group (in creation order) that accepts it."""
-    allocs = [s for s in collect(func.body, is_alloc)]
+    first group (in creation order) that accepts it. `allocs`: the function's tile.alloc statements,
+    if the caller found them already."""
+    if allocs is None:
+        allocs = collect(func.body, is_alloc)
     life, stmt_at = buffer_lifetimes(func)
     written = _written_by(func) if current_platform().name == "a2a3" else {}
     order = {s.var: i for i, s in enumerate(allocs)}
@@ -129,9 +132,10 @@ def plan_reuse(func: Function) -> dict:
 
 
 def _run(func: Function, program: Program) -> Function:
-    if not collect(func.body, is_alloc):          # no tile buffers (an orchestration function): nothing to share
+    allocs = collect(func.body, is_alloc)
+    if not allocs:                                # no tile buffers (an orchestration function): nothing to share
         return func
-    merged = plan_reuse(func)
+    merged = plan_reuse(func, allocs)
     memref: dict = {}
     for v in [*func.params, *defined_vars(func.body)]:
         t = v.type

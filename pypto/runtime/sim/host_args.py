@@ -82,7 +82,7 @@ class HostArgs:
         self.any_torch = torch
         self.return_style = return_style
         self.dims: dict = {}
-        self.bounds: dict = {}             # id(sim-side array) → (array, array_bounds): the Run starts with these
+        self._bounded: list = []           # (sim-side array, the array whose bounds it has, its plan)
         it = iter(args)
         late = []
         for plan in plans:
@@ -132,7 +132,7 @@ class HostArgs:
         if d is ParamDirection.In:
             view = arr.view()
             view.flags.writeable = False
-            self.bounds[id(view)] = (view, plan.bounds_of(arr, array_bounds))   # a view has its array's bounds
+            self._bounded.append((view, arr, plan))     # a view has its array's bounds
             return view
         if not user.flags.writeable:
             raise TypeCheckError(f"parameter '{plan.name}' is {d.name} (the kernel writes it), but the array passed "
@@ -145,8 +145,13 @@ class HostArgs:
         else:
             buf[...] = arr                          # (arr has the buffer's dtype and shape)
         self.writebacks.append((user, buf, plan))
-        self.bounds[id(buf)] = (buf, plan.bounds_of(buf, array_bounds))
+        self._bounded.append((buf, buf, plan))
         return buf
+
+    def bounds(self) -> dict:
+        """{id(sim-side array): (array, array_bounds)} of the bound arrays: what the Run's OverlapMap starts
+        from (asked for only when the run submits through it, not when a launch plan replays the tasks)."""
+        return {id(a): (a, plan.bounds_of(of, array_bounds)) for a, of, plan in self._bounded}
 
     def _check_shape(self, p: Var, arr: np.ndarray) -> None:
         shape = p.type.shape

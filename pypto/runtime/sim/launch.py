@@ -267,14 +267,14 @@ def _returned_params(compiled) -> Optional[tuple]:
 # ------------------------------------------------------------------ 3. the scheduler loop
 def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic", seed: Optional[int] = None,
               window: int = 64, race_check: bool = True, recorder=None,
-              watchdog_seconds: Optional[float] = None, known_bounds: Optional[dict] = None,
+              watchdog_seconds: Optional[float] = None, known_bounds=None,
               planned: bool = False) -> list:
     """Run `per_rank[r]` = [(FunctionCode, args), ...] on rank r, all ranks under one loop.
 
     Returns, per rank, the results of its dispatches. Deterministic: the first runnable agent in
     round-robin order (agents within a rank, and ranks, rotate). Random: a seeded choice among
     every runnable agent. A rank starts its next dispatch once the previous one's tasks finished.
-    `known_bounds` (one rank): the byte bounds of its arguments, already known (HostArgs.bounds).
+    `known_bounds` (one rank): a function giving the byte bounds of its arguments (HostArgs.bounds).
     `planned` (one rank): the arguments are a chip call's bound buffers (none aliases another that a task
     writes), so an orchestration with a launch plan submits its tasks from it (pypto.runtime.sim.launch_plan).
     """

@@ -125,7 +125,7 @@ def _await_all(blocks: list):
 
 class Run:
     def __init__(self, program, machine, *, schedule: str = "deterministic", seed: Optional[int] = None,
-                 window: int = 64, race_check: bool = False, known_bounds: Optional[dict] = None):
+                 window: int = 64, race_check: bool = False, known_bounds=None):
         self.program = program
         self.machine = machine
         self.epoch = machine.new_run()
@@ -134,8 +134,10 @@ class Run:
         self.agents: list = []
         self.live: dict = {}             # unfinished tasks by id, in submission order
         self._placement: dict = _placements_of(program)   # kernel code → (core kind, dual lane)
-        # id(array) → (array, array_bounds(array)) for the OverlapMap (a launch knows its arguments' already)
-        self._bounds_seen: dict = known_bounds if known_bounds is not None else {}
+        # id(array) → (array, array_bounds(array)) for the OverlapMap; a launch knows its arguments' (`known_bounds`
+        # gives them), asked for when the first task is submitted
+        self._bounds_seen: Optional[dict] = None
+        self._known_bounds = known_bounds
         self.ready: list = []
         self.ids = itertools.count()
         self.host: Optional[Agent] = None
@@ -188,9 +190,12 @@ class Run:
     # ------------------------------------------------------------------ the task graph
     def _bounds_of(self, a: np.ndarray) -> tuple:
         """array_bounds(a), worked out once per array of the run (a run passes the same arrays to task after task)."""
-        got = self._bounds_seen.get(id(a))
+        seen = self._bounds_seen
+        if seen is None:
+            seen = self._bounds_seen = self._known_bounds() if self._known_bounds is not None else {}
+        got = seen.get(id(a))
         if got is None or got[0] is not a:
-            got = self._bounds_seen[id(a)] = (a, array_bounds(a))
+            got = seen[id(a)] = (a, array_bounds(a))
         return got[1]
 
     def set_task_options(self, deps, no_dep_args, predicate, op: str, value: int, early: bool) -> None:
@@ -402,8 +407,8 @@ class Run:
         task.cores.append(core)
 
     def _launch(self, task: Task, lanes: list) -> None:
-        for core, *_ in lanes:
-            self._reserve(task, core)
+        for spec in lanes:
+            self._reserve(task, spec[0])
         task.lanes_left += len(lanes)
         for core, code, args, lane, nlanes in lanes:
             ctx = CoreContext(self, core, task, task.block_idx, task.block_num, lane, nlanes)
