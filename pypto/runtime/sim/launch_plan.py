@@ -59,7 +59,7 @@ class LaunchPlan:
         """Submit the templates' tasks on `args` (the dispatch's argument list); the orchestration's result."""
         tasks = []
         for t in self.templates:
-            task_args = tuple(args[i] for i in t.params)
+            task_args = tuple([args[i] for i in t.params])
             accesses = [(task_args[k], w) for k, w in t.accesses if isinstance(task_args[k], np.ndarray)]
             task = Task(next(run.ids), t.site, t.code, task_args, accesses)
             run._add(task, [tasks[j] for j in t.preds])
