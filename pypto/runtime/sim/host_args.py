@@ -181,7 +181,7 @@ class HostArgs:
                 continue                                # every element written: checked and copied in one pass
             unwritten = unwritten_mask(buf) if plan.direction is ParamDirection.Out else None
             if unwritten is None:
-                if user.dtype == buf.dtype:
+                if user.dtype == buf.dtype and user.__class__ is np.ndarray:
                     user[...] = buf                     # (a plain copy, without copyto's dispatch)
                 else:                                   # sim_strict=False converted it
                     np.copyto(user, buf, casting="unsafe")

@@ -114,10 +114,10 @@ def copy_if_written(user: np.ndarray, buf: np.ndarray) -> bool:
     each chunk for poison just before copying it (one pass over memory instead of a scan and a copy).
     True when every element was written and all was copied; False, with nothing or only poison-free
     chunks copied (bytes the masked copy of `unwritten_mask` writes too), when some element still holds
-    poison or the arrays do not allow it (dtypes differ, not C-contiguous, no pattern)."""
+    poison or the arrays do not allow it (dtypes differ, not C-contiguous, an ndarray subclass, no pattern)."""
     pattern = _out_pattern(buf.dtype)
-    if (pattern is None or user.dtype != buf.dtype or not buf.flags.c_contiguous or not user.flags.c_contiguous
-            or user.shape != buf.shape):
+    if (pattern is None or user.__class__ is not np.ndarray or user.dtype != buf.dtype or not buf.flags.c_contiguous
+            or not user.flags.c_contiguous or user.shape != buf.shape):
         return False
     bits, dst, src = buf.reshape(-1).view(pattern[0]), user.reshape(-1), buf.reshape(-1)
     for lo in range(0, bits.size, COPY_CHUNK):
