@@ -52,3 +52,15 @@ def test_copy_if_written_copies_a_fully_written_buffer_and_refuses_poison():
     assert np.isin(user, [2.5, 7.0]).all()         # poison never reaches the caller: only written chunks moved
     assert (user.reshape(-1)[:poison.COPY_CHUNK] == 2.5).all()
     np.testing.assert_array_equal(user[2], 7.0)
+
+
+def test_copy_if_written_on_a_buffer_of_one_chunk():
+    from pypto.runtime.sim import poison
+    buf = poison.poison_output(np.empty((4, 8), np.int32))
+    user = np.full_like(buf, -3)
+    buf[:, :7] = 5
+    assert not poison.copy_if_written(user, buf)
+    np.testing.assert_array_equal(user, -3)        # nothing moved
+    buf[:, 7] = 6
+    assert poison.copy_if_written(user, buf)
+    assert (user[:, :7] == 5).all() and (user[:, 7] == 6).all()

@@ -119,6 +119,11 @@ def copy_if_written(user: np.ndarray, buf: np.ndarray) -> bool:
     if (pattern is None or user.__class__ is not np.ndarray or user.dtype != buf.dtype or not buf.flags.c_contiguous
             or not user.flags.c_contiguous or user.shape != buf.shape):
         return False
+    if buf.size <= COPY_CHUNK:                 # one chunk: no flat views needed
+        if np.count_nonzero(np.equal(buf.view(pattern[0]), pattern[1])):
+            return False
+        user[...] = buf
+        return True
     bits, dst, src = buf.reshape(-1).view(pattern[0]), user.reshape(-1), buf.reshape(-1)
     for lo in range(0, bits.size, COPY_CHUNK):
         hi = lo + COPY_CHUNK
