@@ -77,7 +77,11 @@ class RaceDetector:
 
     def check(self) -> None:
         records, self.records = self.records, []
-        if not records or all(r[0] is records[0][0] for r in records):
+        first = records[0][0] if records else None
+        for r in records:
+            if r[0] is not first:
+                break
+        else:
             return                           # one task's own accesses: a race needs two tasks
         tasks = sorted({id(r[0]): r[0] for r in records}.values(), key=lambda t: t.id)
         if all((b.ancestors >> a.id) & 1 for a, b in zip(tasks, tasks[1:])):
