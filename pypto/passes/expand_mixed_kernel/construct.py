@@ -34,13 +34,13 @@ NZ = (TileLayout.col_major, TileLayout.row_major)
 def transfer_view(t: TileType, platform_name: str) -> TileType:
     """The cross-core TileView of a boundary tile: NZ towards Left / Right, the original layout otherwise."""
     if t.memory_space in (MemorySpace.Left, MemorySpace.Right):
-        view = (t.tile_view or TileView()).replace(blayout=NZ[0], slayout=NZ[1])
+        view = t.effective_view.replace(blayout=NZ[0], slayout=NZ[1], fractal=512)
         return t.replace(tile_view=view)
     return t
 
 
 def _layout(t: TileType) -> tuple:
-    v = t.tile_view or TileView()
+    v = t.effective_view
     return v.blayout, v.slayout
 
 
@@ -146,7 +146,7 @@ class SideBuilder:
             if layout is not None:
                 # a5 inserts the Vec tile into the cube's FIFO in the layout the pop expects: NZ towards
                 # Left / Right, the layout the move spells towards Mat (seed 004, the a5 transfer table)
-                view = (src.type.tile_view or TileView()).replace(blayout=layout[0], slayout=layout[1])
+                view = src.type.effective_view.replace(blayout=layout[0], slayout=layout[1])
                 nz_type = src.type.replace(tile_view=view)
                 pushed = Var(f"{src.name_hint}_nz", nz_type, c.span)
                 move = op_call("tile.move", [src], {"target_memory": MemorySpace.Vec, "blayout": layout[0],
@@ -159,10 +159,10 @@ class SideBuilder:
         mat_type = cross.replace(memory_space=MemorySpace.Mat)
         mat = Var(f"{dst.name_hint}_mat", mat_type, c.span)
         pop = AssignStmt(mat, op_call("tile.tpop_from_aiv", [], {"split": 0}, c.span, mat_type), c.span)
-        move = op_call("tile.move", [mat], {"target_memory": target, "blayout": dst.type.tile_view.blayout
-                                            if dst.type.tile_view else None,
-                                            "slayout": dst.type.tile_view.slayout if dst.type.tile_view else None},
-                       c.span)
+        # the Mat → target move spells the target's layout (CreateMove forwards the result view's layouts)
+        dst_view = dst.type.effective_view
+        move = op_call("tile.move", [mat], {"target_memory": target, "blayout": dst_view.blayout,
+                                            "slayout": dst_view.slayout}, c.span)
         self.carriers[mat] = dst
         return [pop, AssignStmt(dst, move.replace(type=dst.type), c.span)]
 

@@ -161,7 +161,7 @@ def test_v2c_boundary_pops_into_mat_then_moves_to_left(platform):
     assert reserve.kwargs == {"name": "main_incore_0_v2c_slot_buffer", "size": 16384, "base": -1}
     pop = flatten_to_stmts(aic.body)[3].var.type
     assert pop.memory_space is pl.Mem.Mat
-    assert (pop.tile_view.blayout, pop.tile_view.slayout) == (pl.TileLayout.col_major, pl.TileLayout.row_major)
+    assert (pop.effective_view.blayout, pop.effective_view.slayout) == (pl.TileLayout.col_major, pl.TileLayout.row_major)
     assert not [f for f in after.functions.values() if f.func_type is pl.FunctionType.InCore]
 
 
