@@ -151,7 +151,7 @@ def test_v2c_boundary_pops_into_mat_then_moves_to_left(platform):
                          "tile.tpop_from_aiv", "tile.move", "system.tfree_to_aiv", "tile.load", "tile.move",
                          "tile.matmul", "tile.tpush_to_aiv"]
     adapter = ["tile.move"] if platform == "a5" else []      # a5 moves to an NZ Vec tile before the push
-    assert _ops(aiv) == ["system.reserve_buffer", "system.import_peer_buffer", "system.aiv_initialize_pipe",
+    assert _ops(aiv) == ["system.import_peer_buffer", "system.reserve_buffer", "system.aiv_initialize_pipe",
                          "tile.load", *adapter, "tile.tpush_to_aic", "tile.tpop_from_aic", "tile.store",
                          "system.tfree_to_aic"]
     init = flatten_to_stmts(aic.body)[2].expr
@@ -171,5 +171,5 @@ def test_slot_num_attr_sizes_the_ring():
     prog = prog.with_functions([f.replace(attrs={**f.attrs, "slot_num": 16})])
     with PassContext(PassContext.current().instruments, platform="a5"):
         after = passes.expand_mixed_kernel()(prog)
-    stmts = flatten_to_stmts(after["main_incore_0_aiv"].body)
-    assert stmts[0].value.kwargs["size"] == 8192 * 16 and stmts[2].expr.kwargs["slot_num"] == 16
+    stmts = flatten_to_stmts(after["main_incore_0_aiv"].body)      # the V2C import, then the C2V reserve
+    assert stmts[1].value.kwargs["size"] == 8192 * 16 and stmts[2].expr.kwargs["slot_num"] == 16
