@@ -88,5 +88,7 @@ class TwoGuardsVectorSide:
 def test_two_divergent_guards_finish_and_keep_their_own_carriers(platform, finishes_in_time):
     with PassContext(PassContext.current().instruments, platform=platform):
         after = passes.expand_mixed_kernel()(passes.infer_tile_memory_space()(passes.convert_to_ssa()(TwoGuards)))
-    expected = passes.convert_to_ssa()(TwoGuardsVectorSide)
-    ir.assert_structural_equal(after.get_function("pipelined_aiv"), expected.get_function("pipelined_aiv"))
+    expected = passes.convert_to_ssa()(TwoGuardsVectorSide).get_function("pipelined_aiv")
+    if platform == "a2a3":                   # a no-split AIV driving a pipe runs on both vector lanes there
+        expected = expected.replace(attrs={**expected.attrs, "dual_aiv_dispatch": True})
+    ir.assert_structural_equal(after.get_function("pipelined_aiv"), expected)
