@@ -84,8 +84,22 @@ def _returned_params(aiv: Function, writebacks: dict) -> list:
     return out
 
 
+def _gathers_in_mat(func: Function) -> Function:
+    """A `tile.aic_gather` result bound to a Var typed outside Mat is the Mat tile the gather makes: its
+    readers (a Mat → Left move) then stay on the cube side instead of counting as a second boundary."""
+    from pypto.ir.walks import collect
+    retyped = {}
+    for s in collect(func.body, lambda n: isinstance(n, AssignStmt)):
+        c = s.value
+        if isinstance(c, Call) and not isinstance(c.op, GlobalVar) and c.op.name == "tile.aic_gather" \
+                and getattr(s.var.type, "memory_space", None) is not getattr(c.type, "memory_space", None):
+            retyped[s.var] = Var(s.var.name_hint, c.type, s.var.span)
+    return func.replace(body=substitute(func.body, retyped)) if retyped else func
+
+
 def _expand(func: Function, platform_name: str) -> tuple:
     """(aic, aiv) for a mixed kernel."""
+    func = _gathers_in_mat(func)
     attrs = dict(func.attrs)                   # a mixed kernel keeps its split mode for SplitVectorKernel
     aic_body = _side_body(func, CUBE, platform_name)
     aiv_body = _side_body(func, VECTOR, platform_name)
