@@ -1,8 +1,9 @@
 """tfree insertion and the automatic pipe-setup prologue of split kernels (seed 004 steps 10–11).
 
 Every consumer-side tpop gets its tfree after the last statement of its block that uses the
-popped tile or a same-side tile it was moved into (a Mat → Left carrier), and before a
-trailing yield / return. Then both sides get the frontend pipe setup: the consumer reserves
+popped tile, a name it goes by (`a = t`, an if result every branch yields from it) or a same-side
+tile it was moved into (a Mat → Left carrier), and before a trailing yield / return. A written
+tfree of an alias is rewritten to free the popped tile itself, its kwargs (id) kept. Then both sides get the frontend pipe setup: the consumer reserves
 each ring's buffer, the producer imports it (the V2C ring's statement before the C2V one), both
 initialize the pipe.
 
