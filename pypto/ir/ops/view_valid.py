@@ -77,7 +77,7 @@ def _set_validshape_type(args, kw, family: str = "tile"):
             raise TypeCheckError(f"{name}: {('rows', 'cols')[axis]}={vi} is outside the tile extent {di}")
     if family == "tensor":
         return type(t)(t.shape, t.dtype, tensor_view=(t.tensor_view or TensorView()).replace(valid_shape=(args[1], args[2])))
-    view = (t.tile_view or TileView()).replace(valid_shape=(args[1], args[2]))
+    view = t.effective_view.replace(valid_shape=(args[1], args[2]))
     return TileType(t.shape, t.dtype, tile_view=view, memory_space=t.memory_space)
 
 

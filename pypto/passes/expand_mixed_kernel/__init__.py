@@ -33,6 +33,7 @@ from pypto.passes.expand_mixed_kernel.data_paths import check_data_paths
 from pypto.passes.expand_mixed_kernel.gm_fence import plan_fences
 from pypto.passes.expand_mixed_kernel.group_abi import normalize_group_abis
 from pypto.passes.expand_mixed_kernel.dce import eliminate, free_vars
+from pypto.passes.expand_mixed_kernel.dual_dispatch import stamp_dual_dispatch
 from pypto.passes.expand_mixed_kernel.pipe_setup import insert_tfrees, pipe_prologue, transfers
 from pypto.passes.expand_mixed_kernel.verifier import check_expanded
 from pypto.passes.base import Pass
@@ -83,8 +84,22 @@ def _returned_params(aiv: Function, writebacks: dict) -> list:
     return out
 
 
+def _gathers_in_mat(func: Function) -> Function:
+    """A `tile.aic_gather` result bound to a Var typed outside Mat is the Mat tile the gather makes: its
+    readers (a Mat → Left move) then stay on the cube side instead of counting as a second boundary."""
+    from pypto.ir.walks import collect
+    retyped = {}
+    for s in collect(func.body, lambda n: isinstance(n, AssignStmt)):
+        c = s.value
+        if isinstance(c, Call) and not isinstance(c.op, GlobalVar) and c.op.name == "tile.aic_gather" \
+                and getattr(s.var.type, "memory_space", None) is not getattr(c.type, "memory_space", None):
+            retyped[s.var] = Var(s.var.name_hint, c.type, s.var.span)
+    return func.replace(body=substitute(func.body, retyped)) if retyped else func
+
+
 def _expand(func: Function, platform_name: str) -> tuple:
     """(aic, aiv) for a mixed kernel."""
+    func = _gathers_in_mat(func)
     attrs = dict(func.attrs)                   # a mixed kernel keeps its split mode for SplitVectorKernel
     aic_body = _side_body(func, CUBE, platform_name)
     aiv_body = _side_body(func, VECTOR, platform_name)
@@ -178,7 +193,8 @@ def _run(program: Program) -> Program:
             retyped[f.name] = f.with_type(kind).replace(attrs=attrs)
     manual = {f.name for f in funcs if f.func_type is FunctionType.AIV} | set(retyped)
     if not split and not retyped and not (platform_name == "a5" and manual):
-        return normalize_group_abis(program)
+        return normalize_group_abis(program.with_functions(
+            [stamp_dual_dispatch(f, platform_name) for f in funcs]))
     out = []
     rewrite = _GroupCallerRewrite(split)
     for f in funcs:
@@ -203,6 +219,9 @@ def _run(program: Program) -> Program:
             by_name.update(adapt_mx_pushes(by_name, by_name[name]))
         out = [by_name[f.name] for f in out]
     out = [adapt_manual_pushes(f, platform_name) if f.name in manual else f for f in out]
+    # a2a3: every AIV driving a pipe without a split mode runs on both vector lanes (step 12)
+    built = manual | {aiv.name for _aic, aiv in split.values()}
+    out = [stamp_dual_dispatch(f, platform_name) if f.name in built else f for f in out]
     # phase 4: hand-written Groups get one shared member ABI (after the pushes are adapted: clones keep them)
     result = normalize_group_abis(program.with_functions(out))
     platform = current_platform()

@@ -34,13 +34,13 @@ NZ = (TileLayout.col_major, TileLayout.row_major)
 def transfer_view(t: TileType, platform_name: str) -> TileType:
     """The cross-core TileView of a boundary tile: NZ towards Left / Right, the original layout otherwise."""
     if t.memory_space in (MemorySpace.Left, MemorySpace.Right):
-        view = (t.tile_view or TileView()).replace(blayout=NZ[0], slayout=NZ[1])
+        view = t.effective_view.replace(blayout=NZ[0], slayout=NZ[1], fractal=512)
         return t.replace(tile_view=view)
     return t
 
 
 def _layout(t: TileType) -> tuple:
-    v = t.tile_view or TileView()
+    v = t.effective_view
     return v.blayout, v.slayout
 
 
@@ -56,15 +56,18 @@ def _push_layout(src: TileType, dst: TileType, target):
 
 
 def _shard_transport(c, full: TileType) -> dict:
-    """The kwargs of the transfer pair a Cube→Vector boundary becomes (seed 004, step 4a / "split code"):
-    a tile.aiv_shard's authored mode (1 / 2) becomes the pto-isa code of its full-width operand's lane
-    extents, with the op's lane_stride riding along; a plain move transfers whole (split 0)."""
+    """The kwargs of the transfer pair a boundary becomes (seed 004, step 4a / "split code"): a
+    tile.aiv_shard's / tile.aic_gather's authored mode (1 / 2) becomes the pto-isa code of its full-width
+    tile's lane extents (the shard's operand, the gather's result), with the op's lane_stride riding
+    along; a plain move transfers whole (split 0)."""
     mode = c.kwargs.get("split")
-    if c.op.name != "tile.aiv_shard" or mode is None or int(getattr(mode, "value", mode)) == 0:
+    if c.op.name not in ("tile.aiv_shard", "tile.aic_gather") or mode is None \
+            or int(getattr(mode, "value", mode)) == 0:
         return {"split": 0}
     from pypto.passes.expand_mixed_kernel.split_code import transfer_code
     stride = c.kwargs.get("lane_stride")
-    code = transfer_code(full, SplitMode(int(getattr(mode, "value", mode))), span=c.span, stride=stride)
+    code = transfer_code(full, SplitMode(int(getattr(mode, "value", mode))), gather=c.op.name == "tile.aic_gather",
+                         span=c.span, stride=stride)
     return {"split": code, "lane_stride": stride} if stride is not None else {"split": code}
 
 
@@ -139,6 +142,7 @@ class SideBuilder:
                 return mx_carrier.vector_side(src, dst, target, c.span)
             return mx_carrier.cube_side(dst, target, c.span, self.carriers)
         cross = transfer_view(dst.type, self.platform_name)
+        kw = _shard_transport(c, c.type)
         if self.side == VECTOR:
             out = []
             pushed = src
@@ -146,23 +150,23 @@ class SideBuilder:
             if layout is not None:
                 # a5 inserts the Vec tile into the cube's FIFO in the layout the pop expects: NZ towards
                 # Left / Right, the layout the move spells towards Mat (seed 004, the a5 transfer table)
-                view = (src.type.tile_view or TileView()).replace(blayout=layout[0], slayout=layout[1])
+                view = src.type.effective_view.replace(blayout=layout[0], slayout=layout[1])
                 nz_type = src.type.replace(tile_view=view)
                 pushed = Var(f"{src.name_hint}_nz", nz_type, c.span)
                 move = op_call("tile.move", [src], {"target_memory": MemorySpace.Vec, "blayout": layout[0],
                                                     "slayout": layout[1]}, c.span)
                 out.append(AssignStmt(pushed, move.replace(type=nz_type), c.span))
-            out.append(EvalStmt(op_call("tile.tpush_to_aic", [pushed], {"split": 0}, c.span), c.span))
+            out.append(EvalStmt(op_call("tile.tpush_to_aic", [pushed], kw, c.span), c.span))
             return out
         if target is MemorySpace.Mat:
-            return [AssignStmt(dst, op_call("tile.tpop_from_aiv", [], {"split": 0}, c.span, dst.type), c.span)]
+            return [AssignStmt(dst, op_call("tile.tpop_from_aiv", [], kw, c.span, dst.type), c.span)]
         mat_type = cross.replace(memory_space=MemorySpace.Mat)
         mat = Var(f"{dst.name_hint}_mat", mat_type, c.span)
-        pop = AssignStmt(mat, op_call("tile.tpop_from_aiv", [], {"split": 0}, c.span, mat_type), c.span)
-        move = op_call("tile.move", [mat], {"target_memory": target, "blayout": dst.type.tile_view.blayout
-                                            if dst.type.tile_view else None,
-                                            "slayout": dst.type.tile_view.slayout if dst.type.tile_view else None},
-                       c.span)
+        pop = AssignStmt(mat, op_call("tile.tpop_from_aiv", [], kw, c.span, mat_type), c.span)
+        # the Mat → target move spells the target's layout (CreateMove forwards the result view's layouts)
+        dst_view = dst.type.effective_view
+        move = op_call("tile.move", [mat], {"target_memory": target, "blayout": dst_view.blayout,
+                                            "slayout": dst_view.slayout}, c.span)
         self.carriers[mat] = dst
         return [pop, AssignStmt(dst, move.replace(type=dst.type), c.span)]
 

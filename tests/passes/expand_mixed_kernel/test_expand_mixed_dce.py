@@ -39,7 +39,7 @@ class TwoGuards:
                 am = pl.load(a, [0, 0], [16, 64], target_memory=pl.Mem.Mat)
                 bm = pl.load(b, [0, 0], [64, 64], target_memory=pl.Mem.Mat)
                 prod = pl.matmul(pl.move(am, target_memory=pl.Mem.Left), pl.move(bm, target_memory=pl.Mem.Right))
-                pv = pl.move(prod, target_memory=pl.Mem.Vec)
+                pv = pl.move(prod, target_memory=pl.Mem.Vec, blayout=pl.TileLayout.row_major, slayout=pl.TileLayout.none_box)
                 f_new = pl.store(pv, [0, 0], f_cur)
                 f_phi = pl.yield_(f_new)
             else:
@@ -48,7 +48,7 @@ class TwoGuards:
                 am2 = pl.load(a, [0, 0], [16, 64], target_memory=pl.Mem.Mat)
                 bm2 = pl.load(b, [0, 0], [64, 64], target_memory=pl.Mem.Mat)
                 prod2 = pl.matmul(pl.move(am2, target_memory=pl.Mem.Left), pl.move(bm2, target_memory=pl.Mem.Right))
-                pv2 = pl.move(prod2, target_memory=pl.Mem.Vec)
+                pv2 = pl.move(prod2, target_memory=pl.Mem.Vec, blayout=pl.TileLayout.row_major, slayout=pl.TileLayout.none_box)
                 s_new = pl.store(pv2, [0, 0], s_cur)
                 s_phi = pl.yield_(s_new)
             else:
@@ -88,5 +88,7 @@ class TwoGuardsVectorSide:
 def test_two_divergent_guards_finish_and_keep_their_own_carriers(platform, finishes_in_time):
     with PassContext(PassContext.current().instruments, platform=platform):
         after = passes.expand_mixed_kernel()(passes.infer_tile_memory_space()(passes.convert_to_ssa()(TwoGuards)))
-    expected = passes.convert_to_ssa()(TwoGuardsVectorSide)
-    ir.assert_structural_equal(after.get_function("pipelined_aiv"), expected.get_function("pipelined_aiv"))
+    expected = passes.convert_to_ssa()(TwoGuardsVectorSide).get_function("pipelined_aiv")
+    if platform == "a2a3":                   # a no-split AIV driving a pipe runs on both vector lanes there
+        expected = expected.replace(attrs={**expected.attrs, "dual_aiv_dispatch": True})
+    ir.assert_structural_equal(after.get_function("pipelined_aiv"), expected)
