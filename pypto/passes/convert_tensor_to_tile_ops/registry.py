@@ -220,14 +220,15 @@ def _fixpipe_drains_to(acc_type, tensor_type) -> bool:
 @converts("tensor.view")
 def _view(call: Call, ctx):
     """A view of a GM tensor stays a zero-copy GM view: each converted op that reads it loads it at
-    that point (ConversionContext.tile), a store into it writes the viewed tensor. A view of a value
-    already on chip is the same bytes at another shape: tile.reshape."""
+    that point (ConversionContext.tile), a store into it writes the viewed tensor. Only a GM tensor can be
+    viewed: the result of an op this pass lowers to a tile is refused, as the reference does (pl.reshape
+    is the on-chip spelling)."""
     src = ctx.plain(call.args[0])
     if isinstance(src.type, TileType):
-        if len(call.args) > 2:
-            raise UnsupportedError("ConvertTensorToTileOps: tensor.view with a valid_shape of an on-chip value is "
-                                   "not built", call.span, hint="view the GM tensor, or use pl.tile.set_validshape")
-        return tile_op(ctx, "tile.reshape", [src, ctx.plain(call.args[1])], call)
+        raise ValueCheckError(f"ConvertTensorToTileOps: tensor.view needs a GM tensor that stays a tensor in the "
+                              f"kernel; '{getattr(src, 'name_hint', '?')}' is the result of an op lowered to Tile "
+                              "(viewing it is not supported)", call.span,
+                              hint="view the GM tensor before slicing or computing, or use pl.reshape on the value")
     ctx.note_view(src)
     return call.replace(args=tuple(ctx.plain(a) for a in call.args))
 
