@@ -48,6 +48,9 @@ from pypto.passes.properties import IRProperty, PassProperties
 
 _KERNEL = (FunctionType.InCore,)
 _MATMULS = ("tensor.matmul", "tensor.matmul_acc")
+# ops whose result is their operand's data under another shape / valid region: a matmul's demand for a
+# Mat operand reaches through them to the slice that loads it
+_OPERAND_VIEWS = ("tensor.reshape", "tensor.set_validshape")
 
 
 def _is_tensor_op(e) -> bool:
@@ -71,19 +74,19 @@ class _EntryLoadScan(IRVisitor):
         self.params = set(params)
         self.needs_load: dict = {}
         self.matmul_operands: set = set()
-        self.sources: dict = {}      # x → y for `x = y` and `x = tensor.reshape(y, ...)`
+        self.sources: dict = {}      # x → y for `x = y` and `x = tensor.reshape / set_validshape(y, ...)`
 
     def visit_assign_stmt(self, s):
         v = s.value
         if isinstance(v, Var):
             self.sources[s.var] = v
-        elif isinstance(v, Call) and getattr(v.op, "name", "") == "tensor.reshape" and isinstance(v.args[0], Var):
+        elif isinstance(v, Call) and getattr(v.op, "name", "") in _OPERAND_VIEWS and isinstance(v.args[0], Var):
             self.sources[s.var] = v.args[0]
         self.visit_children(s)
 
     def operands_through_aliases(self) -> set:
-        """A slice that reaches a matmul through plain aliases or a reshape also loads into Mat (seed 003,
-        MatmulSlice): close the operand set over those edges."""
+        """A slice that reaches a matmul through plain aliases, a reshape or a set_validshape also loads into
+        Mat (seed 003, MatmulSlice): close the operand set over those edges."""
         found = set(self.matmul_operands)
         todo = list(found)
         while todo:
@@ -227,6 +230,8 @@ class _KernelConverter:
                     self.created[var] = value
                 return ctx.pre + [AssignStmt(var, value, s.span)]
             value = substitute(s.value, self.renamed)
+            if value in self.param_tiles:       # `y = x` of a param loaded at entry aliases its tile
+                value = self.param_tiles[value]
             _check_gm_source(value)
             return [s.replace(var=self.retyped(s.var, value.type), value=value)]
         if isinstance(s, EvalStmt) and _is_tensor_op(s.expr):
