@@ -198,11 +198,14 @@ def _cube_operand(ctx, arg, transposed: bool, call: Call):
 
 @converts("tensor.matmul", "tensor.matmul_acc")
 def _matmul(call: Call, ctx):
-    """lhs / rhs become Mat tiles; the product lands in Acc (matmul_acc accumulates in place)."""
+    """lhs / rhs become Mat tiles; the product lands in Acc (matmul_acc accumulates in place). A product
+    with batch dims (an operand of rank > 2) is tile.batch_matmul(_acc), which FlattenTileNdTo2D splits
+    into one 2-D matmul per batch."""
     acc = [ctx.tile(call.args[0])] if call.op.name == "tensor.matmul_acc" else []
     left = _cube_operand(ctx, call.args[-2], call.kwargs.get("a_trans", False), call)
     right = _cube_operand(ctx, call.args[-1], call.kwargs.get("b_trans", False), call)
-    result = create_op_call("tile.matmul_acc" if acc else "tile.matmul", acc + [left, right], {}, call.span)
+    name = "tile.batch_matmul" if len(call.type.shape) > 2 else "tile.matmul"
+    result = create_op_call(name + "_acc" if acc else name, acc + [left, right], {}, call.span)
     if result.type.dtype is not call.type.dtype and not _fixpipe_drains_to(result.type, call.type):
         raise UnsupportedError(f"ConvertTensorToTileOps: {call.op.name} producing {call.type.dtype.name} from a "
                                f"{result.type.dtype.name} accumulator needs a cast on the way out, which is not "
