@@ -41,6 +41,7 @@ from pypto.passes.convert_tensor_to_tile_ops import scatter_lowering as _scatter
 from pypto.passes.convert_tensor_to_tile_ops import expand_clone as _expand_clone  # noqa: F401
 from pypto.passes.convert_tensor_to_tile_ops.registry import check_gm_source as _check_gm_source
 from pypto.passes.convert_tensor_to_tile_ops.param_access import param_access, promote_callers, promoted
+from pypto.passes.convert_tensor_to_tile_ops.fill_loops import bulk_fill_loops
 from pypto.passes.convert_tensor_to_tile_ops.staged_updates import stage_scalar_updates
 from pypto.passes.convert_tensor_to_tile_ops.store_paths import check_store_paths
 from pypto.passes.base import Pass
@@ -410,7 +411,7 @@ def _run(program: Program) -> Program:
     promoted_params: dict = {}
     for name, f in program.functions.items():
         if f.func_type in _KERNEL:
-            f = stage_scalar_updates(f)
+            f = bulk_fill_loops(stage_scalar_updates(f))
             check_store_paths(f)
             conv = _KernelConverter(f)
             new, outs = conv.run()
