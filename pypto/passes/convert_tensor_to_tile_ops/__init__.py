@@ -4,7 +4,10 @@ Requires: SSAForm, SplitIncoreOrch, NormalizedStmtStructure
 Produces: SSAForm, IncoreTileOps, NormalizedStmtStructure / Invalidates: —
 Seed 003 (ConvertTensorToTileOps), phase 1 core + phases 2a / 2b; reference pass doc 10.
 
-Phase 1 (each InCore function): an entry `tile.load(p, zeros, shape, shape, target_memory=Vec)`
+Phase 1 (each InCore function): first the GM stores are put on one path per tensor (a full init plus
+scalar updates is staged in UB: staged_updates.py; a constant contiguous fill loop becomes one bulk
+store: fill_loops.py; a tensor still written both by DMA and by scalar stores is rejected:
+store_paths.py); then an entry `tile.load(p, zeros, shape, shape, target_memory=Vec)`
 for each tensor param a converted op reads directly (self-loading ops — slice, read, write,
 assemble, matmul — read GM themselves); each tensor op rewritten through the conversion
 registry, types propagated through iter_args / return_vars; each returned tile stored with
