@@ -9,17 +9,11 @@ import pytest
 
 import pypto.language as pl
 from pypto.errors import TypeCheckError
-from pypto.ir.expr import Call, GlobalVar
-from pypto.ir.walks import preorder
 from pypto.passes import convert_tensor_to_tile_ops
 from pypto.runtime import RunConfig, run
+from tests.helpers import op_calls
 
 RNG = np.random.default_rng(23)
-
-
-def _calls(program, name="k"):
-    return [n for n in preorder(program.get_function(name).body)
-            if isinstance(n, Call) and not isinstance(n.op, GlobalVar)]
 
 
 @pl.program
@@ -33,7 +27,7 @@ class SharedLhs:
 
 
 def test_batched_products_become_batch_matmuls_on_mat_operands():
-    calls = _calls(convert_tensor_to_tile_ops()(SharedLhs))
+    calls = op_calls(convert_tensor_to_tile_ops()(SharedLhs)["k"])
     names = [c.op.name for c in calls]
     assert names.count("tile.batch_matmul") == 1 and names.count("tile.batch_matmul_acc") == 1
     assert "tile.matmul" not in names and "tile.matmul_acc" not in names

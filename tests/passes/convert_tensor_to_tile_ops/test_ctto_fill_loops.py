@@ -10,15 +10,9 @@ import pytest
 import pypto.language as pl
 from pypto import ir
 from pypto.errors import ValueCheckError
-from pypto.ir.expr import Call, GlobalVar
-from pypto.ir.walks import preorder
 from pypto.passes import convert_tensor_to_tile_ops
 from pypto.runtime import RunConfig, run
-
-
-def _ops(program, name="k"):
-    return [n.op.name for n in preorder(program.get_function(name).body)
-            if isinstance(n, Call) and not isinstance(n.op, GlobalVar)]
+from tests.helpers import op_calls, op_names
 
 
 @pl.program
@@ -39,45 +33,38 @@ class FillOrCopy:
 
 def test_a_constant_contiguous_fill_loop_becomes_one_bulk_store():
     after = convert_tensor_to_tile_ops()(FillOrCopy)
-    ops = _ops(after)
+    ops = op_names(after["k"])
     assert "tensor.write" not in ops
     assert ops.count("tile.full") == 3 and ops.count("tile.reshape") == 2 and ops.count("tile.store") == 3
-    stores = [n for n in preorder(after.get_function("k").body)
-              if isinstance(n, Call) and getattr(n.op, "name", "") == "tile.store"]
+    stores = op_calls(after["k"], "tile.store")
     offsets = [[d.value for d in s.args[1].elements] for s in stores]
     assert [1, 16] in offsets                     # the row run starts where the loop's index starts
 
 
-@pl.program
-class ShortRun:
-    @pl.function(type=pl.FunctionType.InCore)
-    def k(self, t: pl.Tensor[[32, 1], pl.FP32], flag: pl.Scalar[pl.INT32]) -> pl.Tensor[[32, 1], pl.FP32]:
-        if flag > 0:
-            z = pl.full([32, 1], dtype=pl.FP32, value=0.0)
-            t[0:32, 0:1] = z
-        else:
-            for i in pl.range(4):                       # 16 bytes: less than one MTE3 block
-                pl.tensor.write(t, [i, 0], pl.const(1.0, pl.FP32))
-        return t
+def _fill_or_zero(n: int, step: int):
+    @pl.program
+    class FillOrZero:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, t: pl.Tensor[[32, 1], pl.FP32], flag: pl.Scalar[pl.INT32]) -> pl.Tensor[[32, 1], pl.FP32]:
+            if flag > 0:
+                z = pl.full([32, 1], dtype=pl.FP32, value=0.0)
+                t[0:32, 0:1] = z
+            else:
+                for i in pl.range(0, n * step, step):
+                    pl.tensor.write(t, [i, 0], pl.const(1.0, pl.FP32))
+            return t
+    return FillOrZero
 
 
-@pl.program
-class StridedRun:
-    @pl.function(type=pl.FunctionType.InCore)
-    def k(self, t: pl.Tensor[[32, 1], pl.FP32], flag: pl.Scalar[pl.INT32]) -> pl.Tensor[[32, 1], pl.FP32]:
-        if flag > 0:
-            z = pl.full([32, 1], dtype=pl.FP32, value=0.0)
-            t[0:32, 0:1] = z
-        else:
-            for i in pl.range(8):                       # every other element: not contiguous
-                pl.tensor.write(t, [i * 2, 0], pl.const(1.0, pl.FP32))
-        return t
-
-
-@pytest.mark.parametrize("program", [ShortRun, StridedRun], ids=["short", "strided"])
-def test_fill_loops_that_are_not_whole_contiguous_blocks_stay_scalar(program):
+@pytest.mark.parametrize("n, step", [(4, 1), (8, 2)], ids=["short", "strided"])
+def test_fill_loops_that_are_not_whole_contiguous_blocks_stay_scalar(n, step):
+    """4 FP32 elements are 16 bytes, less than one MTE3 block; a step of 2 leaves gaps."""
     with pytest.raises(ValueCheckError, match="GM tensor 't' mixes MTE3 and scalar stores"):
-        convert_tensor_to_tile_ops()(program)
+        convert_tensor_to_tile_ops()(_fill_or_zero(n, step))
+
+
+def test_a_whole_contiguous_run_of_the_same_loop_is_bulk_stored():
+    assert "tensor.write" not in op_names(convert_tensor_to_tile_ops()(_fill_or_zero(8, 1))["k"])
 
 
 @pl.program

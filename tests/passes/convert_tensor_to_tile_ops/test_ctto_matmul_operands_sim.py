@@ -63,11 +63,9 @@ class NarrowedSliceKernel:
 
 def test_a_slice_narrowed_by_set_validshape_loads_straight_into_mat():
     """The matmul's Mat demand reaches the slice through set_validshape: no Vec load, no move to Mat."""
-    from pypto.ir.expr import Call
-    from pypto.ir.walks import preorder
     from pypto.passes import convert_tensor_to_tile_ops
-    body = convert_tensor_to_tile_ops()(NarrowedSliceKernel).get_function("k").body
-    calls = [n for n in preorder(body) if isinstance(n, Call) and hasattr(n.op, "name")]
+    from tests.helpers import op_calls
+    calls = op_calls(convert_tensor_to_tile_ops()(NarrowedSliceKernel)["k"])
     assert "tile.move" not in [c.op.name for c in calls]
     loads = [c for c in calls if c.op.name == "tile.load"]
     assert [c.kwargs["target_memory"] for c in loads] == [pl.Mem.Mat, pl.Mem.Mat]

@@ -9,15 +9,9 @@ import pytest
 
 import pypto.language as pl
 from pypto.errors import ValueCheckError
-from pypto.ir.expr import Call, GlobalVar
-from pypto.ir.walks import preorder
 from pypto.passes import convert_tensor_to_tile_ops
 from pypto.runtime import RunConfig, run
-
-
-def _ops(program, name="k"):
-    return [n.op.name for n in preorder(program.get_function(name).body)
-            if isinstance(n, Call) and not isinstance(n.op, GlobalVar)]
+from tests.helpers import op_names
 
 
 @pl.program
@@ -38,7 +32,7 @@ class TwoMarkedTables:
 
 
 def test_scalar_updates_after_a_full_init_become_tile_writes_and_one_store_each():
-    ops = _ops(convert_tensor_to_tile_ops()(TwoMarkedTables))
+    ops = op_names(convert_tensor_to_tile_ops()(TwoMarkedTables)["k"])
     assert ops.count("tile.full") == 2 and ops.count("tile.write") == 2 and ops.count("tile.store") == 2
     assert "tensor.write" not in ops
     # each store comes after the loop that patches its tile
