@@ -93,20 +93,42 @@ register_op(OpDef("tile.gemv_bias", args=("lhs", "rhs", "bias"), kwargs=dict(_PH
                   effects={0: READ, 1: READ, 2: READ}, description="lhs [1,K] × rhs [K,N] + bias [1,N]"))
 
 
+def matmul_batch_dims(name: str, a_shape, b_shape) -> list:
+    """The batch dims of [..., M, K] x [..., K, N]: numpy matmul broadcasting of everything before the last
+    two dims (a missing leading dim counts as 1, a static 1 stretches to the other side)."""
+    a_batch, b_batch = list(a_shape[:-2]), list(b_shape[:-2])
+    rank = max(len(a_batch), len(b_batch))
+    one = ConstInt(1, INDEX)
+    a_batch = [one] * (rank - len(a_batch)) + a_batch
+    b_batch = [one] * (rank - len(b_batch)) + b_batch
+    out = []
+    for x, y in zip(a_batch, b_batch):
+        xs, ys = as_int(x), as_int(y)
+        if xs == 1 and ys != 1:
+            out.append(y)
+        elif ys == 1 or xs == ys or xs is None or ys is None:
+            out.append(x)
+        else:
+            raise TypeCheckError(f"{name}: batch dims of {fmt_shape(a_shape)} and {fmt_shape(b_shape)} do not "
+                                 "broadcast", hint="make one side's batch dim 1, or slice both to one batch shape")
+    return out
+
+
 def _batch(name, lhs_arg, rhs_arg):
     a = expect_tile(name, "lhs", lhs_arg)
     b = expect_tile(name, "rhs", rhs_arg)
-    if a.rank < 3 or a.rank != b.rank:
-        raise TypeCheckError(f"{name}: lhs and rhs must have the same rank ≥ 3 ([..., M, K] × [..., K, N]), got "
+    if a.rank < 2 or b.rank < 2 or max(a.rank, b.rank) < 3:
+        raise TypeCheckError(f"{name}: needs [..., M, K] x [..., K, N] with a batch dim on at least one side, got "
                              f"{fmt_shape(a.shape)} and {fmt_shape(b.shape)}", hint="use pl.matmul for 2-D tiles")
     same_dtype(name, a.dtype, b.dtype, "arguments 'lhs' and 'rhs'")
-    if not dims_equal(a.shape[:-2], b.shape[:-2]) or not dims_equal((a.shape[-1],), (b.shape[-2],)):
-        raise TypeCheckError(f"{name}: {fmt_shape(a.shape)} × {fmt_shape(b.shape)}: batch dims must match and "
-                             "lhs K must equal rhs K")
+    if not dims_equal((a.shape[-1],), (b.shape[-2],)):
+        raise TypeCheckError(f"{name}: {fmt_shape(a.shape)} x {fmt_shape(b.shape)}: lhs K must equal rhs K")
+    # Mat is accepted too, as for tile.matmul: ConvertTensorToTileOps hands the cube its operands in Mat
     for arg, t, space in (("lhs", a, MemorySpace.Left), ("rhs", b, MemorySpace.Right)):
-        if t.memory_space is not None and t.memory_space is not space:
-            raise TypeCheckError(f"{name}: argument '{arg}' must be in {space.name}, got {t.memory_space.name}")
-    shape = (*a.shape[:-1], b.shape[-1])
+        if t.memory_space is not None and t.memory_space not in (space, MemorySpace.Mat):
+            raise TypeCheckError(f"{name}: argument '{arg}' must be in {space.name} (or Mat), got "
+                                 f"{t.memory_space.name}")
+    shape = (*matmul_batch_dims(name, a.shape, b.shape), a.shape[-2], b.shape[-1])
     return TileType(shape, accumulator_dtype(a.dtype), memory_space=MemorySpace.Acc)
 
 

@@ -337,3 +337,35 @@ def test_entry_loads_follow_the_parameter_order():
     body = _convert(Before).get_function("k").body.stmts
     loaded = [s.value.args[0].name_hint for s in body[:3]]
     assert all(s.value.op.name == "tile.load" for s in body[:3]) and loaded == ["a", "b", "c"]
+
+
+def test_a_branch_that_passes_a_loaded_param_through_yields_its_entry_tile():
+    """`y = x` of a param a converted op also reads aliases x's entry tile (no second load in the branch)."""
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[32], pl.FP32], flag: pl.Scalar[pl.INDEX]) -> pl.Tensor[[32], pl.FP32]:
+            if flag > 0:
+                same: pl.Tensor[[32], pl.FP32] = x
+                r = pl.yield_(same)
+            else:
+                e: pl.Tensor[[32], pl.FP32] = pl.exp(x)
+                r = pl.yield_(e)
+            return r
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[32], pl.FP32], flag: pl.Scalar[pl.INDEX],
+              ret0_out: pl.Out[pl.Tensor[[32], pl.FP32]]) -> pl.Tensor[[32], pl.FP32]:
+            x_tile: pl.Tile[[32], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0], [32], [32])
+            if flag > 0:
+                same: pl.Tile[[32], pl.FP32, pl.Mem.Vec] = x_tile
+                r = pl.yield_(same)
+            else:
+                e: pl.Tile[[32], pl.FP32, pl.Mem.Vec] = pl.tile.exp(x_tile)
+                r = pl.yield_(e)
+            ret0_store: pl.Tensor[[32], pl.FP32] = pl.tile.store(r, [0], ret0_out)
+            return ret0_store
+
+    ir.assert_structural_equal(_convert(Before), Expected)
