@@ -2,8 +2,9 @@
 
 Requires: SSAForm, TileMemoryInferred / Produces: MixedKernelExpanded / Invalidates: —
 Seed 004 (pass doc 21; compiler-and-runtime.md §2, dump 22). Phases: pre-scan callers (which
-kernels an existing Group calls), expand each InCore kernel (affinity.py, construct.py with
-mx_carrier.py for MX scales, dce.py, pipe_setup.py), rewrite Group callers in place, adapt
+kernels an existing Group calls), expand each InCore kernel (side_body.py: affinity.py,
+construct.py with mx_carrier.py for MX scales, versions.py, loop_repair.py, dce.py,
+pipe_setup.py), rewrite Group callers in place, adapt
 hand-written V→C pushes (adapt_push.py, mx_manual.py), normalize hand-written Groups to one
 shared member ABI (group_abi.py), check the result (verifier.py, data_paths.py).
 
