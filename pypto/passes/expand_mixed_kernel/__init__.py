@@ -22,7 +22,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import CUBE, VECTOR
 from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, SeqStmts, flatten_to_stmts
 from pypto.ir.types import TupleType, UnknownType
-from pypto.ir.visitor import IRMutator, substitute
+from pypto.ir.visitor import IRMutator
 from pypto.passes.context import current_platform
 from pypto.passes.expand_mixed_kernel.affinity import PLACEMENT_ATTR, call_affinity, stmt_affinity  # noqa: F401 (re-export)
 from pypto.passes.expand_mixed_kernel.transpose_hazard import check_no_split_transpose
@@ -33,7 +33,7 @@ from pypto.passes.expand_mixed_kernel.mx_manual import adapt_mx_pushes
 from pypto.passes.expand_mixed_kernel.data_paths import check_data_paths
 from pypto.passes.expand_mixed_kernel.group_abi import normalize_group_abis
 from pypto.passes.expand_mixed_kernel.side_body import side_body
-from pypto.passes.expand_mixed_kernel.versions import VersionLinks, param_of
+from pypto.passes.expand_mixed_kernel.versions import returned_params
 from pypto.passes.expand_mixed_kernel.pipe_setup import pipe_prologue, transfers
 from pypto.passes.expand_mixed_kernel.verifier import check_expanded
 from pypto.passes.base import Pass
@@ -45,16 +45,6 @@ _DROPPED_ATTRS = ("split",)
 def _calls_to(func: Function, name: str) -> bool:
     from pypto.passes.analysis import calls_in
     return any(isinstance(c.op, GlobalVar) and c.op.name == name for c in calls_in(func.body))
-
-
-def _returned_params(aiv: Function) -> list:
-    """For each AIV return value, the param it writes back (or None)."""
-    stmts = flatten_to_stmts(aiv.body)
-    ret = stmts[-1] if stmts and isinstance(stmts[-1], ReturnStmt) else None
-    if ret is None:
-        return []
-    links = VersionLinks(aiv.body)
-    return [param_of(v, links, aiv.params) for v in ret.values]
 
 
 def _expand(func: Function, platform_name: str) -> tuple:
@@ -94,7 +84,7 @@ def _call(func: Function, args, span) -> Call:
 def _group(func: Function, aic: Function, aiv: Function) -> Function:
     params = [Var(p.name_hint, p.type, p.span) for p in func.params]
     stmts = [EvalStmt(_call(aic, params, func.span), func.span)]
-    rets = _returned_params(aiv)
+    rets = returned_params(aiv)
     aiv_call = _call(aiv, params, func.span)
     if rets and all(r is not None for r in rets):
         stmts.append(EvalStmt(aiv_call, func.span))

@@ -10,7 +10,7 @@ init, the value both branches agree on — which ends at the kernel's parameter.
     out_1 = store(t, .., out_0)          # cube side only
     x = load(out_1, ..)                  # vector side: x = load(out_0, ..)
 
-The same chain tells which parameter a returned value writes back (`param_of`).
+The same chain tells which parameter a returned value writes back (`returned_params`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from __future__ import annotations
 from typing import Optional
 
 from pypto.ir.expr import Call, GlobalVar, IterArg, Var
-from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, WhileStmt, YieldStmt, child_bodies, flatten_to_stmts
+from pypto.ir.stmt import (AssignStmt, ForStmt, IfStmt, ReturnStmt, WhileStmt, YieldStmt, child_bodies,
+                           flatten_to_stmts)
 from pypto.ir.types import TensorType
 from pypto.ir.visitor import substitute
 
@@ -99,3 +100,13 @@ def param_of(v, links: VersionLinks, params) -> Optional[Var]:
     if not isinstance(getattr(v, "type", None), TensorType):
         return v if v in set(params) else None
     return links.nearest(v, set(params))
+
+
+def returned_params(func) -> list:
+    """For each value the function returns, the parameter it writes back (or None): a new Group
+    returns those parameters itself when every returned value has one."""
+    stmts = flatten_to_stmts(func.body)
+    if not stmts or not isinstance(stmts[-1], ReturnStmt):
+        return []
+    links = VersionLinks(func.body)
+    return [param_of(v, links, func.params) for v in stmts[-1].values]
