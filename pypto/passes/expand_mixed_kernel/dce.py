@@ -20,7 +20,7 @@ from pypto.ir.ops.registry import READWRITE, WRITE
 from pypto.ir.stmt import (AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, SeqStmts, WhileStmt, YieldStmt,
                            child_bodies, flatten_to_stmts)
 from pypto.ir.types import TensorType, TileType, UnknownType
-from pypto.passes.analysis import used_vars, vars_in_type
+from pypto.passes.analysis import defined_vars, used_vars, vars_in_type
 
 _EFFECT_PREFIXES = ("system.", "pld.")
 _EFFECT_OPS = {"tile.tpush_to_aiv", "tile.tpush_to_aic", "tile.tpop_from_aic", "tile.tpop_from_aiv", "tile.store"}
@@ -60,15 +60,15 @@ def size(stmts) -> int:
     return n
 
 
-def eliminate(body, live_out: set, known: set = None, foreign=frozenset()) -> SeqStmts:
-    """Sweep until a sweep removes nothing. `known`: the Vars this side binds (params and
-    definitions); a branch result whose yield names anything else is dropped. `foreign`: the
+def eliminate(body, live_out: set, params=None, foreign=frozenset()) -> SeqStmts:
+    """Sweep until a sweep removes nothing. With `params`, a branch result whose yield names a Var
+    neither they nor the body bind is dropped (the carry it fell back to is gone). `foreign`: the
     memory spaces of the other core; a carry of a tile there is never live on this side (an AIC
     function holds only cube and shared work, seed 004 "仅包含 Cube + 共享操作")."""
     stmts = flatten_to_stmts(body)
-    sweeper = _Sweeper(known, foreign)
     while True:                       # terminates: every round removes something or stops
-        new = sweeper.sweep(stmts, set(live_out))
+        known = None if params is None else set(params) | set(defined_vars(SeqStmts(stmts)))
+        new = _Sweeper(known, foreign).sweep(stmts, set(live_out))
         if size(new) == size(stmts):
             return SeqStmts(new, getattr(body, "span", None))
         stmts = new
@@ -201,6 +201,5 @@ class _Sweeper:
 
 def free_vars(func_params, body) -> list:
     """Vars the body reads but neither the params nor the body define (a broken split)."""
-    from pypto.passes.analysis import defined_vars
     known = set(func_params) | set(defined_vars(body))
     return [v for v in used_vars(body) if isinstance(v, Var) and v not in known]
