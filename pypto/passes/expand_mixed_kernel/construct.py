@@ -12,8 +12,8 @@ transfer pair of its direction:
     V2C  a Vec constant fill (tile.full / tile.create) → a cube space: no transfer, the cube side
                       re-creates the fill typed for its space (a loop's missing init value, step 6)
 
-A tensor value the other side produced by `tile.store` (a write-back) stands for the tensor it
-wrote: references to it are remapped to the store's destination (step 6, last bullet).
+A loop or branch only the other side works in is left out whole (its tensor versions are then
+repointed by versions.py).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from pypto.ir.stmt import (AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, Se
 from pypto.ir.types import TensorType, TileType, TileView
 from pypto.passes.expand_mixed_kernel import mx_carrier
 from pypto.passes.expand_mixed_kernel.affinity import C2V, boundary_direction, stmt_affinity, stmt_call
+from pypto.passes.expand_mixed_kernel.dce import any_effects
 
 NZ = (TileLayout.col_major, TileLayout.row_major)
 
@@ -109,18 +110,26 @@ class SideBuilder:
                 return self.boundary(s, c, direction)
             aff = stmt_affinity(s)
             return [s] if aff in (SHARED, self.side) else []
-        if isinstance(s, ForStmt):
-            return [s.replace(body=self.body(s.body))]
-        if isinstance(s, WhileStmt):
-            return [s.replace(body=self.body(s.body))]
+        if isinstance(s, (ForStmt, WhileStmt)):
+            return self._compound(s, s.replace(body=self.body(s.body)))
         if isinstance(s, IfStmt):
             else_body = self.body(s.else_body) if s.else_body is not None else None
-            return [s.replace(then_body=self.body(s.then_body), else_body=else_body)]
+            return self._compound(s, s.replace(then_body=self.body(s.then_body), else_body=else_body))
         if isinstance(s, ReturnStmt):
             return [s] if self.side == VECTOR else []
         if isinstance(s, (YieldStmt, SeqStmts)):
             return [s] if isinstance(s, YieldStmt) else [self.body(s)]
         return [s]
+
+    def _compound(self, original, pruned) -> list:
+        """A loop or branch that only the other side works in is left out whole when nothing of it
+        matters here (no effect; no scalar result): the tensor versions it yields are then the other
+        side's, and versions.py repoints their readers to this side's nearest one."""
+        other = VECTOR if self.side == CUBE else CUBE
+        if stmt_affinity(original) == other and not any_effects([pruned]) \
+                and all(isinstance(rv.type, (TensorType, TileType)) for rv in original.return_vars):
+            return []
+        return [pruned]
 
     def boundary(self, s, c: Call, direction: str) -> list:
         if not isinstance(s, AssignStmt):
@@ -189,30 +198,6 @@ def fill_defs(stmt) -> dict:
                 walk(child)
     walk(stmt)
     return found
-
-
-def store_writebacks(stmt, side: str) -> dict:
-    """Tensor Vars defined by a `tile.store` (or other tensor-writing op) that `side` drops → the tensor written."""
-    found: dict = {}
-
-    def walk(s):
-        for x in flatten_to_stmts(s):
-            c = stmt_call(x)
-            if isinstance(x, AssignStmt) and c is not None and isinstance(x.var.type, TensorType) \
-                    and not isinstance(c.op, GlobalVar) and c.op.reuses_input is not None:
-                if stmt_affinity(x) not in (SHARED, side):
-                    found[x.var] = c.args[c.op.reuses_input]
-            for child in child_bodies(x):
-                walk(child)
-    walk(stmt)
-    resolved = {}
-    for var, target in found.items():
-        while target in found:
-            target = found[target]
-        resolved[var] = target
-    return resolved
-
-
 
 
 def is_mixed(body) -> bool:
