@@ -109,6 +109,11 @@ class Call(Expr):
     def is_function_call(self) -> bool:
         return isinstance(self.op, GlobalVar)
 
+    @property
+    def arg_directions(self) -> list:
+        """The call site's per-argument directions (`attrs["arg_directions"]`; [] when none are given)."""
+        return list(self.attrs.get("arg_directions") or [])
+
 
 def _reference_call_form(*positional):
     """Sort the reference's positional Call forms ((span), (type, span), (kwargs, span), (kwargs, type, span),

@@ -132,6 +132,7 @@ def parse_function_def(env: ModuleEnv, node: ast.FunctionDef, opts: FunctionOpti
                        overrides: Optional[dict] = None, name: Optional[str] = None) -> Function:
     ctx = FunctionContext(env, strict_ssa=opts.strict_ssa, func_name=node.name)
     ctx.host_level = getattr(opts.level, "name", None) == "HOST"     # x[r] shards stacked host tensors
+    ctx.func_type = opts.func_type
     params, directions = bind_params(ctx, node, method, overrides)
     # an Orchestration function's In tensors are the caller's arrays: an op writing one is the forgotten pl.Out
     ctx.caller_inputs = set(ctx.input_params) if opts.func_type is FunctionType.Orchestration else set()
