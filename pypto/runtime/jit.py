@@ -296,7 +296,7 @@ class JITFunction:
         for name, dep in self.deps():
             env[name] = _CallSiteSpecializer(dep, env, made)
         entry = parse_function(self.pyfunc, func_type=self.func_type, level=self.level, role=self.role, attrs=None,
-                               overrides=self._overrides(call), extra_globals=env)
+                               overrides=self._overrides(call), extra_globals=env, auto_scope=self.auto_scope)
         return Program([f for f in made if f.name != entry.name] + [entry], self.__name__)
 
     # ------------------------------------------------------------------ public API
@@ -453,7 +453,7 @@ class _CallSiteSpecializer:
         fn = self.by_key.get(key_t)
         if fn is None:
             fn = parse_function(dep.pyfunc, func_type=dep.func_type, level=dep.level, role=None, attrs=None,
-                                overrides=overrides, extra_globals=self.env)
+                                overrides=overrides, extra_globals=self.env, auto_scope=dep.auto_scope)
             if self.by_key:
                 fn = fn.replace(name=f"{fn.name}_{len(self.by_key)}")
             self.by_key[key_t] = fn

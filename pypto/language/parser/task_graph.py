@@ -35,6 +35,7 @@ _MIRROR = {"eq": "eq", "ne": "ne", "gt": "lt", "lt": "gt", "ge": "le", "le": "ge
 TASK_OPTION_KEYS = ("deps", "no_dep_args", "predicate", "allow_early_resolve", "dumps")
 # Functions whose kernel calls start the lanes of one task (a Group's AIC / AIV members, an Spmd's blocks)
 LAUNCH_WRAPPERS = (FunctionType.Group, FunctionType.Spmd)
+KERNEL_TYPES = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV, *LAUNCH_WRAPPERS)
 CREATE_TENSOR_PATHS = ("create_tensor", "tensor.create", "tensor.create_tensor")
 
 
@@ -332,7 +333,7 @@ def _runtime_outputs(ctx, kernel: str, args: list, kwargs: dict, span) -> list:
             raise ParserTypeError(f"pl.submit: the omitted output '{sig.param_names[i]}' of '{kernel}' has a dynamic "
                                   "shape, so the runtime cannot allocate it", span,
                                   hint="create the tensor in the orchestration and pass it")
-        buf = Var(sig.param_names[i], t, span)
+        buf = Var(f"{kernel}_{sig.param_names[i]}", t, span)
         ctx.emit(AssignStmt(buf, create_op_call("tensor.create", [[int(d.value) for d in t.shape]],
                                                 {"dtype": t.dtype}, span), span))
         out.append(buf)
@@ -400,12 +401,26 @@ def parse_runtime_scope(ctx, callee, call: ast.Call, body_nodes, span) -> None:
         raise ParserSyntaxError(f"pl.{callee.__name__}() takes only mode= and name_hint=", span)
     if not isinstance(mode, scopes.ScopeMode):
         raise ParserTypeError(f"pl.scope mode= must be pl.ScopeMode.AUTO or MANUAL, got {describe_value(mode)}", span)
+    func_type = getattr(ctx, "func_type", None)
+    if func_type in KERNEL_TYPES:
+        raise InvalidOperationError(f"a runtime scope (pl.{callee.__name__}) belongs to an orchestration function, "
+                                    f"not to a {func_type.name} function", span,
+                                    hint="move it to the orchestration function that dispatches this kernel")
     depth = getattr(ctx, "manual_scope_depth", 0)
     if depth and mode is scopes.ScopeMode.MANUAL:
-        raise InvalidOperationError("a manual scope may not nest inside another manual scope", span)
+        raise InvalidOperationError("a manual scope may not nest inside another manual scope", span,
+                                    hint="flatten it into the enclosing manual scope")
+    if mode is scopes.ScopeMode.AUTO and getattr(ctx, "auto_scope", True):
+        raise InvalidOperationError("a hand-placed AUTO `with pl.scope()` needs auto_scope=False on the function",
+                                    span, hint="by default (auto_scope=True) the compiler places the AUTO scopes; "
+                                               "write @pl.function(auto_scope=False) / @pl.jit(auto_scope=False) to "
+                                               "place them yourself, or use pl.scope(mode=pl.ScopeMode.MANUAL)")
     if depth and mode is scopes.ScopeMode.AUTO:
-        raise InvalidOperationError("an AUTO scope may not nest inside a MANUAL scope", span)
-    if mode is scopes.ScopeMode.AUTO:            # tracking is already on: the region changes nothing
+        raise InvalidOperationError("an AUTO scope may not nest inside a MANUAL scope", span,
+                                    hint="the runtime forbids it; move the AUTO scope outside the manual one")
+    if mode is scopes.ScopeMode.AUTO:
+        # Tracking stays on, as around it. On the device the scope is also a heap tier whose buffers are
+        # reclaimed when its tasks retire; the simulator's memory has no tiers, so the region is its body.
         parse_body(ctx, body_nodes)
         return
     ctx.emit(EvalStmt(create_op_call("system.manual_scope_begin", [], {}, span), span))
