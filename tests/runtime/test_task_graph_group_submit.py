@@ -142,3 +142,69 @@ def test_an_adir_no_dep_direction_opts_the_argument_out():
         platform="a2a3sim")
     with pytest.raises(DataRaceError, match="data race on buffer 'out'.*kernel twice"):  # mid: the first's out
         racy(x, np.zeros_like(x))
+
+
+# ---------------------------------------------------------------------------- the guide's fragment forms, whole
+ROWS, COLS, BLOCKS = 64, 32, 4
+
+
+@pl.program
+class Fanned:
+    """`a, tid = pl.spmd_submit(self.k1, x, core_num=4)`: the launch's output is left to the runtime."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k1(self, x: pl.Tensor[[ROWS, COLS], pl.FP32],
+           out: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
+        b = pl.tile.get_block_idx()
+        t: pl.Tile[[16, COLS], pl.FP32] = pl.load(x, [b * 16, 0], [16, COLS])
+        ret = pl.store(pl.add(t, 3.0), [b * 16, 0], out)
+        return ret
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy(self, x: pl.Tensor[[ROWS, COLS], pl.FP32],
+             out: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
+        t: pl.Tile[[ROWS, COLS], pl.FP32] = pl.load(x, [0, 0], [ROWS, COLS])
+        ret = pl.store(t, [0, 0], out)
+        return ret
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[ROWS, COLS], pl.FP32],
+             out: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
+        a, tid = pl.spmd_submit(self.k1, x, core_num=4)
+        res = pl.submit(self.copy, a, out, deps=[tid])
+        out = res[0]
+        return out
+
+
+@SIMS
+def test_an_spmd_submit_with_a_runtime_output_fans_out_and_feeds_the_next_task(platform):
+    x = np.random.default_rng(5).standard_normal((ROWS, COLS), dtype=np.float32)
+    compiled = ir.compile(Fanned, platform=platform)
+    for seed in (1, 2):
+        out = np.zeros_like(x)
+        compiled(x, out, config=RunConfig(platform=platform, sim_schedule="random", sim_seed=seed))
+        np.testing.assert_allclose(out, x + 3, rtol=1e-6)
+
+
+@pl.jit
+def _gated_spmd(x: pl.Tensor, count: pl.Tensor, gate: pl.Out[pl.Tensor], out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="gather") as gathered:
+        gate[:] = pl.add(count, count)
+    with pl.spmd(BLOCKS, deps=[gathered], predicate=(gate[0, 0] > 0)) as work:
+        b = pl.tile.get_block_idx()
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(x, [b * 16, 0], [16, COLS])
+            pl.store(pl.mul(t, 5.0), [b * 16, 0], out)
+    return out
+
+
+@SIMS
+@pytest.mark.parametrize("count", [2, 0], ids=["runs", "skipped"])
+@pytest.mark.filterwarnings("ignore:output .out. was never written")     # the skipped launch writes nothing
+def test_an_spmd_region_waits_on_its_gate_and_reads_it_at_dispatch(platform, count):
+    x = np.random.default_rng(6).standard_normal((ROWS, COLS), dtype=np.float32)
+    counts = np.full((1, 8), count, np.int32)
+    out = np.full_like(x, -1.0)
+    _gated_spmd(x, counts, np.zeros((1, 8), np.int32), out,
+                config=RunConfig(platform=platform, sim_schedule="random", sim_seed=4))
+    np.testing.assert_allclose(out, 5 * x if count else np.full_like(x, -1.0), rtol=1e-6)
