@@ -54,6 +54,20 @@ class ConstInt(Expr):
     def __init__(self, value: int, dtype: DataType = INDEX, span: Optional[Span] = None):
         self._set(value=int(value), dtype=dtype, type=ScalarType(dtype), span=span)
 
+    def __eq__(self, other):
+        """An integer constant equals the Python int it holds (the reference's callers write
+        `shape[0] == 1`); between nodes, equality stays identity, as for every IR node."""
+        if isinstance(other, int) and not isinstance(other, bool):
+            return self.value == other
+        return self is other
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    # Identity hash, as for every node: a ConstInt and the int it equals are never mixed as keys of
+    # one dict (memo tables key nodes by identity, and hashing by value would chain equal constants).
+    __hash__ = Expr.__hash__
+
 
 class ConstFloat(Expr):
     __slots__ = ("value", "dtype")

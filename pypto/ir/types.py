@@ -196,8 +196,19 @@ class TensorType(ShapedType):
 
 
 class DistributedTensorType(TensorType):
-    """A window-bound slice of a per-rank communication window (distinct kind from TensorType)."""
-    __slots__ = ()
+    """A window-bound slice of a per-rank communication window (distinct kind from TensorType).
+
+    `window_buffer` is the buffer (the `pld.alloc_window_buffer` value) a `pld.window` slice was
+    cut from, kept so tools can tell which allocation a slice belongs to; it is None for kernel
+    parameter annotations (`pld.DistributedTensor[[N], pl.FP32]`). It is not printed, and equality
+    ignores it (a window's identity is its host binding, which the printed IR does not carry)."""
+    __slots__ = ("window_buffer",)
+    FIELDS = TensorType.FIELDS + (("window_buffer", IGNORE),)
+
+    def __init__(self, shape, dtype: DataType, memref: Optional[MemRef] = None,
+                 tensor_view: Optional[TensorView] = None, window_buffer=None):
+        super().__init__(shape, dtype, memref, tensor_view)
+        object.__setattr__(self, "window_buffer", window_buffer)
 
 
 class TileType(ShapedType):
