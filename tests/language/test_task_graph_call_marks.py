@@ -205,3 +205,20 @@ def test_group_members_carry_no_task_options():
     prog = _group("no_dep")
     assert not _options(prog, "g")
     assert _kernel_calls(prog, "g")[1].attrs["arg_direction_overrides"] == [0]
+
+
+def test_task_options_inside_a_cluster_are_refused():
+    @pl.jit
+    def hinted(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+        with pl.cluster():
+            with pl.spmd(2, allow_early_resolve=True):
+                b = pl.tile.get_block_idx()
+                with pl.at(level=pl.Level.CORE_GROUP):
+                    t = pl.load(x, [b * 8, 0], [8, 64])
+                    pl.store(pl.exp(t), [b * 8, 0], out)
+        return out
+
+    import numpy as np
+    x = np.zeros((16, 64), np.float32)
+    with pytest.raises(PyptoError, match=r"allow_early_resolve=...\) inside pl.cluster\(\)"):
+        hinted(x, np.zeros_like(x))

@@ -235,6 +235,11 @@ def scope_options(ctx, kwargs: dict, pred_node, span, *, what: str) -> dict:
             raise ParserSyntaxError("pl.at has no predicate=", span, hint="use pl.spmd(...) or a pl.submit form for a "
                                                                             "predicated task")
         opts["predicate"] = parse_predicate(ctx, pred_node)
+    given = [k for k, v in opts.items() if v]
+    if given and getattr(ctx, "cluster_depth", 0):
+        raise ParserSyntaxError(f"{what}(..., {given[0]}=...) inside pl.cluster(): the cluster is one task (a Group) "
+                                "and its regions are lanes of it, so there is no launch to carry the option", span,
+                                hint="move the option out of the cluster, onto the launch that runs it")
     return opts
 
 

@@ -57,7 +57,12 @@ def parse_with(ctx, node: ast.With):
     elif pred_node is not None:
         raise ParserSyntaxError(f"pl.{callee.__name__} has no predicate=", span)
     ctx.push_block()
-    parse_body(ctx, node.body)
+    inside_cluster = getattr(ctx, "cluster_depth", 0)
+    ctx.cluster_depth = inside_cluster + (callee is scopes.cluster)
+    try:
+        parse_body(ctx, node.body)
+    finally:
+        ctx.cluster_depth = inside_cluster
     body = ctx.pop_block(span)
     if callee is scopes.at:
         ctx.emit(_at_scope(body, args, kwargs, span))
