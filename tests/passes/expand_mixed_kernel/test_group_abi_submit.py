@@ -9,13 +9,7 @@ from pypto import ir
 from pypto.errors import UnsupportedError
 from pypto.ir.expr import GlobalVar
 from pypto.passes.analysis import calls_in
-from pypto.passes.context import PassContext
-from pypto.pypto_core import passes
-
-
-def _expand(program, platform="a2a3"):
-    with PassContext(PassContext.current().instruments, platform=platform):
-        return passes.expand_mixed_kernel()(passes.convert_to_ssa()(program))
+from tests.passes.expand_mixed_kernel.test_group_abi import _expand
 
 
 @pl.program
