@@ -222,3 +222,13 @@ def test_task_options_inside_a_cluster_are_refused():
     x = np.zeros((16, 64), np.float32)
     with pytest.raises(PyptoError, match=r"allow_early_resolve=...\) inside pl.cluster\(\)"):
         hinted(x, np.zeros_like(x))
+
+
+def test_auto_scope_belongs_to_orchestration_bodies():
+    with pytest.raises(PyptoError, match=r"@pl.jit.incore takes no auto_scope="):
+        pl.jit.incore(auto_scope=False)
+    with pytest.raises(PyptoError, match=r"@pl.jit.opaque takes no auto_scope="):
+        pl.jit.opaque(auto_scope=False)
+    with pytest.raises(PyptoError, match="auto_scope= must be True or False"):
+        _orchestration("out = self.scale(x, out)",
+                       decorator='@pl.function(type=pl.FunctionType.Orchestration, auto_scope="no")')
