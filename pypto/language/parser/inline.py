@@ -53,9 +53,9 @@ def expand_inline(ctx, node, inline_fn, args: list, kwargs: dict):
     child.blocks = ctx.blocks
     child.control_depth = ctx.control_depth
     # the body lands in the caller: its task-graph state is the caller's, its own auto_scope= decides pl.scope()
-    child.func_type = getattr(ctx, "func_type", None)
-    child.manual_scope_depth = getattr(ctx, "manual_scope_depth", 0)
-    child.auto_scope = getattr(inline_fn, "auto_scope", getattr(ctx, "auto_scope", True))
+    child.func_type = ctx.func_type
+    child.manual_scope_depth, child.cluster_depth = ctx.manual_scope_depth, ctx.cluster_depth
+    child.auto_scope = getattr(inline_fn, "auto_scope", ctx.auto_scope)
     child.inline_result = []
     names = [a.arg for a in fdef.args.args]
     if names and names[0] == "self":

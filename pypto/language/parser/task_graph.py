@@ -236,7 +236,7 @@ def scope_options(ctx, kwargs: dict, pred_node, span, *, what: str) -> dict:
                                                                             "predicated task")
         opts["predicate"] = parse_predicate(ctx, pred_node)
     given = [k for k, v in opts.items() if v]
-    if given and getattr(ctx, "cluster_depth", 0):
+    if given and ctx.cluster_depth:
         raise ParserSyntaxError(f"{what}(..., {given[0]}=...) inside pl.cluster(): the cluster is one task (a Group) "
                                 "and its regions are lanes of it, so there is no launch to carry the option", span,
                                 hint="move the option out of the cluster, onto the launch that runs it")
@@ -268,7 +268,7 @@ def parse_submit_assign(ctx, targets, node: ast.Call, span) -> None:
         opts["predicate"] = parse_predicate(ctx, pred_node)
     if "dumps" in kwargs:
         opts["dumps"] = dumps_list(kwargs.pop("dumps"), span)
-    in_group = getattr(ctx, "func_type", None) in LAUNCH_WRAPPERS
+    in_group = ctx.func_type in LAUNCH_WRAPPERS
     if in_group and (opts["deps"] or pred_node is not None or opts["allow_early_resolve"] or opts.get("dumps")):
         raise ParserSyntaxError(f"{name}(...) inside a {ctx.func_type.name} function takes no deps=, predicate=, "
                                 "allow_early_resolve= or dumps=", span,
@@ -406,16 +406,16 @@ def parse_runtime_scope(ctx, callee, call: ast.Call, body_nodes, span) -> None:
         raise ParserSyntaxError(f"pl.{callee.__name__}() takes only mode= and name_hint=", span)
     if not isinstance(mode, scopes.ScopeMode):
         raise ParserTypeError(f"pl.scope mode= must be pl.ScopeMode.AUTO or MANUAL, got {describe_value(mode)}", span)
-    func_type = getattr(ctx, "func_type", None)
+    func_type = ctx.func_type
     if func_type in KERNEL_TYPES:
         raise InvalidOperationError(f"a runtime scope (pl.{callee.__name__}) belongs to an orchestration function, "
                                     f"not to a {func_type.name} function", span,
                                     hint="move it to the orchestration function that dispatches this kernel")
-    depth = getattr(ctx, "manual_scope_depth", 0)
+    depth = ctx.manual_scope_depth
     if depth and mode is scopes.ScopeMode.MANUAL:
         raise InvalidOperationError("a manual scope may not nest inside another manual scope", span,
                                     hint="flatten it into the enclosing manual scope")
-    if mode is scopes.ScopeMode.AUTO and getattr(ctx, "auto_scope", True):
+    if mode is scopes.ScopeMode.AUTO and ctx.auto_scope:
         raise InvalidOperationError("a hand-placed AUTO `with pl.scope()` needs auto_scope=False on the function",
                                     span, hint="by default (auto_scope=True) the compiler places the AUTO scopes; "
                                                "write @pl.function(auto_scope=False) / @pl.jit(auto_scope=False) to "

@@ -57,7 +57,7 @@ def parse_with(ctx, node: ast.With):
     elif pred_node is not None:
         raise ParserSyntaxError(f"pl.{callee.__name__} has no predicate=", span)
     ctx.push_block()
-    inside_cluster = getattr(ctx, "cluster_depth", 0)
+    inside_cluster = ctx.cluster_depth
     ctx.cluster_depth = inside_cluster + (callee is scopes.cluster)
     try:
         parse_body(ctx, node.body)
