@@ -232,3 +232,14 @@ def test_auto_scope_belongs_to_orchestration_bodies():
     with pytest.raises(PyptoError, match="auto_scope= must be True or False"):
         _orchestration("out = self.scale(x, out)",
                        decorator='@pl.function(type=pl.FunctionType.Orchestration, auto_scope="no")')
+
+
+def test_per_argument_marks_follow_their_arguments_when_one_is_dropped():
+    prog = _orchestration('out = self.scale(pl.no_dep(x), pl.no_dep(out), '
+                          'attrs={"arg_directions": [pl.adir.input, pl.adir.output_existing]})')
+    (call,) = _kernel_calls(prog)
+    dropped = call.without_arg(0)
+    assert list(dropped.args) == [call.args[1]]
+    assert dropped.arg_directions == [pl.adir.output_existing]
+    assert dropped.attrs["arg_direction_overrides"] == [0]       # out: was position 1
+    assert "arg_direction_overrides" not in call.without_arg(0).without_arg(0).attrs
