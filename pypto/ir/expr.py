@@ -123,6 +123,23 @@ class Call(Expr):
     def is_function_call(self) -> bool:
         return isinstance(self.op, GlobalVar)
 
+    @property
+    def arg_directions(self) -> list:
+        """The call site's per-argument directions (`attrs["arg_directions"]`; [] when none are given)."""
+        return list(self.attrs.get("arg_directions") or [])
+
+    def without_arg(self, i: int) -> "Call":
+        """This call with argument i left out; the per-argument attrs (arg_directions, the pl.no_dep
+        positions in arg_direction_overrides) keep following their arguments."""
+        attrs = dict(self.attrs)
+        if attrs.get("arg_directions"):
+            attrs["arg_directions"] = [d for j, d in enumerate(attrs["arg_directions"]) if j != i]
+        if attrs.get("arg_direction_overrides"):
+            attrs["arg_direction_overrides"] = [j - (j > i) for j in attrs["arg_direction_overrides"] if j != i]
+            if not attrs["arg_direction_overrides"]:
+                del attrs["arg_direction_overrides"]
+        return self.replace(args=tuple(a for j, a in enumerate(self.args) if j != i), attrs=attrs)
+
 
 def _reference_call_form(*positional):
     """Sort the reference's positional Call forms ((span), (type, span), (kwargs, span), (kwargs, type, span),

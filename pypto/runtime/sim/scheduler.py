@@ -171,6 +171,7 @@ class Run:
             self.touched.setdefault(key, []).append((task, lo, hi))
         options, self.options = self.options, None
         deps, no_dep = (options[0], options[1]) if options else ((), ())
+        no_dep += tuple(args[i] for i in site.no_dep)          # pl.no_dep at an argument (tglang)
         if options:
             task.predicate, task.early_resolve = options[2], options[3]
         tracked = [] if self.manual_depth else [(a, w) for a, w in accesses if not self._opted_out(a, no_dep)]
