@@ -344,6 +344,7 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2, help="guide: pages run in parallel")
     parser.add_argument("--timeout", type=float, default=600.0)
     args, rest = parser.parse_known_args()
+    rest = [arg for arg in rest if arg != "--"]    # `seedtests -- -k expr` passes the tail to pytest
     args.tree, args.ref = args.tree.resolve(), args.ref.resolve()   # the programs run from a scratch folder
     if args.what == "examples":
         return run_examples(args.ref, args.tree, args.only, args.timeout)

@@ -54,6 +54,20 @@ class ConstInt(Expr):
     def __init__(self, value: int, dtype: DataType = INDEX, span: Optional[Span] = None):
         self._set(value=int(value), dtype=dtype, type=ScalarType(dtype), span=span)
 
+    def __eq__(self, other):
+        """An integer constant equals the Python int it holds (the reference's callers write
+        `shape[0] == 1`); between nodes, equality stays identity, as for every IR node."""
+        if isinstance(other, int) and not isinstance(other, bool):
+            return self.value == other
+        return self is other
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    # Identity hash, as for every node: a ConstInt and the int it equals are never mixed as keys of
+    # one dict (memo tables key nodes by identity, and hashing by value would chain equal constants).
+    __hash__ = Expr.__hash__
+
 
 class ConstFloat(Expr):
     __slots__ = ("value", "dtype")
@@ -108,6 +122,23 @@ class Call(Expr):
 
     def is_function_call(self) -> bool:
         return isinstance(self.op, GlobalVar)
+
+    @property
+    def arg_directions(self) -> list:
+        """The call site's per-argument directions (`attrs["arg_directions"]`; [] when none are given)."""
+        return list(self.attrs.get("arg_directions") or [])
+
+    def without_arg(self, i: int) -> "Call":
+        """This call with argument i left out; the per-argument attrs (arg_directions, the pl.no_dep
+        positions in arg_direction_overrides) keep following their arguments."""
+        attrs = dict(self.attrs)
+        if attrs.get("arg_directions"):
+            attrs["arg_directions"] = [d for j, d in enumerate(attrs["arg_directions"]) if j != i]
+        if attrs.get("arg_direction_overrides"):
+            attrs["arg_direction_overrides"] = [j - (j > i) for j in attrs["arg_direction_overrides"] if j != i]
+            if not attrs["arg_direction_overrides"]:
+                del attrs["arg_direction_overrides"]
+        return self.replace(args=tuple(a for j, a in enumerate(self.args) if j != i), attrs=attrs)
 
 
 def _reference_call_form(*positional):

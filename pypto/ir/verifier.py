@@ -51,8 +51,11 @@ def _in(f: Function, rule: str, message: str, span=None) -> Diagnostic:
 
 
 def _check_ssa(f: Function) -> list:
+    """Each Var is bound at most once in the body. A parameter is defined by the signature, not bound
+    there, so one body binding of it is allowed (as in the reference: `dst[0:16] = fill` in a branch
+    rebinds the parameter Var once)."""
     diags, seen = [], set()
-    for v in [*f.params, *defined_vars(f.body)]:
+    for v in defined_vars(f.body):
         if v in seen:
             diags.append(_in(f, "SSAForm", f"variable '{v.name_hint}' is assigned more than once", v.span))
         seen.add(v)

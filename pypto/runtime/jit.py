@@ -299,7 +299,7 @@ class JITFunction:
         for name, dep in self.deps():
             env[name] = _CallSiteSpecializer(dep, env, made)
         entry = parse_function(self.pyfunc, func_type=self.func_type, level=self.level, role=self.role, attrs=None,
-                               overrides=self._overrides(call), extra_globals=env)
+                               overrides=self._overrides(call), extra_globals=env, auto_scope=self.auto_scope)
         return Program([f for f in made if f.name != entry.name] + [entry], self.__name__)
 
     # ------------------------------------------------------------------ public API
@@ -466,7 +466,7 @@ class _CallSiteSpecializer:
         fn = self.by_key.get(key_t)
         if fn is None:
             fn = parse_function(dep.pyfunc, func_type=dep.func_type, level=dep.level, role=None, attrs=None,
-                                overrides=overrides, extra_globals=self.env)
+                                overrides=overrides, extra_globals=self.env, auto_scope=dep.auto_scope)
             if self.by_key:
                 fn = fn.replace(name=f"{fn.name}_{len(self.by_key)}")
             self.by_key[key_t] = fn
@@ -535,6 +535,16 @@ def _type_key(t) -> tuple:
     return structural_hash(t), tuple(dims)
 
 
+def _reject_kernel_options(decorator: str, unknown: dict, known: tuple) -> None:
+    """A kernel decorator's unknown keyword (task graph: auto_scope= has no orchestration body to apply to)."""
+    if "auto_scope" in unknown:
+        raise TypeCheckError(f"{decorator} takes no auto_scope=: the kernel is outlined on its own, so it has no "
+                             "orchestration body for a runtime scope", user_call_span(),
+                             hint="put auto_scope=False on the @pl.jit entry or a @pl.jit.inline helper")
+    if unknown:
+        reject_unknown_options(decorator, unknown, known)
+
+
 class _JitDecorator:
     """`pl.jit` and its variants: `@pl.jit`, `@pl.jit(auto_scope=False)`, `@pl.jit.incore`, ..."""
 
@@ -545,7 +555,8 @@ class _JitDecorator:
             return lambda f: JITFunction(f, auto_scope=auto_scope)
         return JITFunction(fn, auto_scope=auto_scope)
 
-    def incore(self, fn=None, *, level=None):
+    def incore(self, fn=None, *, level=None, **unknown):
+        _reject_kernel_options("@pl.jit.incore", unknown, ("level",))
         from pypto.ir.enums import Level
         func_type = {None: FunctionType.InCore, Level.AIC: FunctionType.AIC, Level.AIV: FunctionType.AIV}.get(level)
         if func_type is None:
@@ -557,7 +568,8 @@ class _JitDecorator:
         make = functools.partial(JITFunction, func_type=FunctionType.Inline, auto_scope=auto_scope)
         return make(fn) if fn is not None else make
 
-    def opaque(self, fn=None):
+    def opaque(self, fn=None, **unknown):
+        _reject_kernel_options("@pl.jit.opaque", unknown, ())
         make = functools.partial(JITFunction, func_type=FunctionType.Opaque)
         return make(fn) if fn is not None else make
 

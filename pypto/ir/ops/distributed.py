@@ -83,7 +83,7 @@ def _window(args, kw):
     shape = expect_tuple("pld.window", "shape", args[1])
     if kw.get("dtype") is None:
         raise TypeCheckError("pld.window: dtype= is required", hint="pld.window(buf, [rows, cols], dtype=pl.FP32)")
-    return DistributedTensorType(shape, kw["dtype"])
+    return DistributedTensorType(shape, kw["dtype"], window_buffer=args[0])
 
 
 def _notify(args, kw):

@@ -78,6 +78,11 @@ class FunctionContext:
         self.written_params: set = set()           # Out / InOut parameter Vars (`out = expr` writes through)
         self.input_params: set = set()             # In tensor parameters not yet re-bound (see _write_through)
         self.unbound_bases: dict = {}              # name → the one Ptr Var of a MemRef written by name
+        # the task graph (parser/task_graph.py): what this body may say about tasks and runtime scopes
+        self.func_type = None                      # the FunctionType being parsed (None: not known here)
+        self.auto_scope = True                     # False: the function places its own AUTO pl.scope() regions
+        self.manual_scope_depth = 0                # enclosing `with pl.manual_scope():` regions
+        self.cluster_depth = 0                     # enclosing `with pl.cluster():` regions (one Group task)
 
     # -- locations ------------------------------------------------------------
     def span(self, node) -> Span:

@@ -1,8 +1,8 @@
 """Launch plans: what a chip call submits when that is the same on every call, worked out once.
 
-An Orchestration function whose body is only kernel calls on its own parameters and a return of
-them (what a `@pl.jit` function made of `pl.at` scopes lowers to) submits the same tasks, with
-the same dependency edges, on every call; only the arrays differ. Its LaunchPlan holds one
+An Orchestration function whose body is only kernel calls on its own parameters (none marked
+`pl.no_dep`) and a return of them (what a `@pl.jit` function made of `pl.at` scopes lowers to)
+submits the same tasks, with the same dependency edges, on every call; only the arrays differ. Its LaunchPlan holds one
 TaskTemplate per call — the call site, the kernel's code, which parameters it takes and the
 earlier tasks the OverlapMap makes it wait for (found once with the scheduler's own `_inferred`,
 every parameter one whole buffer) — and where the returned values come from. `replay` then
@@ -103,6 +103,8 @@ def _make_plan(sim, code) -> Optional[LaunchPlan]:
                 or code.sites[k].callee != call.op.name or call.op.name not in sim.functions):
             return None
         site = code.sites[k]
+        if getattr(site, "no_dep", ()):
+            return None                          # an argument left out of dependency tracking: the general path
         params = []
         for a, d in zip(call.args, site.directions):
             got = where.get(a) if isinstance(a, Var) else None

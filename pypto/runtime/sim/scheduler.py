@@ -173,12 +173,14 @@ class Run:
             else:
                 got.append((task, bounds[1], bounds[2]))
         options, self.options = self.options, None
+        no_dep = tuple([args[i] for i in site.no_dep]) if site.no_dep else ()    # pl.no_dep at an argument
+        if options is not None:
+            no_dep = tuple(options[1]) + no_dep
         if self.manual_depth:
             tracked = []
-        elif options is None and not self.manual_dep:   # the usual case: nothing opted out
+        elif not no_dep and not self.manual_dep:   # the usual case: nothing opted out
             tracked = bounded
         else:
-            no_dep = options[1] if options else ()
             tracked = [x for x in bounded if not self._opted_out(x[0], no_dep)]
         preds = self._inferred(task, tracked)
         if options is not None:
