@@ -18,6 +18,39 @@ from pypto.ir.types import Dims, ScalarType, TupleType, Type, UnknownType
 class Expr(Node):
     __slots__ = ("type",)
 
+    # Scalar arithmetic in plain Python (`NR * SIZE` with NR = pl.dynamic("NR")): an annotation of a DSL
+    # function is evaluated by Python when the class body runs, before the parser reads it, so the
+    # symbolic dims of a shape must survive Python's own arithmetic. Shaped values are left alone.
+    def __add__(self, other):
+        return _scalar_arith("add", self, other)
+
+    def __radd__(self, other):
+        return _scalar_arith("add", other, self)
+
+    def __sub__(self, other):
+        return _scalar_arith("sub", self, other)
+
+    def __rsub__(self, other):
+        return _scalar_arith("sub", other, self)
+
+    def __mul__(self, other):
+        return _scalar_arith("mul", self, other)
+
+    def __rmul__(self, other):
+        return _scalar_arith("mul", other, self)
+
+    def __floordiv__(self, other):
+        return _scalar_arith("floordiv", self, other)
+
+    def __rfloordiv__(self, other):
+        return _scalar_arith("floordiv", other, self)
+
+    def __mod__(self, other):
+        return _scalar_arith("floormod", self, other)
+
+    def __rmod__(self, other):
+        return _scalar_arith("floormod", other, self)
+
 
 class Var(Expr):
     """A named value. Identity is the object; `name_hint` only guides printing."""
@@ -223,6 +256,24 @@ def const(value: Any, dtype: Optional[DataType] = None, span: Optional[Span] = N
     if isinstance(value, float):
         return ConstFloat(value, dtype or FP32, span)
     raise TypeError(f"cannot make an IR constant from {type(value).__name__}")
+
+
+def _scalar_arith(op: str, lhs, rhs):
+    """lhs <op> rhs as a BinaryExpr when both sides are integer scalars (an Expr of ScalarType or a Python
+    int), else NotImplemented (Python then raises its usual TypeError)."""
+    def scalar(v):
+        if isinstance(v, bool):
+            return None
+        if isinstance(v, int):
+            return ConstInt(v, INDEX)
+        if isinstance(v, Expr) and isinstance(v.type, ScalarType) and v.type.dtype.is_int():
+            return v
+        return None
+
+    a, b = scalar(lhs), scalar(rhs)
+    if a is None or b is None:
+        return NotImplemented
+    return BinaryExpr(op, a, b)
 
 
 def as_int(e) -> Optional[int]:

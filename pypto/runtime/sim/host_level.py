@@ -50,6 +50,7 @@ class HostLevel:
         self.world = world
         self.functions = functions
         self.native = None
+        self.commless_dispatches = 0             # device-less dispatches so far: they go round-robin over the chips
         if collectives == "native":              # host collectives as runtime builtins (host_collectives.py)
             from pypto.runtime.sim.host_collectives import NativeCollectives
             self.native = NativeCollectives(world)
@@ -107,11 +108,12 @@ class HostLevel:
         return contextlib.nullcontext()
 
     def dispatch(self, rank, callee: str, args: tuple, span, returns=None) -> "Dispatch":
-        if rank is None:                         # no device=: the world's only chip
-            if self.world.nranks != 1:
-                raise TypeCheckError(f"the host calls '{callee}' without device=r in a world of {self.world.nranks} "
-                                     "ranks", span, hint="pick the chip: self.chip(..., device=r)")
-            rank = 0
+        if rank is None:   # no device=: a comm-less dispatch, handed to the chips round-robin in submit order
+            if self.world.nranks != 1 and any(isinstance(a, WindowBinding) for a in args):
+                raise TypeCheckError(f"the host calls '{callee}' with a window but without device=r in a world of "
+                                     f"{self.world.nranks} ranks", span, hint="pick the chip: self.chip(..., device=r)")
+            rank = self.commless_dispatches % self.world.nranks
+            self.commless_dispatches += 1
         rank = int(rank)
         if not 0 <= rank < self.world.nranks:
             raise TypeCheckError(f"device={rank} is outside the world of {self.world.nranks} ranks", span)
