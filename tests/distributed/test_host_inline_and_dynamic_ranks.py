@@ -171,3 +171,41 @@ def test_host_reduce_scatter_on_a_window_with_a_rank_count_row_dim(ranks):
     y = np.zeros((ranks, 1, COLS), np.float32)
     c(x, y)
     np.testing.assert_array_equal(y[:, 0, :], x.max(axis=0))
+
+
+@pl.program
+class HostScratchReturnStyle:
+    """A host intermediate from pl.create_tensor carries one chip's result into the next dispatch; the host
+    returns its Out tensor, so the program can be called with its input alone."""
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def double(self, x: pl.Tensor[[ROWS, ROWS], pl.FP32], t: pl.Out[pl.Tensor[[ROWS, ROWS], pl.FP32]]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            pl.assemble(t, pl.add(x, x), [0, 0])
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def combine(self, x: pl.Tensor[[ROWS, ROWS], pl.FP32], t: pl.Tensor[[ROWS, ROWS], pl.FP32],
+                y: pl.Out[pl.Tensor[[ROWS, ROWS], pl.FP32]]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            pl.assemble(y, pl.mul(t, x), [0, 0])
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, x: pl.Tensor[[ROWS, ROWS], pl.FP32],
+             y: pl.Out[pl.Tensor[[ROWS, ROWS], pl.FP32]]) -> pl.Tensor[[ROWS, ROWS], pl.FP32]:
+        t: pl.Tensor[[ROWS, ROWS], pl.FP32] = pl.create_tensor([ROWS, ROWS], dtype=pl.FP32)
+        self.double(x, t)
+        self.combine(x, t, y)
+        return y
+
+
+def test_host_intermediates_and_return_style():
+    c = ir.compile(HostScratchReturnStyle, platform="a5sim", distributed_config=DistributedConfig(device_ids=[0]))
+    x = np.random.default_rng(5).standard_normal((ROWS, ROWS)).astype(np.float32)
+    y = c(x)                                     # return style: y is allocated for the call
+    assert isinstance(y, np.ndarray) and y.shape == (ROWS, ROWS)
+    np.testing.assert_allclose(y, 2 * x * x, rtol=1e-6)
+    into = np.zeros_like(x)
+    assert c(x, into) is None                    # in place, as before
+    np.testing.assert_allclose(into, 2 * x * x, rtol=1e-6)
+    with pytest.raises(TypeCheckError, match="takes 2 arguments"):
+        c()

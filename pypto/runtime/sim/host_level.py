@@ -85,6 +85,13 @@ class HostLevel:
         return WindowBinding(buffer, tuple(int(d) for d in shape), dtype)
 
     @staticmethod
+    def create_tensor(shape, dtype, span) -> np.ndarray:
+        if not all(isinstance(d, (int, np.integer)) and d >= 0 for d in shape):
+            raise TypeCheckError(f"pl.create_tensor on the host: the shape must be non-negative integers, got "
+                                 f"{list(shape)}", span)
+        return np.zeros(tuple(int(d) for d in shape), dtype)
+
+    @staticmethod
     def stacked_index(arr, r, span):
         r = int(r)
         if not isinstance(arr, np.ndarray):
@@ -237,6 +244,9 @@ class _HostLevelGenerator(SourceGenerator):
             t = c.type
             shape = self.tuple_text([self.expr(d) for d in t.shape]) if t.shape else "()"
             return f"pld.window({self.expr(c.args[0])}, {shape}, {self.dtype_const(t.dtype)})"
+        if name == "tensor.create":               # a host-side intermediate (pl.create_tensor): zeroed host memory
+            shape = self.tuple_text([self.expr(d) for d in c.type.shape]) if c.type.shape else "()"
+            return f"pld.create_tensor({shape}, {self.dtype_const(c.type.dtype)}, {sp})"
         if name == "pld.stacked_index":
             return f"pld.stacked_index({self.expr(c.args[0])}, {self.expr(c.args[1])}, {sp})"
         if name.startswith("pld.tensor."):

@@ -114,8 +114,11 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
     host.write_back()
     if spans is not None:
         spans["write_back"] = time.perf_counter()
-    if host_function is not None or not host.return_style:
+    if not host.return_style:
         return None
+    if host_function is not None:                  # a HOST orchestrator returns its Out tensors, allocated here
+        outs = host.outputs
+        return host.results(outs[0] if len(outs) == 1 else tuple(outs))
     return host.results(results[0][0])
 
 
