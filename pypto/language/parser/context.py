@@ -126,8 +126,9 @@ class FunctionContext:
                 # re-assigned inside a loop body or branch: one Var, so ConvertToSSA builds the carry / phi
                 self.def_spans[name] = span
                 return cur
+            # (a finished loop's loop var carries nothing: a new value of another type is a new name)
             if self.var_depth.get(cur, 0) < self.control_depth and not isinstance(cur, IterArg) \
-                    and not structural_equal(cur.type, type_):
+                    and not self._is_region_var(cur) and not structural_equal(cur.type, type_):
                 raise ParserTypeError(f"Cannot reassign '{name}' with a different type inside a loop or if: "
                                       f"it was {describe(cur.type)}, now {describe(type_)}", span,
                                       hint="use a new name, or carry the value with init_values= / pl.yield_",

@@ -125,13 +125,8 @@ class HostLevel:
         if not 0 <= rank < self.world.nranks:
             raise TypeCheckError(f"device={rank} is outside the world of {self.world.nranks} ranks", span)
         code = self.functions[callee]
-        for p, a in zip(code.func.params, args):       # a window bound with another shape than the parameter's
-            want = getattr(p.type, "shape", None)
-            if isinstance(a, WindowBinding) and want is not None and (
-                    len(want) != len(a.shape) or any(as_int(d) not in (None, n) for d, n in zip(want, a.shape))):
-                raise TypeCheckError(f"'{callee}' parameter '{p.name_hint}' is a {len(want)}-d window "
-                                     f"{[as_int(d) for d in want]}, but the window passed is {list(a.shape)}", span,
-                                     hint="bind the window with the parameter's shape: pld.window(buf, shape, dtype=)")
+        args = tuple(_window_as_param(p, a, callee, span) if isinstance(a, WindowBinding) else a
+                     for p, a in zip(code.func.params, args))
         bound = [a.buffer.view(rank, a.shape, a.dtype) if isinstance(a, WindowBinding) else a for a in args]
         if self.native is not None and code.func.attrs.get("host_collective"):
             from pypto.runtime.sim.host_collectives import SUPPORTED
@@ -147,6 +142,23 @@ class HostLevel:
 
     def sub_worker(self, name: str, args: tuple, span) -> "SubWorkerCall":
         return SubWorkerCall(name, args, span)
+
+
+def _window_as_param(p, a: WindowBinding, callee: str, span) -> WindowBinding:
+    """A window as the chip parameter sees it. A window is raw memory, so one bound with another shape of
+    the same element count (`[64]` for a `[1, 64]` parameter) is viewed with the parameter's static shape;
+    a dynamic dim must agree with the window's, and a different element count is an error."""
+    want = getattr(p.type, "shape", None)
+    if want is None:
+        return a
+    dims = [as_int(d) for d in want]
+    if len(dims) == len(a.shape) and all(d in (None, n) for d, n in zip(dims, a.shape)):
+        return a
+    if None not in dims and int(np.prod(dims, dtype=np.int64)) == int(np.prod(a.shape, dtype=np.int64)):
+        return WindowBinding(a.buffer, tuple(dims), a.dtype)
+    raise TypeCheckError(f"'{callee}' parameter '{p.name_hint}' is a {len(dims)}-d window {dims}, but the window "
+                         f"passed is {list(a.shape)}", span,
+                         hint="bind the window with the parameter's shape: pld.window(buf, shape, dtype=)")
 
 
 @dataclass(eq=False)
