@@ -299,8 +299,26 @@ def parse_return(ctx, node: ast.Return):
         ctx.inline_result.append(values)
         return
     exprs = [to_expr(v, span, "return value") for v in values]
+    declared = ctx.return_types
+    if len(exprs) == 1 and isinstance(exprs[0].type, TupleType) and declared is not None and len(declared) > 1 \
+            and len(exprs[0].type.types) == len(declared):
+        exprs = _unpacked_return(ctx, exprs[0], span)      # `return self.f(...)` of a multi-result call
     _check_returns(ctx, exprs, span)
     ctx.emit(ReturnStmt(exprs, span))
+
+
+def _unpacked_return(ctx, value: Expr, span) -> list:
+    """The elements of a multi-result value, each bound to a name of its own, to return them one by one."""
+    holder = value
+    if not isinstance(value, Var):
+        holder = Var("ret", value.type, span)
+        ctx.emit(AssignStmt(holder, value, span))
+    out = []
+    for i, t in enumerate(value.type.types):
+        var = Var(f"ret_{i}", t, span)
+        ctx.emit(AssignStmt(var, TupleGetItem(holder, i, span), span))
+        out.append(var)
+    return out
 
 
 def _check_returns(ctx, exprs: list, span) -> None:
