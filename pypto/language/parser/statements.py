@@ -93,7 +93,8 @@ def _write_through(ctx, name: str, value: Expr, span) -> Expr:
     """`out = expr` on an Out / InOut parameter writes the whole buffer: `out = pl.assemble(out, expr, [0, ...])`.
 
     Plain rebinding would silently drop the write. Left alone: values that mention the
-    parameter (the user threads it: `out = pl.store(t, offs, out)`), fresh allocations, and
+    parameter or a Var holding its buffer (the user threads it: `out = pl.store(t, offs, out)`, or a
+    loop carry started from it: `data = pld.tensor.allreduce(staged, ...)`), fresh allocations, and
     the annotated form (the printer's, which must read back unchanged).
     """
     param = ctx.names.get(name)
@@ -103,8 +104,10 @@ def _write_through(ctx, name: str, value: Expr, span) -> Expr:
         _warn_rebound_input(ctx, param, value, span)
     if param not in ctx.written_params or not isinstance(value.type, (TensorType, TileType)):
         return value
-    if type(value.type) is not type(param.type) or collect(value, lambda n: n is param):
-        return value
+    root = ctx.storage_root(param)
+    if type(value.type) is not type(param.type) or \
+            collect(value, lambda n: n is param or isinstance(n, Var) and ctx.storage_root(n) is root):
+        return value                          # (a loop carry started from the parameter is its buffer too)
     if isinstance(value, Call) and value.op.name in ("tensor.create", "tile.create"):
         return value
     zeros = to_expr([0] * len(param.type.shape), span)
