@@ -379,6 +379,8 @@ def _rank_host(run: Run, dispatches: list):
             run.dispatch_done()
         if run.busy is not None:                # benchmark: a record per dispatch (run_ranks adds the steps)
             run.busy.append([0.0, time.perf_counter(), 0.0])
+        if run.recorder is not None:            # dfx_outputs/rank{r}/d{k}: the tasks from here on are dispatch k
+            run.recorder.dispatch_started(run, code.name)
         results.append((yield from code.fn(ctx, *args)))
     return results
 
