@@ -69,29 +69,42 @@ SEED_TEST_FILES = (
     "test_expand_mixed_kernel_split_aiv.py",
 )
 
-# Our conftest for the seed tests: the reference's transforms conftest selects the
-# Ascend950 backend around every test; a per-test alarm turns a hang into a failure.
-SEED_CONFTEST = '''
+# A per-test alarm, shared by our conftests: a hang becomes a failure naming the limit.
+ALARM_CONFTEST = '''
 import signal
 import pytest
-from pypto import backend as _backend
-from pypto.backend import BackendType
 
 
 def _alarm(signum, frame):
-    raise TimeoutError("test took longer than 60 s")
+    raise TimeoutError(f"test took longer than {ALARM_SECONDS} s")
 
 
 @pytest.fixture(autouse=True)
-def _backend_and_alarm():
-    _backend.reset_for_testing()
-    _backend.set_backend_type(BackendType.Ascend950)
+def _alarm_guard():
     signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(60)
+    signal.alarm(ALARM_SECONDS)
     try:
         yield
     finally:
         signal.alarm(0)
+'''
+
+# Our conftest for the seed tests: the reference's transforms conftest selects the
+# Ascend950 backend around every test.
+SEED_CONFTEST = ALARM_CONFTEST + '''
+from pypto import backend as _backend
+from pypto.backend import BackendType
+
+ALARM_SECONDS = 60
+
+
+@pytest.fixture(autouse=True)
+def _ascend950_backend():
+    _backend.reset_for_testing()
+    _backend.set_backend_type(BackendType.Ascend950)
+    try:
+        yield
+    finally:
         _backend.reset_for_testing()
 
 
@@ -111,11 +124,11 @@ def default_pass_manager():
 '''
 
 
-# Our conftest for the distributed system tests: the fixtures and options they read, and a per-test alarm.
-DISTRIBUTED_CONFTEST = '''
-import signal
-import pytest
+# Our conftest for the distributed system tests: the fixtures and options they read.
+DISTRIBUTED_CONFTEST = ALARM_CONFTEST + '''
 from pypto.runtime.runner import RunConfig
+
+ALARM_SECONDS = 300
 
 
 def pytest_addoption(parser):
@@ -144,20 +157,6 @@ def test_config(request):
 @pytest.fixture(scope="session")
 def device_ids(request):
     return _device_list(request.config.getoption("--device"))
-
-
-def _alarm(signum, frame):
-    raise TimeoutError("test took longer than 300 s")
-
-
-@pytest.fixture(autouse=True)
-def _alarm_guard():
-    signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(300)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
 '''
 
 

@@ -18,38 +18,7 @@ from pypto.ir.types import Dims, ScalarType, TupleType, Type, UnknownType
 class Expr(Node):
     __slots__ = ("type",)
 
-    # Scalar arithmetic in plain Python (`NR * SIZE` with NR = pl.dynamic("NR")): an annotation of a DSL
-    # function is evaluated by Python when the class body runs, before the parser reads it, so the
-    # symbolic dims of a shape must survive Python's own arithmetic. Shaped values are left alone.
-    def __add__(self, other):
-        return _scalar_arith("add", self, other)
-
-    def __radd__(self, other):
-        return _scalar_arith("add", other, self)
-
-    def __sub__(self, other):
-        return _scalar_arith("sub", self, other)
-
-    def __rsub__(self, other):
-        return _scalar_arith("sub", other, self)
-
-    def __mul__(self, other):
-        return _scalar_arith("mul", self, other)
-
-    def __rmul__(self, other):
-        return _scalar_arith("mul", other, self)
-
-    def __floordiv__(self, other):
-        return _scalar_arith("floordiv", self, other)
-
-    def __rfloordiv__(self, other):
-        return _scalar_arith("floordiv", other, self)
-
-    def __mod__(self, other):
-        return _scalar_arith("floormod", self, other)
-
-    def __rmod__(self, other):
-        return _scalar_arith("floormod", other, self)
+    # + - * // % of integer scalars build BinaryExprs (set after BinaryExpr exists: _arith_method).
 
 
 class Var(Expr):
@@ -259,7 +228,11 @@ def const(value: Any, dtype: Optional[DataType] = None, span: Optional[Span] = N
 
 
 def _scalar_arith(op: str, lhs, rhs):
-    """lhs <op> rhs as a BinaryExpr when both sides are integer scalars (an Expr of ScalarType or a Python
+    """Scalar arithmetic in plain Python (`NR * SIZE` with NR = pl.dynamic("NR")): an annotation of a DSL
+    function is evaluated by Python when the class body runs, before the parser reads it, so the symbolic
+    dims of a shape must survive Python's own arithmetic.
+
+    lhs <op> rhs as a BinaryExpr when both sides are integer scalars (an Expr of ScalarType or a Python
     int), else NotImplemented (Python then raises its usual TypeError)."""
     def scalar(v):
         if isinstance(v, bool):
@@ -274,6 +247,19 @@ def _scalar_arith(op: str, lhs, rhs):
     if a is None or b is None:
         return NotImplemented
     return BinaryExpr(op, a, b)
+
+
+def _arith_method(op: str, reflected: bool):
+    def method(self, other):
+        return _scalar_arith(op, other, self) if reflected else _scalar_arith(op, self, other)
+    method.__name__ = f"__{'r' if reflected else ''}{op}__"
+    return method
+
+
+for _py, _op in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("floordiv", "floordiv"), ("mod", "floormod")):
+    setattr(Expr, f"__{_py}__", _arith_method(_op, False))
+    setattr(Expr, f"__r{_py}__", _arith_method(_op, True))
+del _py, _op
 
 
 def as_int(e) -> Optional[int]:
