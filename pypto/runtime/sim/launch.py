@@ -63,8 +63,15 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
             name = getattr(compiled, "entry", None) or getattr(host_function, "name", None) or "program"
             _LOG.info("running %s on %s (%d rank(s), %s schedule)", name, config.platform, len(per_rank),
                      config.sim_schedule)
-        return run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
-                         window=config.sim_task_window, race_check=config.sim_race_check, recorder=recorder)
+        busy = [] if spans is not None else None
+        results = run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
+                            window=config.sim_task_window, race_check=config.sim_race_check, recorder=recorder,
+                            busy=busy)
+        if busy is not None:                       # benchmark: each rank's dispatches, in order, over all phases
+            timed = spans.setdefault("dispatches", {})
+            for r, records in enumerate(busy):
+                timed.setdefault(r, []).extend((code.name, *rec) for (code, _), rec in zip(per_rank[r], records))
+        return results
 
     compiled.last_timeline = None
     try:
@@ -107,8 +114,11 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
     host.write_back()
     if spans is not None:
         spans["write_back"] = time.perf_counter()
-    if host_function is not None or not host.return_style:
+    if not host.return_style:
         return None
+    if host_function is not None:                  # a HOST orchestrator returns its Out tensors, allocated here
+        outs = host.outputs
+        return host.results(outs[0] if len(outs) == 1 else tuple(outs))
     return host.results(results[0][0])
 
 
@@ -263,12 +273,14 @@ def _returned_params(compiled) -> Optional[tuple]:
 # ------------------------------------------------------------------ 3. the scheduler loop
 def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic", seed: Optional[int] = None,
               window: int = 64, race_check: bool = True, recorder=None,
-              watchdog_seconds: Optional[float] = None) -> list:
+              watchdog_seconds: Optional[float] = None, busy: Optional[list] = None) -> list:
     """Run `per_rank[r]` = [(FunctionCode, args), ...] on rank r, all ranks under one loop.
 
     Returns, per rank, the results of its dispatches. Deterministic: the first runnable agent in
     round-robin order (agents within a rank, and ranks, rotate). Random: a seeded choice among
     every runnable agent. A rank starts its next dispatch once the previous one's tasks finished.
+    `busy` (a list, for benchmark) receives per rank [[busy s, start, end], ...] per dispatch: the time
+    spent stepping that dispatch's agents, and the perf_counter window from its start to its last step.
     """
     n = len(per_rank)
     runs = []
@@ -279,6 +291,10 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
         run = Run(sim, machine_for(sim.platform, r), schedule=schedule, seed=rank_seed, window=window,
                   race_check=race_check and world is None)
         run.world, run.rank, run.recorder = world, r, recorder
+        run.busy = None
+        if busy is not None:
+            run.busy = []
+            busy.append(run.busy)
         dispatches = per_rank[r]
         name = f"host orchestrator ({dispatches[0][0].name})" if n == 1 and dispatches else \
             f"rank {r} host orchestrator"
@@ -327,6 +343,8 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
                 if n > 1:
                     runs.remove(run)             # rotate ranks too, so no rank starves another
                     runs.append(run)
+            if busy is not None:
+                step_start = time.perf_counter()
             try:
                 blk = agent.gen.send(None)
             except StopIteration as stop:
@@ -340,6 +358,12 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
                 raise _livelock(runs, dog, agent, e.span) from None
             except BaseException as e:
                 raise run.located(e, _label(run, agent, n))
+            finally:
+                if busy is not None and run.busy:     # the step belongs to the rank's current dispatch
+                    record, now = run.busy[-1], time.perf_counter()
+                    record[0] += now - step_start
+                    record[1] = min(record[1], step_start)   # the step that began the dispatch counts whole
+                    record[2] = now
             agent.block = blk
 
 
@@ -353,6 +377,10 @@ def _rank_host(run: Run, dispatches: list):
             yield Block(lambda: not run.live and not run.ready, "end of dispatch", f"tasks of {prev} still running")
         if i:
             run.dispatch_done()
+        if run.busy is not None:                # benchmark: a record per dispatch (run_ranks adds the steps)
+            run.busy.append([0.0, time.perf_counter(), 0.0])
+        if run.recorder is not None:            # dfx_outputs/rank{r}/d{k}: the tasks from here on are dispatch k
+            run.recorder.dispatch_started(run, code.name)
         results.append((yield from code.fn(ctx, *args)))
     return results
 
