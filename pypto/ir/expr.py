@@ -18,6 +18,8 @@ from pypto.ir.types import Dims, ScalarType, TupleType, Type, UnknownType
 class Expr(Node):
     __slots__ = ("type",)
 
+    # + - * // % of integer scalars build BinaryExprs (set after BinaryExpr exists: _arith_method).
+
 
 class Var(Expr):
     """A named value. Identity is the object; `name_hint` only guides printing."""
@@ -254,6 +256,41 @@ def const(value: Any, dtype: Optional[DataType] = None, span: Optional[Span] = N
     if isinstance(value, float):
         return ConstFloat(value, dtype or FP32, span)
     raise TypeError(f"cannot make an IR constant from {type(value).__name__}")
+
+
+def _scalar_arith(op: str, lhs, rhs):
+    """Scalar arithmetic in plain Python (`NR * SIZE` with NR = pl.dynamic("NR")): an annotation of a DSL
+    function is evaluated by Python when the class body runs, before the parser reads it, so the symbolic
+    dims of a shape must survive Python's own arithmetic.
+
+    lhs <op> rhs as a BinaryExpr when both sides are integer scalars (an Expr of ScalarType or a Python
+    int), else NotImplemented (Python then raises its usual TypeError)."""
+    def scalar(v):
+        if isinstance(v, bool):
+            return None
+        if isinstance(v, int):
+            return ConstInt(v, INDEX)
+        if isinstance(v, Expr) and isinstance(v.type, ScalarType) and v.type.dtype.is_int():
+            return v
+        return None
+
+    a, b = scalar(lhs), scalar(rhs)
+    if a is None or b is None:
+        return NotImplemented
+    return BinaryExpr(op, a, b)
+
+
+def _arith_method(op: str, reflected: bool):
+    def method(self, other):
+        return _scalar_arith(op, other, self) if reflected else _scalar_arith(op, self, other)
+    method.__name__ = f"__{'r' if reflected else ''}{op}__"
+    return method
+
+
+for _py, _op in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("floordiv", "floordiv"), ("mod", "floormod")):
+    setattr(Expr, f"__{_py}__", _arith_method(_op, False))
+    setattr(Expr, f"__r{_py}__", _arith_method(_op, True))
+del _py, _op
 
 
 def as_int(e) -> Optional[int]:

@@ -65,10 +65,16 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
             name = getattr(compiled, "entry", None) or getattr(host_function, "name", None) or "program"
             _LOG.info("running %s on %s (%d rank(s), %s schedule)", name, config.platform, len(per_rank),
                      config.sim_schedule)
-        return run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
-                         window=config.sim_task_window, race_check=config.sim_race_check, recorder=recorder,
-                         known_bounds=host.bounds if host_function is None else None,
-                         planned=host_function is None and worker is None)
+        busy = [] if spans is not None else None
+        results = run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
+                            window=config.sim_task_window, race_check=config.sim_race_check, recorder=recorder,
+                            busy=busy, known_bounds=host.bounds if host_function is None else None,
+                            planned=host_function is None and worker is None)
+        if busy is not None:                       # benchmark: each rank's dispatches, in order, over all phases
+            timed = spans.setdefault("dispatches", {})
+            for r, records in enumerate(busy):
+                timed.setdefault(r, []).extend((code.name, *rec) for (code, _), rec in zip(per_rank[r], records))
+        return results
 
     compiled.last_timeline = None
     try:
@@ -111,8 +117,11 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
     host.write_back()
     if spans is not None:
         spans["write_back"] = time.perf_counter()
-    if host_function is not None or not host.return_style:
+    if not host.return_style:
         return None
+    if host_function is not None:                  # a HOST orchestrator returns its Out tensors, allocated here
+        outs = host.outputs
+        return host.results(outs[0] if len(outs) == 1 else tuple(outs))
     return host.results(results[0][0])
 
 
@@ -267,13 +276,15 @@ def _returned_params(compiled) -> Optional[tuple]:
 # ------------------------------------------------------------------ 3. the scheduler loop
 def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic", seed: Optional[int] = None,
               window: int = 64, race_check: bool = True, recorder=None,
-              watchdog_seconds: Optional[float] = None, known_bounds=None,
+              watchdog_seconds: Optional[float] = None, busy: Optional[list] = None, known_bounds=None,
               planned: bool = False) -> list:
     """Run `per_rank[r]` = [(FunctionCode, args), ...] on rank r, all ranks under one loop.
 
     Returns, per rank, the results of its dispatches. Deterministic: the first runnable agent in
     round-robin order (agents within a rank, and ranks, rotate). Random: a seeded choice among
     every runnable agent. A rank starts its next dispatch once the previous one's tasks finished.
+    `busy` (a list, for benchmark) receives per rank [[busy s, start, end], ...] per dispatch: the time
+    spent stepping that dispatch's agents, and the perf_counter window from its start to its last step.
     `known_bounds` (one rank): a function giving the byte bounds of its arguments (HostArgs.bounds).
     `planned` (one rank): the arguments are a chip call's bound buffers (none aliases another that a task
     writes), so an orchestration with a launch plan submits its tasks from it (pypto.runtime.sim.launch_plan).
@@ -287,6 +298,10 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
         run = Run(sim, machine_for(sim.platform, r), schedule=schedule, seed=rank_seed, window=window,
                   race_check=race_check and world is None, known_bounds=known_bounds if n == 1 else None)
         run.world, run.rank, run.recorder = world, r, recorder
+        run.busy = None
+        if busy is not None:
+            run.busy = []
+            busy.append(run.busy)
         dispatches = per_rank[r]
         name = f"host orchestrator ({dispatches[0][0].name})" if n == 1 and dispatches else \
             f"rank {r} host orchestrator"
@@ -338,6 +353,8 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
                 if n > 1:
                     runs.remove(run)             # rotate ranks too, so no rank starves another
                     runs.append(run)
+            if busy is not None:
+                step_start = time.perf_counter()
             try:
                 blk = agent.gen.send(None)
             except StopIteration as stop:
@@ -351,6 +368,12 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
                 raise _livelock(runs, dog, agent, e.span) from None
             except BaseException as e:
                 raise run.located(e, _label(run, agent, n))
+            finally:
+                if busy is not None and run.busy:     # the step belongs to the rank's current dispatch
+                    record, now = run.busy[-1], time.perf_counter()
+                    record[0] += now - step_start
+                    record[1] = min(record[1], step_start)   # the step that began the dispatch counts whole
+                    record[2] = now
             agent.block = blk
 
 
@@ -365,6 +388,10 @@ def _rank_host(run: Run, dispatches: list, planned: bool = False):
             yield Block(lambda: not run.live and not run.ready, "end of dispatch", f"tasks of {prev} still running")
         if i:
             run.dispatch_done()
+        if run.busy is not None:                # benchmark: a record per dispatch (run_ranks adds the steps)
+            run.busy.append([0.0, time.perf_counter(), 0.0])
+        if run.recorder is not None:            # dfx_outputs/rank{r}/d{k}: the tasks from here on are dispatch k
+            run.recorder.dispatch_started(run, code.name)
         plan = launch_plan(run.program, code) if planned and run.recorder is None else None
         if plan is not None and plan.fits(run.window):
             results.append(plan.replay(run, args))
