@@ -228,11 +228,14 @@ def binary_rule(name: str, kind: Optional[str] = None):
     return deduce
 
 
-def scalar_binary_rule(name: str, kind: Optional[str] = None):
+def scalar_binary_rule(name: str, kind: Optional[str] = None, narrows_scalar: bool = False):
+    """lhs op scalar, the result in lhs's dtype. narrows_scalar: a float scalar on an integer operand is
+    accepted and converted to the operand's dtype (truncated toward zero), as pto.tsubs takes it."""
     def deduce(args, kw):
         a = expect_shaped(name, "lhs", args[0])
         s = expect_scalar(name, "rhs", args[1])
-        scalar_fits(name, a, s)
+        if not narrows_scalar:
+            scalar_fits(name, a, s)
         _check_dtype_kind(name, a, kind)
         _check_scratch(name, args, 2)
         return result_like(a)
