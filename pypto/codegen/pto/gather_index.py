@@ -2,6 +2,8 @@
 tile.gather and tile.gatherb are 1:1 via their OpDefs).
 
     e = pl.tile.gather_mask(s, mask_pattern=1)  →  pto.tgather ins(%s, {maskPattern = #pto.mask_pattern<P0101>} : ...) outs(%e : ...)
+    d = pl.tile.scatter_mask(d, s, mask_pattern=1)
+        →  pto.tscatter ins(%s, {maskPattern = #pto.mask_pattern<P0101>} : ..., "row") outs(%d : ...)
     r = pl.tile.mgather(table, idx)             →  pto.mgather ins(%pv, %idx : ..., ...) outs(%r : ...) {coalesce = #pto<coalesce row>}
     t = pl.tile.mscatter(src, idx, t)           →  pto.mscatter ins(%src, %idx : ..., ...) outs(%pv : ...)
 """
@@ -25,6 +27,15 @@ def _gather_mask(ctx):
     pattern = MASK_PATTERNS[ctx.call.kwargs["mask_pattern"]]
     ctx.emit(f"pto.tgather ins({ctx.value(src)}, {{maskPattern = #pto.mask_pattern<{pattern}>}} : {ctx.type_of(src)}) "
              f"outs({ctx.result} : {ctx.result_type})")
+
+
+@emits("tile.scatter_mask")
+def _scatter_mask(ctx):
+    """In place (the result is dst's buffer); the pattern rides inside ins() after src, then the row axis."""
+    src = ctx.call.args[1]
+    pattern = MASK_PATTERNS[ctx.call.kwargs["mask_pattern"]]
+    ctx.emit(f"pto.tscatter ins({ctx.value(src)}, {{maskPattern = #pto.mask_pattern<{pattern}>}} : {ctx.type_of(src)}, "
+             f"\"row\") outs({ctx.result} : {ctx.result_type})")
 
 
 def _mode(value, names) -> int:
