@@ -28,6 +28,7 @@ from pypto.ir.dtypes import INT32, INT64
 from pypto.ir.enums import AtomicType
 from pypto.ir.expr import MakeTuple, const
 from pypto.ir.types import CommCtxType, DistributedTensorType
+from pypto.ir.ops.distributed import transfer_parts
 
 for _name in ("pld.world_size", "pld.alloc_window_buffer", "pld.window", "pld.stacked_index"):
     lowered_away(_name, "host-level: it shapes the host orchestration (orchestration artifact), never a kernel")
@@ -146,9 +147,10 @@ def _transfer(ctx, mnemonic: str, remote_index: int) -> None:
     """tput (remote_index 0: dst is the peer's window) / tget (1: src is): one partition view per side,
     staged through the Vec tile `stage`."""
     args = ctx.call.args
-    dst, peer, src, stage = args[:4]
-    if len(args) > 4:
-        dst_offs, src_offs, shape = args[4], args[5], list(args[6].elements)
+    dst, peer, src = args[:3]
+    stages, region = transfer_parts(args)
+    if region:
+        dst_offs, src_offs, shape = region[0], region[1], list(region[2].elements)
     else:
         dst_offs = src_offs = None
         shape = list(dst.type.shape)
@@ -159,7 +161,9 @@ def _transfer(ctx, mnemonic: str, remote_index: int) -> None:
     dpv, dtype_ = _partition(ctx, views[0], dst, dst_offs, shape, names[0])
     spv, stype = _partition(ctx, views[1], src, src_offs, shape, names[1])
     attr = f" {{atomicType = #pto<atomic_type {_atomic(ctx.call.kwargs.get('atomic'))}>}}" if remote_index == 0 else ""
-    ctx.emit(f"{mnemonic}({dpv}, {spv}, buf({ctx.value(stage)}) : {dtype_}, {stype}, {ctx.type_of(stage)}){attr}")
+    bufs = ", ".join(ctx.value(t) for t in stages)            # two: the ping-pong pair
+    buf_types = ", ".join(ctx.type_of(t) for t in stages)
+    ctx.emit(f"{mnemonic}({dpv}, {spv}, buf({bufs}) : {dtype_}, {stype}, {buf_types}){attr}")
 
 
 @emits("pld.tile.put")

@@ -2,6 +2,8 @@
 tile.gather and tile.gatherb are 1:1 via their OpDefs).
 
     e = pl.tile.gather_mask(s, mask_pattern=1)  →  pto.tgather ins(%s, {maskPattern = #pto.mask_pattern<P0101>} : ...) outs(%e : ...)
+    d = pl.tile.scatter_mask(d, s, mask_pattern=1)
+        →  pto.tscatter ins(%s, {maskPattern = #pto.mask_pattern<P0101>} : ..., "row") outs(%d : ...)
     r = pl.tile.mgather(table, idx)             →  pto.mgather ins(%pv, %idx : ..., ...) outs(%r : ...) {coalesce = #pto<coalesce row>}
     t = pl.tile.mscatter(src, idx, t)           →  pto.mscatter ins(%src, %idx : ..., ...) outs(%pv : ...)
 """
@@ -19,12 +21,21 @@ def whole_view(ctx, tensor):
     return ctx.partition_view(tensor, zeros, list(tensor.type.shape))
 
 
+def _masked_src(ctx, src) -> str:
+    """`%src, {maskPattern = #pto.mask_pattern<P0101>} : T` — the pattern rides inside ins() after src."""
+    pattern = MASK_PATTERNS[ctx.call.kwargs["mask_pattern"]]
+    return f"{ctx.value(src)}, {{maskPattern = #pto.mask_pattern<{pattern}>}} : {ctx.type_of(src)}"
+
+
 @emits("tile.gather_mask")
 def _gather_mask(ctx):
-    src = ctx.call.args[0]
-    pattern = MASK_PATTERNS[ctx.call.kwargs["mask_pattern"]]
-    ctx.emit(f"pto.tgather ins({ctx.value(src)}, {{maskPattern = #pto.mask_pattern<{pattern}>}} : {ctx.type_of(src)}) "
-             f"outs({ctx.result} : {ctx.result_type})")
+    ctx.emit(f"pto.tgather ins({_masked_src(ctx, ctx.call.args[0])}) outs({ctx.result} : {ctx.result_type})")
+
+
+@emits("tile.scatter_mask")
+def _scatter_mask(ctx):
+    """In place (the result is dst's buffer); the row axis follows the masked source."""
+    ctx.emit(f"pto.tscatter ins({_masked_src(ctx, ctx.call.args[1])}, \"row\") outs({ctx.result} : {ctx.result_type})")
 
 
 def _mode(value, names) -> int:

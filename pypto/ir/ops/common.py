@@ -228,11 +228,14 @@ def binary_rule(name: str, kind: Optional[str] = None):
     return deduce
 
 
-def scalar_binary_rule(name: str, kind: Optional[str] = None):
+def scalar_binary_rule(name: str, kind: Optional[str] = None, narrows_scalar: bool = False):
+    """lhs op scalar, the result in lhs's dtype. narrows_scalar: a float scalar on an integer operand is
+    accepted and converted to the operand's dtype (truncated toward zero), as pto.tsubs takes it."""
     def deduce(args, kw):
         a = expect_shaped(name, "lhs", args[0])
         s = expect_scalar(name, "rhs", args[1])
-        scalar_fits(name, a, s)
+        if not narrows_scalar:
+            scalar_fits(name, a, s)
         _check_dtype_kind(name, a, kind)
         _check_scratch(name, args, 2)
         return result_like(a)
@@ -385,6 +388,9 @@ def reshape_rule(name: str):
             raise TypeCheckError(f"{name}: cannot reshape {fmt_shape(a.shape)} ({before} elements) to "
                                  f"{fmt_shape(shape)} ({after} elements)", hint="the element count must not change")
         if isinstance(a, TileType) and not is_full(a.shape, a.valid_shape):
+            unit_mapped = _unit_axis_valid(a, shape)
+            if unit_mapped is not None:
+                return result_like(a, shape=shape, valid=unit_mapped, keep_view=False)
             rows = _row_prefix_rows(a, shape)
             if rows is None:
                 raise TypeCheckError(f"{name}: cannot reshape a tile whose valid region is partial",
@@ -392,6 +398,23 @@ def reshape_rule(name: str):
             return result_like(a, shape=shape, valid=(rows, *shape[1:]), keep_view=False)
         return result_like(a, shape=shape, keep_view=False)
     return deduce
+
+
+def _unit_axis_valid(a: TileType, shape):
+    """The result's valid region when a reshape only erases or inserts static unit axes ([1, 64] ↔ [64]):
+    the other axes keep their valid extents in order. An erased unit axis must be wholly valid (extent
+    1); an inserted one is. Anything else: None."""
+    def non_unit(dims):
+        return [k for k, d in enumerate(dims) if as_int(d) != 1]
+    src_keep, dst_keep = non_unit(a.shape), non_unit(shape)
+    if static_dims(a.shape) is None or static_dims(shape) is None or \
+            [as_int(a.shape[k]) for k in src_keep] != [as_int(shape[k]) for k in dst_keep]:
+        return None
+    valid = list(a.valid_shape)
+    if any(as_int(valid[k]) != 1 for k in range(len(valid)) if k not in src_keep):
+        return None
+    kept = iter(valid[k] for k in src_keep)
+    return tuple(next(kept) if k in dst_keep else ConstInt(1, INDEX) for k in range(len(shape)))
 
 
 def _row_prefix_rows(a: TileType, shape):
@@ -431,12 +454,17 @@ def transpose_rule(name: str):
 
 
 def slice_rule(name: str):
-    """slice(x, shape, offset[, valid_shape]): a window of x; static windows are bounds-checked."""
+    """slice(x, shape, offset[, valid_shape[, drop_dims]]): a window of x; static windows are bounds-checked.
+    A GM window is valid only where x is; drop_dims erases unit axes (pypto/ir/ops/slice_window.py)."""
+    from pypto.ir.ops import slice_window
+
     def deduce(args, kw):
         a = expect_shaped(name, "x", args[0])
         shape = expect_tuple(name, "shape", args[1])
         offset = expect_tuple(name, "offset", args[2])
-        valid = expect_tuple(name, "valid_shape", args[3]) if len(args) > 3 else None
+        if len(args) > 3:
+            expect_tuple(name, "valid_shape", args[3])
+        valid = slice_window.requested_valid(args)
         if not (len(shape) == len(offset) == a.rank) or (valid is not None and len(valid) != a.rank):
             raise TypeCheckError(f"{name}: shape, offset and valid_shape need one entry per dim ({a.rank})")
         for k, (s, o, d) in enumerate(zip(shape, offset, a.shape)):
@@ -445,6 +473,11 @@ def slice_rule(name: str):
                 raise TypeCheckError(f"{name}: dim {k}: window [{o}, {o + s}) exceeds the extent {d}",
                                      hint="shrink the slice or pass a smaller valid_shape")
         check_valid_within(name, shape, valid)
+        if isinstance(a, TensorType):
+            valid = slice_window.window_valid(a, shape, offset, valid)
+        axes = slice_window.drop_axes(name, args, shape, valid or shape)
+        if axes:
+            shape, valid = slice_window.kept(shape, axes), slice_window.kept(valid or shape, axes)
         result = result_like(a, shape=shape, valid=valid, keep_view=False)
         pad = kw.get("pad_value")
         if pad is None:

@@ -20,7 +20,7 @@ from pypto.errors import TypeCheckError
 from pypto.ir.comm_enums import NotifyOp, ReduceOp, WaitCmp
 from pypto.ir.dtypes import INT32, INT64, DataType
 from pypto.ir.enums import AtomicType, MemorySpace
-from pypto.ir.ops.common import describe, expect_scalar, expect_tile, expect_tuple
+from pypto.ir.ops.common import describe, dims_equal, expect_scalar, expect_tile, expect_tuple
 from pypto.ir.ops.registry import READ, READWRITE, SHARED, VECTOR, WRITE, Kwarg, OpDef, register_op
 from pypto.ir.types import DistributedTensorType, ScalarType, TensorType, TileType, TileView, UnknownType
 
@@ -252,31 +252,52 @@ register_op(OpDef("pld.stacked_index", args=("x", "rank"), deduce=_stacked_index
                   self_loading=True, description="x[r] in a host orchestrator: rank r's shard of a stacked tensor"))
 
 
+def transfer_parts(args) -> tuple:
+    """(stages, region) of a pld.tile.put / get call: its one or two Vec staging tiles (two: the ping-pong
+    pair TPUT / TGET alternates between) and its (dst_offsets, src_offsets, shape), or () for the whole
+    tensors. The optional second stage is told from the region by its type."""
+    stages = list(args[3:4])
+    if len(args) > 4 and isinstance(args[4].type, TileType):
+        stages.append(args[4])
+    return stages, tuple(args[3 + len(stages):])
+
+
 def _transfer(name: str, window_arg: int):
-    """pld.tile.put / get: (dst, peer, src, stage, dst_offsets, src_offsets, shape) — one side is a peer window."""
+    """pld.tile.put / get: (dst, peer, src, stage[, stage2][, dst_offsets, src_offsets, shape]) — one side is
+    a peer window."""
     def deduce(args, kw):
         dst, src = args[0].type, args[2].type
         if not isinstance(dst, TensorType) or not isinstance(src, TensorType):
             raise TypeCheckError(f"{name}: dst and src must be tensors, got {describe(dst)} / {describe(src)}")
         expect_window(name, "dst" if window_arg == 0 else "src", args[window_arg])
         expect_scalar(name, "peer", args[1])
-        stage = expect_tile(name, "stage", args[3])
+        stages, region = transfer_parts(args)
+        stage = expect_tile(name, "stage", stages[0])
         if dst.dtype is not src.dtype or stage.dtype is not src.dtype:
             raise TypeCheckError(f"{name}: dst, src and stage need one dtype, got {dst.dtype.name}, {src.dtype.name}, "
                                  f"{stage.dtype.name}")
-        if len(args) > 4:
-            _offsets(name, "dst_offsets", args[4], dst.rank)
-            _offsets(name, "src_offsets", args[5], src.rank)
-            expect_tuple(name, "shape", args[6])
+        if len(stages) == 2 and (stages[1].type.dtype is not stage.dtype
+                                 or not dims_equal(stages[1].type.shape, stage.shape)):
+            raise TypeCheckError(f"{name}: the ping-pong staging tiles need one shape and dtype, got "
+                                 f"{describe(stage)} and {describe(stages[1].type)}")
+        if len(region) not in (0, 3):
+            raise TypeCheckError(f"{name}: dst_offsets, src_offsets and shape go together, got {len(region)} of them")
+        if region:
+            _offsets(name, "dst_offsets", region[0], dst.rank)
+            _offsets(name, "src_offsets", region[1], src.rank)
+            expect_tuple(name, "shape", region[2])
         return UnknownType()
     return deduce
 
 
-register_op(OpDef("pld.tile.put", args=("dst", "peer", "src", "stage", "dst_offsets", "src_offsets", "shape"),
+# The optional stage2 is present only as a tile (the ping-pong pair of pipeline=True); a 7-operand call
+# is the single-stage region form (transfer_parts tells them apart).
+_TRANSFER_ARGS = ("dst", "peer", "src", "stage", "stage2", "dst_offsets", "src_offsets", "shape")
+register_op(OpDef("pld.tile.put", args=_TRANSFER_ARGS,
                   min_args=4, kwargs={"atomic": Kwarg(AtomicType, AtomicType.None_)}, deduce=_transfer("pld.tile.put", 0),
                   affinity=VECTOR, self_loading=True,
                   description="one-sided write of a local slice into a peer's window, staged through a Vec tile"))
-register_op(OpDef("pld.tile.get", args=("dst", "peer", "src", "stage", "dst_offsets", "src_offsets", "shape"),
+register_op(OpDef("pld.tile.get", args=_TRANSFER_ARGS,
                   min_args=4, deduce=_transfer("pld.tile.get", 2), affinity=VECTOR, self_loading=True,
                   description="one-sided read of a peer's window slice into a local tensor, staged through a Vec tile"))
 

@@ -99,13 +99,16 @@ def unary(name: str, fn: Optional[Callable], pto: Optional[str], *, dtypes: Opti
 
 def binary(name: str, fn: Callable, pto: str, scalar: str, scalar_pto: str, *, dtypes: Optional[str] = None,
            args: tuple = ("lhs", "rhs"), tmp: tuple = (), precision: bool = False, description: str = "",
-           tensor_rule=None) -> None:
+           tensor_rule=None, narrows_scalar: bool = False) -> None:
     """tile.<name>(lhs, rhs) and its scalar-rhs form tile.<scalar>(lhs, s), each with a tensor form.
     `tmp` lists the forms ("binary", "scalar") whose tile op takes a trailing scratch tile;
     `precision`: the two-tile form takes high_precision; `tensor_rule` replaces the binary tensor
-    form's rule (tensor.div broadcasts and promotes)."""
+    form's rule (tensor.div broadcasts and promotes); `narrows_scalar`: the scalar form takes a float
+    scalar on an integer operand, converted to the operand's dtype."""
+    def scalar_rule(op, kind):
+        return scalar_binary_rule(op, kind, narrows_scalar=narrows_scalar)
     for short, form, op_pto, rule in ((name, "binary", pto, binary_rule), (scalar, "scalar", scalar_pto,
-                                                                          scalar_binary_rule)):
+                                                                          scalar_rule)):
         tile_args = args + (("tmp",) if form in tmp else ())
         precise = precision and form == "binary"
         kwargs = dict(PRECISION_KWARGS) if precise else {}
@@ -163,7 +166,9 @@ def broadcast(name: str, fn: Callable, pto: Optional[str], *, axis: int, pto_ope
 # ---------------------------------------------------------------------------- the ops
 #      name       numpy        PTO            scalar form  its PTO
 binary("add",     np.add,      "pto.tadd",    "adds",      "pto.tadds")
-binary("sub",     np.subtract, "pto.tsub",    "subs",      "pto.tsubs")
+# tsubs keeps the operand's dtype whatever the scalar's: an FP32 scalar on an INT16 tile is narrowed
+# to INT16 (as the reference's tensor.subs / tile.subs type it).
+binary("sub",     np.subtract, "pto.tsub",    "subs",      "pto.tsubs", narrows_scalar=True)
 binary("mul",     np.multiply, "pto.tmul",    "muls",      "pto.tmuls")
 binary("div",     int_div,     "pto.tdiv",    "divs",      "pto.tdivs", precision=True,
        tensor_rule=promoting_binary_rule)

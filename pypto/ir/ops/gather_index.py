@@ -2,14 +2,15 @@
 
     v = pl.tile.gather(src, idx, tmp)                  # v[i, j] = src.flat[idx[i, j]]            (pto.tgather)
     e = pl.tile.gather_mask(s, mask_pattern=1)         # the even columns (P0101) of each row     (pto.tgather)
+    d = pl.tile.scatter_mask(d, s, mask_pattern=1)     # s's columns into d's even ones, rest 0   (pto.tscatter)
     b = pl.tile.gatherb(src, offsets)                  # 32-byte blocks at UINT32 byte offsets    (pto.tgatherb)
     r = pl.tile.mgather(table, idx)                    # GM rows (or elements) by an index tile   (pto.mgather)
     t = pl.tile.mscatter(src, idx, t)                  # t.flat[idx[i, j]] = src[i, j] in GM      (pto.mscatter)
     g = pl.gather(x, 1, index)                         # GM, torch.gather along dim
     s = pl.scatter(x, 0, index, src)                   # GM, torch.scatter along dim
 
-`pl.gather` / `pl.tile.gather` pick the index or the mask form from their arguments
-(pypto/language/ops/dispatch.py).
+`pl.gather` / `pl.scatter` (and their tile / tensor spellings) pick the index or the mask form from
+their arguments (pypto/language/ops/dispatch.py).
 """
 
 from __future__ import annotations
@@ -85,6 +86,51 @@ register_op(OpDef("tile.gather_mask", args=("src",), kwargs=dict(_MASK_KW), dedu
                   description="the columns a fixed hardware mask pattern keeps (P0101: even, P1010: odd, ...)"))
 register_op(OpDef("tensor.gather_mask", args=("src",), kwargs=dict(_MASK_KW), deduce=_mask_type("tensor.gather_mask"),
                   affinity=VECTOR, lowers_to="tile.gather_mask", description="the columns a mask pattern keeps"))
+
+
+# ---------------------------------------------------------------------------- scatter (mask form)
+def mask_stride(pattern: int) -> int:
+    """How many destination columns one source column spreads over (P0101: 2, P0001: 4, P1111: 1)."""
+    return 4 // MASK_PATTERNS[pattern].count("1")
+
+
+def _scatter_mask_type(name: str):
+    """scatter_mask(dst / input, ...): 2-D operands of one dtype and row count, and the destination as wide
+    as the source times the pattern's stride (each source row fills the kept columns of a destination row)."""
+    def deduce(args, kw):
+        tile = name.startswith("tile.")
+        src = expect_shaped(name, "src" if tile else "input", args[1 if tile else 0])
+        dst = expect_shaped(name, "dst", args[0 if tile else 1])
+        pattern = kw["mask_pattern"]
+        if pattern not in MASK_PATTERNS:
+            raise TypeCheckError(f"{name}: mask_pattern must be 1..7 ({', '.join(f'{k}={v}' for k, v in MASK_PATTERNS.items())}), "
+                                 f"got {pattern}")
+        same_dtype(name, dst.dtype, src.dtype, "dst and the source")
+        if src.rank != 2 or dst.rank != 2:
+            raise TypeCheckError(f"{name}: the source and dst must be 2-D, got {fmt_shape(src.shape)} and "
+                                 f"{fmt_shape(dst.shape)}")
+        rows, cols = (as_int(d) for d in src.shape)
+        dst_rows, dst_cols = (as_int(d) for d in dst.shape)
+        if None not in (rows, dst_rows) and rows != dst_rows:
+            raise TypeCheckError(f"{name}: the source has {rows} rows but dst {dst_rows}")
+        stride = mask_stride(pattern)
+        if None not in (cols, dst_cols) and dst_cols != cols * stride:
+            raise TypeCheckError(f"{name}: mask_pattern={pattern} ({MASK_PATTERNS[pattern]}) needs dst {cols * stride} "
+                                 f"columns wide (the source's {cols} x {stride}), got {dst_cols}")
+        return result_like(dst) if tile else result_like(dst, keep_view=False)
+    return deduce
+
+
+_SCATTER_MASK_KW = {"mask_pattern": Kwarg(int)}
+register_op(OpDef("tile.scatter_mask", args=("dst", "src"), kwargs=dict(_SCATTER_MASK_KW),
+                  deduce=_scatter_mask_type("tile.scatter_mask"), affinity=VECTOR, output_memory="inherit",
+                  input_memory={0: (MemorySpace.Vec,), 1: (MemorySpace.Vec,)}, effects={0: READWRITE, 1: READ},
+                  reuses_input=0,
+                  description="each src row written into the columns of a dst row a mask pattern keeps; the other "
+                              "dst columns become 0 (the instruction zero-fills dst)"))
+register_op(OpDef("tensor.scatter_mask", args=("input", "dst"), kwargs=dict(_SCATTER_MASK_KW),
+                  deduce=_scatter_mask_type("tensor.scatter_mask"), affinity=VECTOR,
+                  description="a copy of dst with each input row written into the columns a mask pattern keeps"))
 
 
 # ---------------------------------------------------------------------------- gatherb (32-byte blocks)

@@ -60,7 +60,7 @@ _compute("tensor.transpose", ("x", "axis1", "axis2"), transpose_rule("tensor.tra
 _compute("tensor.concat", ("src0", "src1"), concat_rule("tensor.concat"))
 _compute("tensor.fillpad", ("x",), fillpad_rule("tensor.fillpad"), kwargs={"pad_value": Kwarg(PadValue, PadValue.zero)})
 # slice / assemble / read / write address GM themselves (no entry tile.load for their operands).
-register_op(OpDef("tensor.slice", args=("x", "shape", "offset", "valid_shape"), deduce=slice_rule("tensor.slice"),
+register_op(OpDef("tensor.slice", args=("x", "shape", "offset", "valid_shape", "drop_dims"), deduce=slice_rule("tensor.slice"),
                   min_args=3, kwargs={"pad_value": Kwarg(PadValue, None)}, effects={0: READ}, self_loading=True, description="a window (view) of a tensor"))
 register_op(OpDef("tensor.assemble", args=("target", "source", "offset"), deduce=assemble_rule("tensor.assemble"),
                   kwargs={"atomic": Kwarg(AtomicType, AtomicType.None_)},   # Add: accumulate (lowers to an atomic store)

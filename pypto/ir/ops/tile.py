@@ -173,7 +173,10 @@ vector_op("tile.cmps", ("lhs", "rhs"), cmps_rule("tile.cmps"), kwargs={"cmp_type
 vector_op("tile.expands", ("target", "scalar"), expands_rule("tile.expands"))
 
 # ---------------------------------------------------------------------------- shape and view
-vector_op("tile.reshape", ("x", "shape"), reshape_rule("tile.reshape"))
+# A reshape re-describes the buffer's shape and moves no data, so it runs wherever its tile lives (a
+# rank-reducing slice reshapes a matmul operand's Mat load, seed 003 MatmulSlice).
+register_op(OpDef("tile.reshape", args=("x", "shape"), deduce=reshape_rule("tile.reshape"), affinity=SHARED,
+                  output_memory="inherit", effects={0: READ}))
 vector_op("tile.transpose", ("x", "axis1", "axis2", "tmp"), transpose_rule("tile.transpose"), min_args=3,
         effects={0: READ, 3: READWRITE}, not_inplace_safe=True)
 vector_op("tile.slice", ("x", "shape", "offset", "valid_shape"), slice_rule("tile.slice"), min_args=3,

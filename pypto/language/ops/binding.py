@@ -169,6 +169,8 @@ def _fill_defaults(op: OpDef, values: dict) -> None:
     """DSL defaults that are not IR defaults (the IR form always spells them out)."""
     if op.name == "tile.load" and values.get("valid_shapes") is None and values.get("shapes") is not None:
         values["valid_shapes"] = values["shapes"]
+    if op.name == "tensor.slice" and values.get("drop_dims") is not None and values.get("valid_shape") is None:
+        values["valid_shape"] = MakeTuple([])      # [] = no valid shape: drop_dims is the 5th operand
     if op.name in ("system.aic_initialize_pipe", "system.aiv_initialize_pipe") and any(
             values.get(n) is not None for n in ("c2v_consumer_buf", "v2c_consumer_buf")):
         from pypto.ir.dtypes import INT32

@@ -62,6 +62,10 @@ def _gather_form(args: list, kwargs: dict) -> tuple:
     return ("gather_mask" if "mask_pattern" in kwargs else "gather"), args
 
 
+def _scatter_form(args: list, kwargs: dict) -> tuple:
+    return ("scatter_mask" if "mask_pattern" in kwargs else "scatter"), args
+
+
 def _array_form(path: str, args: list, kwargs: dict) -> tuple:
     """pl.array.*: an on-core array is a 1-D Vec tile; its elements are read and written as tile elements."""
     short = path.split(".", 1)[1]
@@ -80,7 +84,7 @@ NOT_BUILT: dict = {}
 
 
 # DSL names that stand for one of several ops, chosen by the arguments (then by the operand's family).
-FORMS = {"mrgsort": _mrgsort_form, "gather": _gather_form}
+FORMS = {"mrgsort": _mrgsort_form, "gather": _gather_form, "scatter": _scatter_form}
 # Name of the scalar-rhs form where it is not simply "<op>s".
 SCALAR_FORM = {"cmp": "cmps", "and_": "ands", "or_": "ors", "xor": "xors"}
 # Ops whose operands commute, so a scalar lhs can move to the rhs (2 * t == t * 2).

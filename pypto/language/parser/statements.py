@@ -15,7 +15,7 @@ from pypto.ir.expr import Call, Expr, TupleGetItem, Var, const
 from pypto.ir.ops.common import describe, dims_equal
 from pypto.ir.visitor import collect
 from pypto.ir.stmt import AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ReturnStmt, YieldStmt
-from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, Type, UnknownType
+from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, Type, UnknownType, static_dims
 from pypto.language import scopes
 from pypto.language.parser.annotations import eval_annotation
 from pypto.language.parser.diagnostics import (InvalidOperationError, ParserSyntaxError, ParserTypeError,
@@ -162,14 +162,22 @@ def _apply_annotation(name: str, value: Expr, ann: Type, span) -> Expr:
 
 
 def _fill_gaps(ann: Type, vt: Type) -> Type:
-    """An annotation states what it names and leaves the memory space to deduction:
-    `pl.Tile[[64], pl.FP32]` on a Vec load is a Vec tile. (Views and MemRefs are not filled: the
-    printer writes them whenever a Var has them, and a pass may give a Var another view than its
-    value deduces.)"""
-    if not (isinstance(ann, TileType) and isinstance(vt, TileType)) or ann.memory_space is not None \
-            or vt.memory_space is None:
+    """An annotation states what it names and leaves the memory space and a static valid region to
+    deduction: `pl.Tile[[64], pl.FP32]` on a Vec load is a Vec tile, and a view-less annotation of a
+    value whose valid region is a narrower compile-time rectangle keeps that region (the layout being the
+    space's implicit one, as the annotation says), as the reference merges them. Layouts, MemRefs and
+    runtime valid regions are not filled: the printer writes them whenever a Var has them, and a pass may
+    give a Var another one than its value deduces (SplitVectorKernel types a lane's tile by its full
+    share while its load reads the rows left at run time); a full region cannot be spelled in an
+    annotation to stop the fill."""
+    if not (isinstance(ann, TileType) and isinstance(vt, TileType)):
         return ann
-    return TileType(ann.shape, ann.dtype, memref=ann.memref, tile_view=ann.tile_view, memory_space=vt.memory_space)
+    space = ann.memory_space if ann.memory_space is not None else vt.memory_space
+    filled = TileType(ann.shape, ann.dtype, memref=ann.memref, tile_view=ann.tile_view, memory_space=space)
+    if ann.tile_view is None and space is vt.memory_space and vt.tile_view is not None and vt.tile_view.valid_shape \
+            and static_dims(vt.tile_view.valid_shape) is not None:
+        return filled.with_valid_shape(vt.valid_shape)     # the space's own layout, the deduced valid region
+    return filled
 
 
 def unpack(ctx, target, value, span) -> None:

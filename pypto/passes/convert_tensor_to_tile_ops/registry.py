@@ -16,6 +16,7 @@ from typing import Callable
 from pypto.errors import UnsupportedError, ValueCheckError
 from pypto.ir.enums import AtomicType, MemorySpace, TensorLayout
 from pypto.ir.expr import Call, ConstInt, GlobalVar, MakeTuple
+from pypto.ir.ops import slice_window
 from pypto.ir.ops.registry import all_ops, create_op_call, has_op
 from pypto.ir.types import TensorType, TileType
 
@@ -111,19 +112,27 @@ def _create(call: Call, ctx):
 
 @converts("tensor.slice")
 def _slice(call: Call, ctx):
-    """A GM slice becomes a load of that window (Mat when a matmul consumes it)."""
-    src = ctx.plain(call.args[0])
-    shape, offsets = ctx.plain(call.args[1]), ctx.plain(call.args[2])
-    valid = ctx.plain(call.args[3]) if len(call.args) > 3 and isinstance(call.args[3], MakeTuple) else shape
+    """A GM slice becomes a load of that window (Mat when a matmul consumes it), valid where the source
+    is; a rank-reducing slice (drop_dims) loads the full-rank window and reshapes it to the kept axes."""
+    args = [ctx.plain(a) for a in call.args]
+    src, shape, offsets = args[:3]
+    requested = slice_window.requested_valid(args)
+    axes = slice_window.drop_axes(call.op.name, args, shape.elements, requested or shape.elements)
     if isinstance(src.type, TileType):
-        return tile_op(ctx, "tile.slice", [src, shape, offsets] + list(call.args[3:4]), call)
-    if call.kwargs.get("pad_value") is not None:
+        window = tile_op(ctx, "tile.slice", [src, shape, offsets] + ([MakeTuple(list(requested))] if requested else []),
+                         call)
+    elif call.kwargs.get("pad_value") is not None:
         raise UnsupportedError("pl.slice(..., pad_value=...) of a GM tensor is not supported yet", call.span,
                                hint="load the window with pl.load, then pl.fillpad it")
-    if ctx.feeds_matmul:
-        return create_op_call("tile.load", [src, offsets, shape, valid], {"target_memory": MemorySpace.Mat},
-                              call.span, attrs=dict(MAT_BRIDGE_ATTRS))
-    return create_op_call("tile.load", [src, offsets, shape, valid], {"target_memory": MemorySpace.Vec}, call.span)
+    else:
+        valid = MakeTuple(list(slice_window.window_valid(src.type, shape.elements, offsets.elements, requested)))
+        space, attrs = (MemorySpace.Mat, dict(MAT_BRIDGE_ATTRS)) if ctx.feeds_matmul else (MemorySpace.Vec, None)
+        window = create_op_call("tile.load", [src, offsets, shape, valid], {"target_memory": space}, call.span,
+                                attrs=attrs)
+    if not axes:
+        return window
+    loaded = ctx.bind("slice_load", window)
+    return create_op_call("tile.reshape", [loaded, slice_window.kept(shape.elements, axes)], {}, call.span)
 
 
 @converts("tensor.assemble")
@@ -291,27 +300,28 @@ def _static_2d(dims):
 def _one_sided_copy(call: Call, ctx):
     """A 2-D one-sided copy becomes a Vec staging tile plus the tile-level transfer, which pto-isa's TPUT /
     TGET walks over the whole region chunk by chunk (seed 001: the stage is a bounded relay, sized
-    [chunk_rows, chunk_cols] when given, else the region bounded to one 16 KiB UB tile). The written side
-    (the peer window for put, the local tensor for get) becomes Out / InOut. Other ranks, dynamic
-    extents and pipeline=True (two alternating stages) stay for LowerCompositeOps' explicit chunk loop."""
+    [chunk_rows, chunk_cols] when given, else the region bounded to one 16 KiB UB tile); pipeline=True
+    gives it two such stages, the ping-pong pair the transfer alternates between. The written side (the
+    peer window for put, the local tensor for get) becomes Out / InOut. Other ranks and dynamic extents
+    stay for LowerCompositeOps' explicit chunk loop."""
     from pypto.passes.lower_composite_ops.collective_transfer import _stage_shape
     kind = call.op.name.rsplit(".", 1)[-1]
     args = [ctx.plain(a) for a in call.args]
     dst, peer, src = args[:3]
     check_gm_source(call.replace(args=tuple(args)))
     shape = _static_2d(args[5].elements) if len(args) == 6 else _static_2d(src.type.shape)
-    if shape is None or call.kwargs.get("pipeline") or not isinstance(dst.type, TensorType) \
-            or not isinstance(src.type, TensorType):
+    if shape is None or not isinstance(dst.type, TensorType) or not isinstance(src.type, TensorType):
         return call.replace(args=tuple(args))
     rows, cols = shape
     kw = call.kwargs
     stage_shape = _stage_shape(rows, cols, src.type.dtype.get_byte(), kw.get("chunk_rows", 0), kw.get("chunk_cols", 0))
-    stage = ctx.bind(f"t{kind}_stage", create_op_call("tile.create", [list(stage_shape)],
-                                                      {"dtype": src.type.dtype, "target_memory": MemorySpace.Vec},
-                                                      call.span))
+    names = (f"t{kind}_stage_ping", f"t{kind}_stage_pong") if kw.get("pipeline") else (f"t{kind}_stage",)
+    stages = [ctx.bind(name, create_op_call("tile.create", [list(stage_shape)],
+                                            {"dtype": src.type.dtype, "target_memory": MemorySpace.Vec}, call.span))
+              for name in names]
     ctx.note_written(dst)
     tile_kwargs = {"atomic": kw.get("atomic", AtomicType.None_)} if kind == "put" else {}
-    return create_op_call(f"pld.tile.{kind}", [dst, peer, src, stage] + args[3:], tile_kwargs, call.span)
+    return create_op_call(f"pld.tile.{kind}", [dst, peer, src, *stages] + args[3:], tile_kwargs, call.span)
 
 
 @converts("tensor.ci")

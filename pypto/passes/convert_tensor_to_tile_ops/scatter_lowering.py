@@ -8,6 +8,10 @@ gather (gather_lowering.flat_row_index, per-row base); 2-byte data addresses its
 flat indices, so its element count must fit that range.
 
     out = tensor.scatter(x [M, N], -1, index [R, K], src [R, K])      # out[i, index[i, j]] = src[i, j]
+
+tensor.scatter_mask(input, dst, mask_pattern=p) keeps dst the same way: tile.scatter_mask zero-fills its
+destination, so the input scattered into a zero base and a ones tile scattered into another mark the
+pattern's columns, and the select takes dst everywhere else.
 """
 
 from __future__ import annotations
@@ -59,3 +63,23 @@ def _scatter(call, ctx):
     tmp = _bind(ctx, "scatter_sel_tmp", "tile.create", [[m, n]], {"dtype": dtype, "target_memory": MemorySpace.Vec},
                 span)
     return _bind(ctx, "scatter", "tile.sel", [pred, values, inp, tmp], {}, span)
+
+
+@converts("tensor.scatter_mask")
+def _scatter_mask(call, ctx):
+    span = call.span
+    inp, dst = ctx.tile(call.args[0]), ctx.tile(call.args[1])
+    shape = [as_int(d) for d in dst.type.shape]
+    rows, cols = (as_int(d) for d in inp.type.shape)
+    if None in (*shape, rows, cols):
+        raise UnsupportedError("ConvertTensorToTileOps: tensor.scatter_mask needs static shapes", span)
+    dtype, pattern = dst.type.dtype, {"mask_pattern": call.kwargs["mask_pattern"]}
+    base = _bind(ctx, "scatter_mask_base", "tile.full", [shape], {"dtype": dtype, "value": 0}, span)
+    values = _bind(ctx, "scatter_mask_values", "tile.scatter_mask", [base, inp], pattern, span)
+    mark_base = _bind(ctx, "scatter_mask_mark_base", "tile.full", [shape], {"dtype": dtype, "value": 0}, span)
+    ones = _bind(ctx, "scatter_mask_ones", "tile.full", [[rows, cols]], {"dtype": dtype, "value": 1}, span)
+    hit = _bind(ctx, "scatter_mask_hit", "tile.scatter_mask", [mark_base, ones], pattern, span)
+    pred = _bind(ctx, "scatter_mask_pred", "tile.cmps", [hit, ConstInt(0)], {"cmp_type": CmpType.NE}, span)
+    tmp = _bind(ctx, "scatter_mask_sel_tmp", "tile.create", [shape], {"dtype": dtype, "target_memory": MemorySpace.Vec},
+                span)
+    return _bind(ctx, "scatter_mask", "tile.sel", [pred, values, dst, tmp], {}, span)

@@ -11,8 +11,8 @@ The staging tile is
 UB tile, like the collectives' stages), and the region is walked chunk by chunk, the stage
 narrowed to each chunk with `tile.set_validshape`. `pipeline=True` allocates two staging tiles
 used alternately (even / odd chunk), the ping-pong the reference hands to pto-isa.
-In an InCore kernel ConvertTensorToTileOps already turned a 2-D, static, non-pipelined copy into
-one staged pld.tile.put / get (pto-isa walks the region); what reaches this rule is the rest.
+In an InCore kernel ConvertTensorToTileOps already turned a 2-D, static copy into one pld.tile.put /
+get on its stage (two with pipeline=True; pto-isa walks the region); what reaches this rule is the rest.
 
     before:  pld.tensor.put(dst, peer, src, atomic=pld.AtomicType.Add)
     after:   stage = tile.create([CR, CC]); for r0 in range(0, R, CR): for c0 in range(0, C, CC):

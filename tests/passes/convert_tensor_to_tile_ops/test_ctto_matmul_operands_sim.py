@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import pypto.language as pl
+from pypto.passes.convert_tensor_to_tile_ops.registry import MAT_BRIDGE_ATTRS as BRIDGE
 from pypto.runtime import RunConfig, run
 
 RNG = np.random.default_rng(11)
@@ -71,6 +72,34 @@ def test_a_slice_narrowed_by_set_validshape_loads_straight_into_mat():
     assert [c.kwargs["target_memory"] for c in loads] == [pl.Mem.Mat, pl.Mem.Mat]
     narrowed = next(c for c in calls if c.op.name == "tile.set_validshape")
     assert narrowed.type.memory_space is pl.Mem.Mat
+
+
+@pl.program
+class NarrowedSliceExpected:
+    """NarrowedSliceKernel after ConvertTensorToTileOps, its tile annotations written without views: a
+    view-less annotation keeps the compile-time valid region its value deduces (the Acc product's 8 rows)."""
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16, 64], pl.FP16], b: pl.Tensor[[64, 32], pl.FP16],
+          ret0_out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        a_s: pl.Tile[[16, 64], pl.FP16, pl.Mem.Mat] = pl.load(a, [0, 0], [16, 64], [16, 64], target_memory=pl.Mem.Mat,
+                                                             attrs=BRIDGE)
+        few = pl.tile.set_validshape(a_s, 8, 64)
+        b_mat: pl.Tile[[64, 32], pl.FP16, pl.Mem.Mat] = pl.load(b, [0, 0], [64, 32], [64, 32], target_memory=pl.Mem.Mat,
+                                                               attrs=BRIDGE)
+        y: pl.Tile[[16, 32], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(few, b_mat)
+        out: pl.Tensor[[16, 32], pl.FP32] = pl.store(y, [0, 0], ret0_out)
+        return out
+
+
+def test_the_narrowed_product_matches_a_view_less_expected_program():
+    from pypto import ir
+    from pypto.passes import convert_tensor_to_tile_ops
+    expected = NarrowedSliceExpected["k"]
+    ir.assert_structural_equal(convert_tensor_to_tile_ops()(NarrowedSliceKernel)["k"], expected)
+    y = next(s.var for s in expected.body.stmts if getattr(s, "var", None) is not None and s.var.name_hint == "y")
+    assert [d.value for d in y.type.valid_shape] == [8, 32]
+    implicit = ir.TileType(y.type.shape, y.type.dtype, memory_space=pl.Mem.Acc).effective_view
+    assert (y.type.tile_view.blayout, y.type.tile_view.slayout) == (implicit.blayout, implicit.slayout)
 
 
 @pl.program

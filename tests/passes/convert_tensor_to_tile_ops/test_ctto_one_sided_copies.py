@@ -1,14 +1,14 @@
 """Tensor-level one-sided copies in a kernel: pld.tensor.remote_store pushes the value's on-chip tile
 (a GM source is loaded first), a 2-D pld.tensor.put / get becomes a bounded Vec stage plus the tile
 transfer (seed 001: pto-isa walks the region over the stage), and the written side's parameter is
-promoted to Out. pipeline=True stays for LowerCompositeOps' explicit ping-pong loop."""
+promoted to Out. pipeline=True stages through two tiles, the ping-pong pair TPUT alternates between."""
 
 import pytest
 
 import pypto.language as pl
 import pypto.language.distributed as pld
 from pypto import ir
-from pypto.errors import ValueCheckError
+from pypto.errors import TypeCheckError, ValueCheckError
 from pypto.pypto_core import passes
 
 
@@ -71,10 +71,29 @@ class PutPipelined:
         pld.tensor.put(dst, peer, src, chunk_rows=4, chunk_cols=32, pipeline=True)
 
 
-def test_a_pipelined_put_is_left_for_lower_composite_ops():
-    after = _convert(PutPipelined)
-    names = [c.op.name for c in ir.visitor.collect(after.get_function("k").body, lambda n: isinstance(n, ir.Call))]
-    assert names == ["pld.tensor.put"]
+def test_a_pipelined_put_stages_through_a_ping_pong_pair():
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, dst: pl.InOut[pld.DistributedTensor[[16, 64], pl.FP16]], src: pl.Tensor[[16, 64], pl.FP16],
+              peer: pl.Scalar[pl.INT32]):
+            ping: pl.Tile[[4, 32], pl.FP16, pl.Mem.Vec] = pl.tile.create([4, 32], dtype=pl.FP16, target_memory=pl.Mem.Vec)
+            pong: pl.Tile[[4, 32], pl.FP16, pl.Mem.Vec] = pl.tile.create([4, 32], dtype=pl.FP16, target_memory=pl.Mem.Vec)
+            pld.tile.put(dst, peer, src, ping, pong)
+
+    ir.assert_structural_equal(_convert(PutPipelined), Expected)
+
+
+def test_the_ping_pong_stages_must_match():
+    with pytest.raises(TypeCheckError, match="ping-pong staging tiles need one shape"):
+        @pl.program
+        class Mismatched:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, dst: pld.DistributedTensor[[16, 64], pl.FP16], src: pl.Tensor[[16, 64], pl.FP16],
+                  peer: pl.Scalar[pl.INT32]):
+                ping = pl.tile.create([4, 32], dtype=pl.FP16, target_memory=pl.Mem.Vec)
+                pong = pl.tile.create([8, 32], dtype=pl.FP16, target_memory=pl.Mem.Vec)
+                pld.tile.put(dst, peer, src, ping, pong)
 
 
 @pl.program

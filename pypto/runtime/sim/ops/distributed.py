@@ -19,6 +19,7 @@ from pypto.ir.comm_enums import NotifyOp, WaitCmp
 from pypto.ir.enums import AtomicType
 from pypto.runtime.sim.blocking import Block, may_block
 from pypto.runtime.sim.ops.numeric import write_valid
+from pypto.runtime.sim.values import TileValue
 
 
 @dataclass(frozen=True)
@@ -150,11 +151,17 @@ def _transfer_regions(dst, src, dst_offsets, src_offsets, shape, what):
     return _region(dst, dst_offsets, shape, what), _region(src, src_offsets, shape, what)
 
 
-def put(ctx, out, dst, peer, src, stage, dst_offsets=None, src_offsets=None, shape=None, atomic=AtomicType.None_):
+def _region_args(staged: tuple) -> tuple:
+    """The (dst_offsets, src_offsets, shape) after the one or two staging tiles (ping-pong) of a transfer."""
+    region = tuple(a for a in staged if not isinstance(a, TileValue))
+    return region if region else (None, None, None)
+
+
+def put(ctx, out, dst, peer, src, *staged, atomic=AtomicType.None_):
     """Staged one-sided write: the transfer walks the stage tile's width, as TPUT slides over it."""
     what = "pld.tile.put"
     remote = _world(ctx, what).peer_view(dst, peer, what)
-    d, s = _transfer_regions(remote, src, dst_offsets, src_offsets, shape, what)
+    d, s = _transfer_regions(remote, src, *_region_args(staged), what)
     data = src[s]
     if atomic is AtomicType.Add:
         remote[d] += data.astype(remote.dtype, copy=False)
@@ -163,10 +170,10 @@ def put(ctx, out, dst, peer, src, stage, dst_offsets=None, src_offsets=None, sha
     return None
 
 
-def get(ctx, out, dst, peer, src, stage, dst_offsets=None, src_offsets=None, shape=None):
+def get(ctx, out, dst, peer, src, *staged):
     what = "pld.tile.get"
     remote = _world(ctx, what).peer_view(src, peer, what)
-    d, s = _transfer_regions(dst, remote, dst_offsets, src_offsets, shape, what)
+    d, s = _transfer_regions(dst, remote, *_region_args(staged), what)
     dst[d] = remote[s]
     return None
 

@@ -34,6 +34,18 @@ def gather_mask(ctx, out, src, mask_pattern=1, output_dtype=None, **kwargs):
     return write_valid(out, picked.view(out.data.dtype))
 
 
+def scatter_mask(ctx, out, dst, src, mask_pattern=1, **kwargs):
+    """Row i of src fills the kept columns of row i of the result, in order; every other element is 0
+    (pto.tscatter's mask form zero-fills its destination)."""
+    cols = mask_columns(int(mask_pattern), dst.data.shape[-1])
+    result = np.zeros_like(out.data)
+    rows, width = src.valid
+    result[:rows, cols[:width]] = src.data[:rows, :width].astype(result.dtype, copy=False)
+    out.data[...] = result
+    out.valid = dst.valid
+    return out
+
+
 def gatherb(ctx, out, src, offset, output_dtype=None, **kwargs):
     raw = np.ascontiguousarray(src.data).reshape(-1).view(np.uint8)
     offs = offset.view().astype(np.int64)
@@ -103,5 +115,5 @@ def tensor_scatter(ctx, out, input, dim, index, src, **kwargs):
 
 
 def table() -> dict:
-    return {"tile.gather": gather, "tile.gather_mask": gather_mask, "tile.gatherb": gatherb, "tile.mgather": mgather,
+    return {"tile.gather": gather, "tile.gather_mask": gather_mask, "tile.scatter_mask": scatter_mask, "tile.gatherb": gatherb, "tile.mgather": mgather,
             "tile.mscatter": mscatter, "tensor.gather": tensor_gather, "tensor.scatter": tensor_scatter}

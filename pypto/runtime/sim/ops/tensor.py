@@ -32,17 +32,20 @@ def _check_index(t: np.ndarray, indices: tuple, what: str) -> tuple:
     return idx
 
 
-def slice_(ctx, out, x, shape, offset, valid_shape=None, **kwargs):
+def slice_(ctx, out, x, shape, offset, valid_shape=None, drop_dims=(), **kwargs):
     """A view of the window (writes through it reach the parent tensor, as a GM sub-tensor does).
 
     A window that starts inside the tensor but runs past its end (`pl.slice(table, [64], [b * n + bn])`
     over a block table, of which the kernel reads only the first n_blocks) is a pointer and a shape on
     the device, legal as long as nothing touches the overhang: the view stops at the extent, so a
-    read or load of the overhang is reported by that op, with its line."""
+    read or load of the overhang is reported by that op, with its line. drop_dims: the unit axes the
+    result leaves out."""
     for d, (o, n, ext) in enumerate(zip(offset, shape, x.shape)):
         if o < 0 or o > ext or n < 0:
             raise SimulationError(f"tensor.slice: dim {d} window [{o}, {o + n}) is outside the extent {ext}")
-    return x[tuple(slice(int(o), int(o) + int(n)) for o, n in zip(offset, shape))]
+    drop = {int(d) for d in drop_dims or ()}     # a rank-reducing slice indexes its erased unit axes
+    return x[tuple(int(o) if d in drop else slice(int(o), int(o) + int(n))
+                   for d, (o, n) in enumerate(zip(offset, shape)))]
 
 
 def assemble(ctx, out, target, source, offset, atomic=AtomicType.None_, **kwargs):
