@@ -8,7 +8,7 @@ import pytest
 
 import pypto.language as pl
 from pypto import ir
-from pypto.errors import PyptoError, PyptoWarning, SimulationError, TypeCheckError, UnsupportedError
+from pypto.errors import InternalError, PyptoError, PyptoWarning, SimulationError, TypeCheckError, UnsupportedError
 from pypto.runtime import RunConfig
 
 KERNEL = """
@@ -75,7 +75,7 @@ def test_swapped_store_arguments_are_named_as_swapped():
 
 
 @pl.jit
-def forgot_out(a: pl.Tensor, c: pl.Tensor):
+def forgot_out(a: pl.Tensor, c: pl.Tensor):                 # FORGOT-OUT-PARAM
     with pl.at(level=pl.Level.CORE_GROUP):
         t = pl.load(a, [0, 0], [16, 64])
         pl.store(t, [0, 0], c)                # FORGOT-OUT
@@ -87,7 +87,8 @@ def test_writing_an_input_parameter_of_the_entry_is_a_compile_time_error_naming_
     c = np.zeros_like(a)
     with pytest.raises(PyptoError, match=r"pl.store writes 'c', an input parameter") as info:
         forgot_out(a, c)
-    assert info.value.span.line == _line("FORGOT-OUT") and "pl.Out[" in info.value.hint
+    assert info.value.span.line == _line("FORGOT-OUT")
+    assert f"c: pl.Out[...] at line {_line('FORGOT-OUT-PARAM')}" in info.value.hint
     assert (c == 0).all()
 
 
@@ -119,6 +120,20 @@ def test_out_of_range_run_time_windows_are_simulation_errors(body, n, message, p
     with pytest.raises(SimulationError, match=message) as info:
         _run(_kernel(body), n, platform)
     _at_mistake(info.value, MISTAKE_LINE + body.count("\n") - 1)      # the line before the final store
+
+
+@pytest.mark.parametrize("reduce", ["row_max", "row_min", "row_argmax"])
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_a_max_over_an_empty_valid_region_is_an_error_at_the_reduction(reduce, platform):
+    body = ("u = pl.load(a, [0, 0], [64, 128], valid_shapes=[64, 0])\n"
+            "        s = pl.create_tile([64, 128], dtype=pl.FP32, target_memory=pl.Mem.Vec)\n"
+            f"        m = pl.{reduce}(u, s)\n"
+            "        c = pl.store(pl.row_expand_sub(t, pl.cast(m, pl.FP32)), [0, 0], c)")
+    with pytest.raises(PyptoError, match=rf"tile.{reduce}: reduces an empty valid region \(valid shape \[64, 0\]\)") \
+            as info:
+        _run(_kernel(body), platform=platform)
+    assert not isinstance(info.value, InternalError)
+    _at_mistake(info.value, MISTAKE_LINE + 2)
 
 
 @pl.jit
@@ -166,6 +181,14 @@ def test_float64_arrays_are_blamed_at_the_call_with_the_conversion():
         mixes_in_a_float32_tile(a, np.zeros_like(a))      # FLOAT64-CALL
     assert info.value.span.line == _line("FLOAT64-CALL")
     assert "astype(np.float32)" in info.value.hint
+
+
+def test_float64_arrays_passed_to_a_compiled_program_name_the_parameter_and_the_conversion():
+    compiled = ir.compile(pl.parse(_kernel("c = pl.store(t, [0, 0], c)")), platform="a2a3sim")
+    a = np.ones((64, 128), np.float32)
+    with pytest.raises(TypeCheckError, match="parameter 'b' expects dtype FP32 \\(float32\\), got float64") as info:
+        compiled(a, np.ones((64, 128)), np.zeros_like(a), 0)      # FLOAT64-PROGRAM
+    assert info.value.span.line == _line("FLOAT64-PROGRAM") and "b.astype(np.float32)" in info.value.hint
 
 
 SCALE = 2.0

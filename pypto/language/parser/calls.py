@@ -203,11 +203,11 @@ def _reject_write_to_input(ctx, path: str, call, span) -> None:
         target = call.args[i] if i < len(call.args) else None
         if effect in ("write", "readwrite") and target in getattr(ctx, "caller_inputs", ()):
             name = target.name_hint
+            where = f" at line {target.span.line}" if target.span is not None and target.span.is_known() else ""
             raise ParserTypeError(f"pl.{path} writes '{name}', an input parameter", span,
-                                  hint=f"declare the parameter as {name}: pl.Out[...] (or pl.InOut[...] when the "
-                                       "kernel also reads it)",
-                                  note=f"'{name}' is declared at line {target.span.line}" if target.span is not None
-                                  and target.span.is_known() else "")
+                                  hint=f"declare it as {name}: pl.Out[...]{where} (or pl.InOut[...] when the kernel also "
+                                       "reads it)",
+                                  note=f"'{name}' is declared at line {target.span.line}" if where else "")
 
 
 def _scalar_form(path: str, args: list, kwargs: dict, span):
