@@ -92,6 +92,29 @@ def test_writing_an_input_parameter_of_the_entry_is_a_compile_time_error_naming_
     assert (c == 0).all()
 
 
+@pl.jit.incore
+def copy_kernel(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    pl.store(pl.load(a, [0, 0], [16, 64]), [0, 0], out)
+    return out
+
+
+@pl.jit
+def forgot_out_of_a_sub_kernel_call(a: pl.Tensor, c: pl.Tensor):     # FORGOT-OUT-CALLER
+    c = copy_kernel(a, c)                     # FORGOT-OUT-CALL
+    return c
+
+
+def test_passing_an_input_parameter_where_a_kernel_writes_is_a_compile_time_error_naming_it():
+    a = np.ones((16, 64), np.float32)
+    c = np.zeros_like(a)
+    with pytest.raises(PyptoError, match=r"copy_kernel\(\) writes its parameter 'out' \(pl.Out\), and 'c' passed "
+                                         "for it is an input parameter") as info:
+        forgot_out_of_a_sub_kernel_call(a, c)
+    assert info.value.span.line == _line("FORGOT-OUT-CALL")
+    assert f"c: pl.Out[...] at line {_line('FORGOT-OUT-CALLER')}" in info.value.hint
+    assert (c == 0).all()
+
+
 def test_a_second_return_is_unreachable_code():
     with pytest.raises(PyptoError, match="unreachable code") as info:
         pl.parse(_kernel("return c\n        c = pl.store(t, [0, 0], c)"))

@@ -13,8 +13,9 @@ import enum
 from pypto.errors import PyptoError
 from pypto.ir.expr import BinaryExpr, Call, Expr, GlobalVar
 from pypto.ir.dtypes import DataType
+from pypto.ir.enums import ParamDirection
 from pypto.ir.function import Function
-from pypto.ir.types import ScalarType, TensorType, TupleType, UnknownType
+from pypto.ir.types import DistributedTensorType, ScalarType, TensorType, TupleType, UnknownType
 from pypto.language import scopes, typing as pl_typing
 from pypto.language.parser.diagnostics import InvalidOperationError, ParserSyntaxError, ParserTypeError
 from pypto.language.parser.dispatch import eval_expr, expression
@@ -210,6 +211,21 @@ def _reject_write_to_input(ctx, path: str, call, span) -> None:
                                   note=f"'{name}' is declared at line {target.span.line}" if where else "")
 
 
+def _reject_input_passed_for_writing(ctx, fname: str, param_names: list, directions: list, args: list, span) -> None:
+    """An Orchestration function passing one of its In tensors where the callee writes (pl.Out / pl.InOut):
+    the forgotten `pl.Out` on the caller (otherwise found only at run time, at the callee's store). A
+    distributed window is the ranks' shared buffer, not a caller's array: it is written through an In."""
+    for pname, direction, arg in zip(param_names, directions, args):
+        if direction is not ParamDirection.In and arg in getattr(ctx, "caller_inputs", ()) \
+                and not isinstance(arg.type, DistributedTensorType):
+            name = arg.name_hint
+            where = f" at line {arg.span.line}" if arg.span is not None and arg.span.is_known() else ""
+            raise ParserTypeError(f"{fname}() writes its parameter '{pname}' (pl.{direction.name}), and '{name}' "
+                                  "passed for it is an input parameter", span,
+                                  hint=f"declare it as {name}: pl.Out[...]{where} (or pl.InOut[...] when the "
+                                       "kernel also reads it)")
+
+
 def _scalar_form(path: str, args: list, kwargs: dict, span):
     """`pl.xor_(a, b)` on scalars (the printer's spelling of a scalar xor; the op layer has no such op)."""
     if path == "xor_" and len(args) == 2 and all(is_scalar_expr(a) or isinstance(a, int) for a in args):
@@ -228,9 +244,10 @@ def function_call(ctx, node, name: str, args: list, kwargs: dict, callee: Functi
     if callee is not None:
         param_names = [p.name_hint for p in callee.params]
         param_types = [p.type for p in callee.params]
+        directions = list(callee.param_directions)
         return_types = list(callee.return_types)
     elif sig is not None:
-        param_names, param_types = sig.param_names, sig.param_types
+        param_names, param_types, directions = sig.param_names, sig.param_types, list(sig.directions or ())
         return_types = sig.return_types
         if return_types is None:
             return_types = ctx.env.resolve_return(name)
@@ -256,6 +273,7 @@ def function_call(ctx, node, name: str, args: list, kwargs: dict, callee: Functi
         e = to_expr(v, span, "argument")
         _check_arg_type(name, pname, ptype, e, span)
         exprs.append(e)
+    _reject_input_passed_for_writing(ctx, name, param_names, directions, exprs, span)
     if len(return_types) == 1:
         rtype = return_types[0]
     elif return_types:
