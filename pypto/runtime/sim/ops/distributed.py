@@ -14,17 +14,27 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pypto.errors import SimulationError
+from pypto.errors import SimulationError, TypeCheckError
 from pypto.ir.comm_enums import NotifyOp, WaitCmp
 from pypto.ir.enums import AtomicType
 from pypto.runtime.sim.blocking import Block, may_block
 from pypto.runtime.sim.ops.numeric import write_valid
 
 
+def _not_a_number(self, *other):
+    raise TypeCheckError("a communication context (pld.get_comm_ctx) is a handle, not a number",
+                         hint="read its rank with pld.rank(ctx) and its size with pld.nranks(ctx)")
+
+
 @dataclass(frozen=True)
 class CommCtx:
+    """The value of pld.get_comm_ctx in the model; arithmetic on it is the user's mistake (a pointer on the chip)."""
     rank: int
     nranks: int
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _not_a_number
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __neg__ = __lt__ = __le__ = __gt__ = __ge__ = _not_a_number
+    __int__ = __float__ = __index__ = _not_a_number
 
 
 def _world(ctx, what: str):
