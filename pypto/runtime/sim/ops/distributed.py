@@ -37,6 +37,13 @@ class CommCtx:
     __int__ = __float__ = __index__ = _not_a_number
 
 
+def _comm_ctx(value) -> CommCtx:
+    if not isinstance(value, CommCtx):
+        raise TypeCheckError(f"expects a communication context, got {type(value).__name__} {value!r}",
+                             hint="pass the handle of pld.get_comm_ctx(window)")
+    return value
+
+
 def _world(ctx, what: str):
     world = getattr(ctx.run, "world", None)
     if world is None:
@@ -183,8 +190,8 @@ def get(ctx, out, dst, peer, src, stage, dst_offsets=None, src_offsets=None, sha
 
 def table() -> dict:
     return {"pld.get_comm_ctx": get_comm_ctx,
-            "pld.rank": lambda ctx, out, c: c.rank,
-            "pld.nranks": lambda ctx, out, c: c.nranks,
+            "pld.rank": lambda ctx, out, c: _comm_ctx(c).rank,
+            "pld.nranks": lambda ctx, out, c: _comm_ctx(c).nranks,
             "pld.system.notify": notify,
             "pld.system.wait": wait,
             "pld.system.defer_wait": defer_wait,
