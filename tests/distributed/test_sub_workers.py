@@ -180,6 +180,45 @@ def test_a_failing_sub_worker_reports_the_users_own_line():
     assert last.filename == __file__ and "BOOM-LINE" in open(__file__).read().splitlines()[last.lineno - 1]
 
 
+def _spinning_program():
+    @pl.program
+    class Spin:
+        @pl.function(type=pl.FunctionType.InCore)
+        def copy_k(self, x: pl.Tensor[[R, C], pl.FP32], y: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
+            y = pl.store(pl.load(x, [0, 0], [R, C]), [0, 0], y)
+            return y
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def copy(self, x: pl.Tensor[[R, C], pl.FP32], y: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
+            return self.copy_k(x, y)
+
+        @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
+        def spin(y: pl.Tensor[[R, C], pl.FP32]):
+            while True:
+                pass                                          # SPIN-LINE
+
+        @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+        def host(self, x: pl.Tensor[[R, C], pl.FP32], y: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
+            y1 = self.copy(x, y)
+            self.spin(y1)
+            return y1
+    return Spin
+
+
+def test_a_sub_worker_that_never_returns_is_stopped_by_the_watchdog_at_its_loop():
+    import sys
+    from pypto.runtime import RunConfig
+    if sys.gettrace() is not None:
+        pytest.skip("a debugger or coverage tracer is active: the watchdog leaves Python callbacks to it")
+    c = _compile(_spinning_program())
+    with pytest.raises(SimulationError, match="watchdog budget") as info:
+        c(np.ones((R, C), np.float32), np.zeros((R, C), np.float32), config=RunConfig(sim_watchdog_seconds=0.3))
+    span = info.value.span
+    line = open(__file__).read().splitlines()[span.line - 1]
+    assert span.filename == __file__ and ("SPIN-LINE" in line or "while True" in line), (span, line)
+    assert sys.gettrace() is None                  # the tracer is gone after the run
+
+
 def test_a_sub_worker_with_self_is_a_parse_error():
     with pytest.raises(PyptoError, match="SubWorker 'cb' takes 'self'"):
         @pl.program
