@@ -190,6 +190,20 @@ def test_tile_ops_outside_pl_at_are_an_error_at_the_first_op(kernel, marker):
 
 
 @pl.jit
+def tensor_compute_in_host_code(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    c[:] = pl.exp(a)                          # FORGOT-AT-TENSOR
+    return c
+
+
+def test_tensor_compute_outside_pl_at_names_the_host_function_and_pl_at():
+    a = np.ones((16, 64), np.float32)
+    with pytest.raises(UnsupportedError, match="tensor.exp in 'tensor_compute_in_host_code', which runs on the host "
+                                               r"\(Orchestration function\): tensor compute runs on a core") as info:
+        tensor_compute_in_host_code(a, np.zeros_like(a))
+    assert info.value.span.line == _line("FORGOT-AT-TENSOR") and "with pl.at(" in info.value.hint
+
+
+@pl.jit
 def mixes_in_a_float32_tile(a: pl.Tensor, c: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         t = pl.load(a, [0, 0], [16, 64])
