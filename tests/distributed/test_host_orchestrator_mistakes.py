@@ -116,3 +116,12 @@ def test_a_number_for_the_context_or_the_context_as_a_number_is_an_error_at_run_
         _run(_tagged_by(expression), platform)
     assert not isinstance(info.value, InternalError)
     assert info.value.span.line == TAG_LINE
+
+
+def test_a_pld_op_missing_an_argument_is_named_as_written():
+    text = ("import pypto.language as pl\nimport pypto.language.distributed as pld\n\n"
+            "@pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)\n"
+            "def host(x: pl.Tensor[[2, 1, 16], pl.FP32]):\n"
+            "    buf = pld.alloc_window_buffer(dtype=pl.FP32)\n")
+    with pytest.raises(TypeCheckError, match=r"^<string>:6:\d+: pld.alloc_window_buffer: missing argument 'size'"):
+        pl.parse(text)

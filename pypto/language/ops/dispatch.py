@@ -142,7 +142,7 @@ def _normalize(args) -> list:
 
 def build_call(path: str, args, kwargs: Optional[dict] = None, span: Optional[Span] = None) -> Expr:
     path = _strip(path)
-    display = f"pl.{path}"
+    display = path if path.startswith("pld.") else f"pl.{path}"       # as the user spelled it
     args = _normalize(args)
     kwargs = dict(kwargs or {})
     if path == "const":
