@@ -115,6 +115,34 @@ def test_passing_an_input_parameter_where_a_kernel_writes_is_a_compile_time_erro
     assert (c == 0).all()
 
 
+@pl.jit.inline
+def copy_inline(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pl.store(pl.load(a, [0, 0], [16, 64]), [0, 0], out)
+    return out
+
+
+@pl.jit
+def forgot_out_of_an_inline_call(a: pl.Tensor, c: pl.Tensor):
+    c = copy_inline(a, c)                     # FORGOT-OUT-INLINE
+    return c
+
+
+def test_passing_an_input_parameter_where_an_inline_function_writes_warns_at_compile_time():
+    # the reference compiles this (its Qwen3 jit example updates an In KV cache so); the simulator refuses
+    # the write when it runs
+    import warnings
+    a = np.ones((16, 64), np.float32)
+    with pytest.warns(PyptoWarning, match="copy_inline\\(\\) writes its parameter 'out'") as record, \
+            pytest.raises(SimulationError, match="In parameter"):
+        forgot_out_of_an_inline_call(a, np.zeros_like(a))
+    assert any(w.lineno == _line("FORGOT-OUT-INLINE") for w in record)
+    with warnings.catch_warnings():          # warnings as errors: the warning itself, not an InternalError
+        warnings.simplefilter("error")
+        with pytest.raises(PyptoWarning, match="copy_inline\\(\\) writes its parameter 'out'"):
+            forgot_out_of_an_inline_call(a, np.zeros_like(a), config=RunConfig(platform="a5sim"))
+
+
 def test_a_second_return_is_unreachable_code():
     with pytest.raises(PyptoError, match="unreachable code") as info:
         pl.parse(_kernel("return c\n        c = pl.store(t, [0, 0], c)"))

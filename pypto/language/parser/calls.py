@@ -9,11 +9,12 @@ from __future__ import annotations
 import ast
 import builtins
 import enum
+import warnings
 
-from pypto.errors import PyptoError
+from pypto.errors import PyptoError, PyptoWarning
 from pypto.ir.expr import BinaryExpr, Call, Expr, GlobalVar
 from pypto.ir.dtypes import DataType
-from pypto.ir.enums import ParamDirection
+from pypto.ir.enums import FunctionType, ParamDirection
 from pypto.ir.function import Function
 from pypto.ir.types import DistributedTensorType, ScalarType, TensorType, TupleType, UnknownType
 from pypto.language import scopes, typing as pl_typing
@@ -211,19 +212,25 @@ def _reject_write_to_input(ctx, path: str, call, span) -> None:
                                   note=f"'{name}' is declared at line {target.span.line}" if where else "")
 
 
-def _reject_input_passed_for_writing(ctx, fname: str, param_names: list, directions: list, args: list, span) -> None:
+def _reject_input_passed_for_writing(ctx, fname: str, param_names: list, directions: list, args: list, span,
+                                     warn_only: bool = False) -> None:
     """An Orchestration function passing one of its In tensors where the callee writes (pl.Out / pl.InOut):
     the forgotten `pl.Out` on the caller (otherwise found only at run time, at the callee's store). A
-    distributed window is the ranks' shared buffer, not a caller's array: it is written through an In."""
+    distributed window is the ranks' shared buffer, not a caller's array: it is written through an In.
+    An inline callee only warns: the reference compiles such programs (its Qwen3 jit example updates an
+    In KV cache through one), and the simulator refuses the write when it runs."""
     for pname, direction, arg in zip(param_names, directions, args):
         if direction is not ParamDirection.In and arg in getattr(ctx, "caller_inputs", ()) \
                 and not isinstance(arg.type, DistributedTensorType):
             name = arg.name_hint
             where = f" at line {arg.span.line}" if arg.span is not None and arg.span.is_known() else ""
-            raise ParserTypeError(f"{fname}() writes its parameter '{pname}' (pl.{direction.name}), and '{name}' "
-                                  "passed for it is an input parameter", span,
-                                  hint=f"declare it as {name}: pl.Out[...]{where} (or pl.InOut[...] when the "
-                                       "kernel also reads it)")
+            error = ParserTypeError(f"{fname}() writes its parameter '{pname}' (pl.{direction.name}), and '{name}' "
+                                    "passed for it is an input parameter", span,
+                                    hint=f"declare it as {name}: pl.Out[...]{where} (or pl.InOut[...] when the "
+                                         "kernel also reads it)")
+            if not warn_only:
+                raise error
+            warnings.warn_explicit(str(error), PyptoWarning, span.filename or "<pypto>", span.line or 0)
 
 
 def _scalar_form(path: str, args: list, kwargs: dict, span):
@@ -273,7 +280,8 @@ def function_call(ctx, node, name: str, args: list, kwargs: dict, callee: Functi
         e = to_expr(v, span, "argument")
         _check_arg_type(name, pname, ptype, e, span)
         exprs.append(e)
-    _reject_input_passed_for_writing(ctx, name, param_names, directions, exprs, span)
+    inline = callee is not None and callee.func_type is FunctionType.Inline
+    _reject_input_passed_for_writing(ctx, name, param_names, directions, exprs, span, warn_only=inline)
     if len(return_types) == 1:
         rtype = return_types[0]
     elif return_types:
