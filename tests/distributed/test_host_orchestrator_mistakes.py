@@ -125,3 +125,29 @@ def test_a_pld_op_missing_an_argument_is_named_as_written():
             "    buf = pld.alloc_window_buffer(dtype=pl.FP32)\n")
     with pytest.raises(TypeCheckError, match=r"^<string>:6:\d+: pld.alloc_window_buffer: missing argument 'size'"):
         pl.parse(text)
+
+
+def test_a_sub_worker_without_its_role_is_a_second_orchestrator_named_at_its_definition():
+    text = f"""
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+@pl.program
+class TwoHosts:
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy_k(self, x: pl.Tensor[[1, {C}], pl.FP32], y: pl.Out[pl.Tensor[[1, {C}], pl.FP32]]) -> pl.Tensor[[1, {C}], pl.FP32]:
+        y = pl.store(pl.load(x, [0, 0], [1, {C}]), [0, 0], y)
+        return y
+
+    @pl.function(level=pl.Level.HOST)
+    def inspect(y: pl.Tensor[[{N}, 1, {C}], pl.FP32]):
+        pass
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, x: pl.Tensor[[{N}, 1, {C}], pl.FP32], y: pl.Out[pl.Tensor[[{N}, 1, {C}], pl.FP32]]):
+        for r in pl.range(pld.world_size()):
+            self.copy_k(x[r], y[r], device=r)
+"""
+    with pytest.raises(TypeCheckError, match=r"exactly one HOST orchestrator, found 2 \('inspect', 'host'") as info:
+        _compiled(pl.parse(text))
+    assert info.value.span is not None and "def inspect(" in info.value.span.text
