@@ -300,3 +300,12 @@ class P:
                                              r"values \(Tensor\[16, 16\] FP32, Tensor\[16, 16\] FP32\)") as info:
         pl.parse(text)
     assert info.value.span.line == 14 and "a, b = " in info.value.hint
+
+
+def test_an_annotation_python_evaluates_itself_reports_the_users_line():
+    # a module-level alias, or a method's annotations when its class is defined: Python builds the type before
+    # pypto's parser sees the kernel
+    with pytest.raises(ParserTypeError, match="shape entries must be integers or pl.dynamic dims") as info:
+        pl.Tensor[[range, 64], pl.FP32]                    # BAD-ALIAS
+    line = inspect.currentframe().f_lineno - 1
+    assert info.value.span is not None and info.value.span.filename == __file__ and info.value.span.line == line
