@@ -8,9 +8,18 @@ unmodified, from a scratch folder outside the repository, and prints one line pe
     python tools/reference_oracle.py examples --ref /path/to/reference/checkout
     python tools/reference_oracle.py seedtests --ref /path/to/reference/checkout [-k expr]
     python tools/reference_oracle.py guide --ref /path/to/reference/checkout [--only PAGE] [--show PAGE#N]
+    python tools/reference_oracle.py distributed --ref /path/to/reference/checkout [--torch DIR] [-- -k expr]
 
 Nothing of the reference is copied into this repository: the checkout stays where it is,
 and the seed tests are run from a temporary copy beside a small conftest of our own.
+
+The distributed mode runs the reference's distributed system tests (tests/st/distributed, torch
+programs over several simulated ranks) from a scratch copy beside a small conftest of our own: it
+offers the `test_config` (a RunConfig of `--platform`, a2a3sim by default) and `device_ids`
+(`--device`, 0-7) fixtures and `--codegen-only` the tests read, puts the reference root on the path
+for the tests that import its examples, and sets PYPTO_SIMULATE=1 so a2a3 / a5 map to the
+simulators. The tests need torch, which is not a dependency of this package: `--torch DIR` adds a
+folder holding it (e.g. `pip install --target DIR torch`) to the path.
 
 The guide mode runs every ```python block of the reference's user guide (docs/en/user/**/*.md),
 read from the checkout at run time. The guide marks a few blocks with an HTML comment before
@@ -60,29 +69,42 @@ SEED_TEST_FILES = (
     "test_expand_mixed_kernel_split_aiv.py",
 )
 
-# Our conftest for the seed tests: the reference's transforms conftest selects the
-# Ascend950 backend around every test; a per-test alarm turns a hang into a failure.
-SEED_CONFTEST = '''
+# A per-test alarm, shared by our conftests: a hang becomes a failure naming the limit.
+ALARM_CONFTEST = '''
 import signal
 import pytest
-from pypto import backend as _backend
-from pypto.backend import BackendType
 
 
 def _alarm(signum, frame):
-    raise TimeoutError("test took longer than 60 s")
+    raise TimeoutError(f"test took longer than {ALARM_SECONDS} s")
 
 
 @pytest.fixture(autouse=True)
-def _backend_and_alarm():
-    _backend.reset_for_testing()
-    _backend.set_backend_type(BackendType.Ascend950)
+def _alarm_guard():
     signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(60)
+    signal.alarm(ALARM_SECONDS)
     try:
         yield
     finally:
         signal.alarm(0)
+'''
+
+# Our conftest for the seed tests: the reference's transforms conftest selects the
+# Ascend950 backend around every test.
+SEED_CONFTEST = ALARM_CONFTEST + '''
+from pypto import backend as _backend
+from pypto.backend import BackendType
+
+ALARM_SECONDS = 60
+
+
+@pytest.fixture(autouse=True)
+def _ascend950_backend():
+    _backend.reset_for_testing()
+    _backend.set_backend_type(BackendType.Ascend950)
+    try:
+        yield
+    finally:
         _backend.reset_for_testing()
 
 
@@ -99,6 +121,42 @@ def ascend_backend(request):
 def default_pass_manager():
     from pypto.ir.pass_manager import OptimizationStrategy, PassManager
     return PassManager.get_strategy(OptimizationStrategy.Default)
+'''
+
+
+# Our conftest for the distributed system tests: the fixtures and options they read.
+DISTRIBUTED_CONFTEST = ALARM_CONFTEST + '''
+from pypto.runtime.runner import RunConfig
+
+ALARM_SECONDS = 300
+
+
+def pytest_addoption(parser):
+    parser.addoption("--platform", default="a2a3sim")
+    parser.addoption("--device", default="0-7")
+    parser.addoption("--codegen-only", action="store_true", default=False)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "platforms(*ids): the platforms a test may run on")
+
+
+def _device_list(text):
+    out = []
+    for part in text.split(","):
+        first, _, last = part.partition("-")
+        out += list(range(int(first), int(last or first) + 1))
+    return out
+
+
+@pytest.fixture(scope="session")
+def test_config(request):
+    return RunConfig(platform=request.config.getoption("--platform"))
+
+
+@pytest.fixture(scope="session")
+def device_ids(request):
+    return _device_list(request.config.getoption("--device"))
 '''
 
 
@@ -158,6 +216,24 @@ def run_seed_tests(ref: Path, tree: Path, pytest_args: list[str]) -> int:
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rf", "--tb=line",
              "-o", "addopts=", "--rootdir", str(work), str(work), *pytest_args],
             cwd=scratch, env=_env(tree),
+        )
+    return proc.returncode
+
+
+def run_distributed_tests(ref: Path, tree: Path, torch_dir: Path | None, pytest_args: list[str]) -> int:
+    source = ref / "tests" / "st" / "distributed"
+    with tempfile.TemporaryDirectory() as scratch:
+        work = Path(scratch) / "st"
+        shutil.copytree(source, work / "distributed")
+        (work / "conftest.py").write_text(DISTRIBUTED_CONFTEST)
+        env = _env(tree)
+        extra = [str(p) for p in (torch_dir, ref) if p is not None]
+        env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], *extra])
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfE", "--tb=line",
+             "-o", "addopts=", "--continue-on-collection-errors", "--rootdir", str(work),
+             str(work / "distributed"), *pytest_args],
+            cwd=work, env=env,
         )
     return proc.returncode
 
@@ -336,19 +412,24 @@ def run_guide(ref: Path, tree: Path, only: str | None, show: str | None, timeout
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("examples", "seedtests", "guide"))
+    parser.add_argument("what", choices=("examples", "seedtests", "guide", "distributed"))
     parser.add_argument("--ref", type=Path, required=True, help="a checkout of the reference")
     parser.add_argument("--tree", type=Path, default=TREE, help="the pypto tree to test")
     parser.add_argument("--only", help="examples/guide: run the programs (pages) whose label contains this")
     parser.add_argument("--show", help="guide: run one block (PAGE#N) and print its source and traceback")
     parser.add_argument("--jobs", type=int, default=2, help="guide: pages run in parallel")
     parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--torch", type=Path, help="distributed: a folder holding torch (added to the path)")
     args, rest = parser.parse_known_args()
+    rest = [arg for arg in rest if arg != "--"]    # `seedtests -- -k expr` passes the tail to pytest
     args.tree, args.ref = args.tree.resolve(), args.ref.resolve()   # the programs run from a scratch folder
     if args.what == "examples":
         return run_examples(args.ref, args.tree, args.only, args.timeout)
     if args.what == "guide":
         return run_guide(args.ref, args.tree, args.only, args.show, min(args.timeout, 120.0), args.jobs)
+    if args.what == "distributed":
+        return run_distributed_tests(args.ref, args.tree, args.torch.resolve() if args.torch else None,
+                                     [a for a in rest if a != "--"])
     return run_seed_tests(args.ref, args.tree, rest)
 
 

@@ -5,7 +5,7 @@ equality, the printer and `ir.compile` (which reaches the runtime driver lazily)
 """
 
 from pypto.ir.dtypes import DataType
-from pypto.ir.enums import (AtomicType, CastMode, CmpType, CompactMode, ForKind, FunctionType, Level, MemorySpace,
+from pypto.ir.enums import (ArgDirection, AtomicType, CastMode, CmpType, CompactMode, ForKind, FunctionType, Level, MemorySpace,
                             PadValue, ParamDirection, PipeType, Role, SplitMode, TensorLayout, TileLayout)
 from pypto.ir.equality import assert_structural_equal, structural_equal, structural_hash
 from pypto.ir.expr import (BinaryExpr, Call, Cast, ConstBool, ConstFloat, ConstInt, Expr, GlobalVar, IterArg,

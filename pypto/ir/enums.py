@@ -75,6 +75,25 @@ class ParamDirection(_DslEnum):
 _PREFIX[ParamDirection] = "pl.ParamDirection"
 
 
+class ArgDirection(_DslEnum):
+    """How one call site passes one argument to the runtime (`attrs={"arg_directions": [pl.adir.input, ...]}`).
+
+    A parameter's direction (ParamDirection) is the callee's contract; an argument's direction is what
+    the task submission says for this call: `output_existing` writes a caller tensor without reading it,
+    `output` a buffer the runtime allocates, `no_dep` a tensor left out of dependency tracking.
+    The members are spelled as `pl.adir.<name>`; the reference's CamelCase names are aliases."""
+    input = 0            # noqa: A003 - the DSL spells it pl.adir.input
+    output = 1
+    inout = 2
+    output_existing = 3
+    no_dep = 4
+    scalar = 5
+    Input, Output, InOut, OutputExisting, NoDep, Scalar = 0, 1, 2, 3, 4, 5
+
+
+_PREFIX[ArgDirection] = "pl.adir"
+
+
 class ForKind(_DslEnum):
     Sequential = 0
     Parallel = 1

@@ -18,6 +18,8 @@ from pypto.ir.types import Dims, ScalarType, TupleType, Type, UnknownType
 class Expr(Node):
     __slots__ = ("type",)
 
+    # + - * // % of integer scalars build BinaryExprs (set after BinaryExpr exists: _arith_method).
+
 
 class Var(Expr):
     """A named value. Identity is the object; `name_hint` only guides printing."""
@@ -53,6 +55,20 @@ class ConstInt(Expr):
 
     def __init__(self, value: int, dtype: DataType = INDEX, span: Optional[Span] = None):
         self._set(value=int(value), dtype=dtype, type=ScalarType(dtype), span=span)
+
+    def __eq__(self, other):
+        """An integer constant equals the Python int it holds (the reference's callers write
+        `shape[0] == 1`); between nodes, equality stays identity, as for every IR node."""
+        if isinstance(other, int) and not isinstance(other, bool):
+            return self.value == other
+        return self is other
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    # Identity hash, as for every node: a ConstInt and the int it equals are never mixed as keys of
+    # one dict (memo tables key nodes by identity, and hashing by value would chain equal constants).
+    __hash__ = Expr.__hash__
 
 
 class ConstFloat(Expr):
@@ -108,6 +124,23 @@ class Call(Expr):
 
     def is_function_call(self) -> bool:
         return isinstance(self.op, GlobalVar)
+
+    @property
+    def arg_directions(self) -> list:
+        """The call site's per-argument directions (`attrs["arg_directions"]`; [] when none are given)."""
+        return list(self.attrs.get("arg_directions") or [])
+
+    def without_arg(self, i: int) -> "Call":
+        """This call with argument i left out; the per-argument attrs (arg_directions, the pl.no_dep
+        positions in arg_direction_overrides) keep following their arguments."""
+        attrs = dict(self.attrs)
+        if attrs.get("arg_directions"):
+            attrs["arg_directions"] = [d for j, d in enumerate(attrs["arg_directions"]) if j != i]
+        if attrs.get("arg_direction_overrides"):
+            attrs["arg_direction_overrides"] = [j - (j > i) for j in attrs["arg_direction_overrides"] if j != i]
+            if not attrs["arg_direction_overrides"]:
+                del attrs["arg_direction_overrides"]
+        return self.replace(args=tuple(a for j, a in enumerate(self.args) if j != i), attrs=attrs)
 
 
 def _reference_call_form(*positional):
@@ -223,6 +256,41 @@ def const(value: Any, dtype: Optional[DataType] = None, span: Optional[Span] = N
     if isinstance(value, float):
         return ConstFloat(value, dtype or FP32, span)
     raise TypeError(f"cannot make an IR constant from {type(value).__name__}")
+
+
+def _scalar_arith(op: str, lhs, rhs):
+    """Scalar arithmetic in plain Python (`NR * SIZE` with NR = pl.dynamic("NR")): an annotation of a DSL
+    function is evaluated by Python when the class body runs, before the parser reads it, so the symbolic
+    dims of a shape must survive Python's own arithmetic.
+
+    lhs <op> rhs as a BinaryExpr when both sides are integer scalars (an Expr of ScalarType or a Python
+    int), else NotImplemented (Python then raises its usual TypeError)."""
+    def scalar(v):
+        if isinstance(v, bool):
+            return None
+        if isinstance(v, int):
+            return ConstInt(v, INDEX)
+        if isinstance(v, Expr) and isinstance(v.type, ScalarType) and v.type.dtype.is_int():
+            return v
+        return None
+
+    a, b = scalar(lhs), scalar(rhs)
+    if a is None or b is None:
+        return NotImplemented
+    return BinaryExpr(op, a, b)
+
+
+def _arith_method(op: str, reflected: bool):
+    def method(self, other):
+        return _scalar_arith(op, other, self) if reflected else _scalar_arith(op, self, other)
+    method.__name__ = f"__{'r' if reflected else ''}{op}__"
+    return method
+
+
+for _py, _op in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("floordiv", "floordiv"), ("mod", "floormod")):
+    setattr(Expr, f"__{_py}__", _arith_method(_op, False))
+    setattr(Expr, f"__r{_py}__", _arith_method(_op, True))
+del _py, _op
 
 
 def as_int(e) -> Optional[int]:

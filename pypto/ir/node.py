@@ -93,8 +93,13 @@ class Node:
         cls = type(self)
         new = object.__new__(cls)
         set_ = object.__setattr__
-        for name in _all_slots(cls):
-            set_(new, name, as_field_value(changes[name]) if name in changes else getattr(self, name))
+        slots = _SLOTS_CACHE.get(cls) or _all_slots(cls)
+        for name in slots:
+            if name in changes:
+                v = changes[name]
+                set_(new, name, IRTuple(v) if v.__class__ is tuple else v)     # (as_field_value, inlined)
+            else:
+                set_(new, name, getattr(self, name))
         return new
 
     def field_values(self):

@@ -2,8 +2,9 @@
 
 Shapes are tuples of Exprs (ConstInt INDEX for static dims, a Var for `pl.dynamic` dims).
 Constructors accept plain ints and convert them, so `TensorType([64, 64], FP32)` works.
-A TileView / TensorView equal to the default is stored as None, so "no view" and "default
-view" compare equal.
+A TensorView equal to the default is stored as None, so "no view" and "default view" compare
+equal. A TileView equal to its memory space's implicit view (implicit_tile_view: NZ in Mat / Left,
+ZN-boxed Right, the 1024-fractal Acc, plain row-major elsewhere) is stored as None the same way.
 """
 
 from __future__ import annotations
@@ -196,8 +197,44 @@ class TensorType(ShapedType):
 
 
 class DistributedTensorType(TensorType):
-    """A window-bound slice of a per-rank communication window (distinct kind from TensorType)."""
-    __slots__ = ()
+    """A window-bound slice of a per-rank communication window (distinct kind from TensorType).
+
+    `window_buffer` is the buffer (the `pld.alloc_window_buffer` value) a `pld.window` slice was
+    cut from, kept so tools can tell which allocation a slice belongs to; it is None for kernel
+    parameter annotations (`pld.DistributedTensor[[N], pl.FP32]`). It is not printed, and equality
+    ignores it (a window's identity is its host binding, which the printed IR does not carry)."""
+    __slots__ = ("window_buffer",)
+    FIELDS = TensorType.FIELDS + (("window_buffer", IGNORE),)
+
+    def __init__(self, shape, dtype: DataType, memref: Optional[MemRef] = None,
+                 tensor_view: Optional[TensorView] = None, window_buffer=None):
+        super().__init__(shape, dtype, memref, tensor_view)
+        object.__setattr__(self, "window_buffer", window_buffer)
+
+
+# The layout each cube-side memory space implies when a tile type spells none (the space's
+# native fractal); every other space (Vec, DDR, unresolved) implies the plain row-major TileView().
+_IMPLICIT_LAYOUTS = {
+    MemorySpace.Mat: (TileLayout.col_major, TileLayout.row_major, 512),
+    MemorySpace.Left: (TileLayout.col_major, TileLayout.row_major, 512),
+    MemorySpace.Right: (TileLayout.row_major, TileLayout.col_major, 512),
+    MemorySpace.Acc: (TileLayout.col_major, TileLayout.row_major, 1024),
+}
+
+
+def implicit_tile_view(memory_space: Optional[MemorySpace]) -> "TileView":
+    """The view a tile in `memory_space` has when its type stores none."""
+    layout = _IMPLICIT_LAYOUTS.get(memory_space)
+    if layout is None:
+        return TileView()
+    return TileView(blayout=layout[0], slayout=layout[1], fractal=layout[2])
+
+
+def _is_implicit(view: "TileView", memory_space) -> bool:
+    return (not view.valid_shape and not view.stride and view.start_offset is None
+            and view.pad is PadValue.null and view.compact is CompactMode.null
+            and (view.blayout, view.slayout, view.fractal) == _IMPLICIT_LAYOUTS.get(
+                memory_space, (TileLayout.row_major, TileLayout.none_box, 512)))
 
 
 class TileType(ShapedType):
@@ -211,9 +248,21 @@ class TileType(ShapedType):
         if tile_view is not None:
             if tile_view.valid_shape and _same_static(tile_view.valid_shape, shape):
                 tile_view = tile_view.replace(valid_shape=())
-            if tile_view.is_default():
+            if _is_implicit(tile_view, memory_space):
                 tile_view = None
         self._set(shape=shape, dtype=dtype, memref=memref, tile_view=tile_view, memory_space=memory_space, span=None)
+
+    def replace(self, **changes) -> "TileType":
+        """A copy with some fields changed, its view re-canonicalized against the (new) memory space."""
+        new = super().replace(**changes)
+        if new is self:
+            return self
+        return TileType(new.shape, new.dtype, new.memref, new.tile_view, new.memory_space)
+
+    @property
+    def effective_view(self) -> TileView:
+        """The stored view, or the memory space's implicit one when none is stored."""
+        return self.tile_view if self.tile_view is not None else implicit_tile_view(self.memory_space)
 
     @property
     def valid_shape(self) -> tuple:
@@ -222,7 +271,7 @@ class TileType(ShapedType):
         return self.shape
 
     def with_valid_shape(self, valid_shape) -> "TileType":
-        view = self.tile_view or TileView()
+        view = self.effective_view
         return TileType(self.shape, self.dtype, self.memref, view.replace(valid_shape=to_expr_tuple(valid_shape)),
                         self.memory_space)
 

@@ -23,8 +23,8 @@ from pypto.ir.expr import BinaryExpr, Call, GlobalVar, MakeTuple, UnaryExpr
 from pypto.ir.function import Function, Program
 from pypto.ir.node import memo_of
 from pypto.ir.span import Span
-from pypto.ir.stmt import (AssignStmt, ClusterScopeStmt, CommDomainScopeStmt, ForStmt, IfStmt, InCoreScopeStmt,
-                           ScopeStmt, SeqStmts, SpmdScopeStmt, Stmt, WhileStmt)
+from pypto.ir.stmt import (AssignStmt, ClusterScopeStmt, CommDomainScopeStmt, ForStmt, HierarchyScopeStmt, IfStmt,
+                           InCoreScopeStmt, ScopeStmt, SeqStmts, SpmdScopeStmt, Stmt, WhileStmt)
 from pypto.ir.types import TileType
 from pypto.ir.walks import defined_vars, preorder
 
@@ -51,8 +51,11 @@ def _in(f: Function, rule: str, message: str, span=None) -> Diagnostic:
 
 
 def _check_ssa(f: Function) -> list:
+    """Each Var is bound at most once in the body. A parameter is defined by the signature, not bound
+    there, so one body binding of it is allowed (as in the reference: `dst[0:16] = fill` in a branch
+    rebinds the parameter Var once)."""
     diags, seen = [], set()
-    for v in [*f.params, *defined_vars(f.body)]:
+    for v in defined_vars(f.body):
         if v in seen:
             diags.append(_in(f, "SSAForm", f"variable '{v.name_hint}' is assigned more than once", v.span))
         seen.add(v)
@@ -152,6 +155,13 @@ def _check_split_incore_orch(f: Function) -> list:
             for s in _outermost(f.body, InCoreScopeStmt)]
 
 
+def _check_hierarchy_outlined(f: Function) -> list:
+    if f.func_type is not FunctionType.Opaque:        # the pass outlines scopes of Opaque functions only
+        return []
+    return [_in(f, "HierarchyOutlined", "a pl.at hierarchy scope was not outlined into a level function", s.span)
+            for s in _outermost(f.body, HierarchyScopeStmt)]
+
+
 def _check_cluster_outlined(f: Function) -> list:
     return [_in(f, "ClusterOutlined", "a pl.cluster scope was not outlined into a Group function", s.span)
             if isinstance(s, ClusterScopeStmt) else
@@ -243,6 +253,7 @@ _CHECKS = {
     "SSAForm": _check_ssa,
     "NormalizedStmtStructure": _check_normalized,
     "NoNestedCalls": _check_no_nested_calls,
+    "HierarchyOutlined": _check_hierarchy_outlined,
     "SplitIncoreOrch": _check_split_incore_orch,
     "ClusterOutlined": _check_cluster_outlined,
     "IncoreTileOps": _check_incore_tile_ops,

@@ -2,6 +2,7 @@
 
     preorder(node)            # every IR node under node (itself included, types excluded), pre-order
     collect(node, pred)       # those for which pred(n) holds
+    statements(node)          # the statements among them (expressions are not entered)
     defined_vars(node)        # every binding site under node, pre-order
 
 Each walk dispatches through a table keyed by value class (like the visitors of pypto.ir.visitor)
@@ -127,27 +128,47 @@ def collect(node, predicate) -> list:
     return [n for n in preorder(node) if predicate(n)]
 
 
+def statements(node) -> tuple:
+    """The statement-kind nodes under `node` (itself included if it is one) in pre-order: what `collect`
+    returns for a predicate that holds only for statements, found without entering expressions (they
+    hold no statements). Cached on a node holding statements, like `preorder`."""
+    if node_kind(node.__class__) != STMT:
+        return ()
+    memo = getattr(node, "_memo", None)
+    got = memo.get("statements") if memo is not None else None
+    if got is not None:
+        return got
+    out: list = [node]
+    _from_statements(out, [getattr(node, name) for name in node._child_fields], statements)
+    got = tuple(out)
+    if len(got) > 1 or _holds_statements(node):
+        memo_of(node)["statements"] = got
+    return got
+
+
 def defined_vars(node) -> list:
     """Every binding site under `node` in pre-order (params, assignments, loop vars, iter args, return
     vars). Bindings live in statements and functions only (an expression binds nothing), so the walk
     visits those alone; a statement holding statements caches its answer on it."""
     out: list = []
-    _defs_values(out, (node,))
+    _from_statements(out, (node,), _stmt_defs)
     return out
 
 
-def _defs_values(out: list, values) -> None:
+def _from_statements(out: list, values, of) -> None:
+    """`out` extended with of(s) for each statement-kind node s among `values` (sequences and dicts opened;
+    expressions are not entered: they hold no statement)."""
     kinds = _KIND
     for x in values:
         cls = x.__class__
         if cls is tuple or cls is list or cls is Dims:
-            _defs_values(out, x)
+            _from_statements(out, x, of)
         elif cls is dict:
-            _defs_values(out, x.values())
+            _from_statements(out, x.values(), of)
         else:
             kind = kinds.get(cls)
             if (kind if kind is not None else node_kind(cls)) == STMT:
-                out.extend(_stmt_defs(x))
+                out.extend(of(x))
 
 
 def _stmt_defs(node) -> tuple:
@@ -160,7 +181,7 @@ def _stmt_defs(node) -> tuple:
         value = getattr(node, name)
         out.extend(value if isinstance(value, tuple) else (value,))
     nested = len(out)
-    _defs_values(out, [getattr(node, name) for name in node._child_fields])
+    _from_statements(out, [getattr(node, name) for name in node._child_fields], _stmt_defs)
     got = tuple(out)
     if len(out) > nested or _holds_statements(node):      # a simple statement is quicker to redo than to cache
         memo_of(node)["defs"] = got

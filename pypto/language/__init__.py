@@ -17,6 +17,7 @@ from pypto.ir.dtypes import (BF16, BOOL, FP4, FP8E4M3FN, FP8E5M2, FP8E8M0, FP16,
                              INT8, INT16, INT32, INT64, TASK_ID, UINT4, UINT8, UINT16, UINT32, UINT64, DataType)
 from pypto.ir.enums import (AtomicType, CastMode, CmpType, CompactMode, ForKind, FunctionType, Level, MemorySpace,
                             PadValue, ParamDirection, PipeType, Role, SplitMode, TensorLayout, TileLayout)
+from pypto.language import arg_direction as adir
 from pypto.language.decorators import InlineFunction, function, inline, program
 from pypto.language.scopes import (DslOp, KernelOnlyError, OpNamespace, ScopeMode, at, cluster, cond, func_attr, incore,
                                    manual_scope, parallel, scope, spmd_submit, submit,

@@ -72,7 +72,7 @@ def function(fn=None, *, type: FunctionType = FunctionType.Opaque, level: Option
         from pypto.language.parser import parse_function
         namespace, location = _caller(depth + 1)
         return parse_function(f, func_type=type, level=level, role=role, attrs=attrs, strict_ssa=strict_ssa,
-                              _namespace=namespace, _location=location)
+                              auto_scope=auto_scope, _namespace=namespace, _location=location)
     if fn is None:
         return lambda f: apply(f, 1)
     return apply(fn, 1)

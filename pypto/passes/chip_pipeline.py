@@ -25,6 +25,7 @@ from pypto.passes.memory.memory_reuse import memory_reuse
 from pypto.passes.normalize_stmt_structure import normalize_stmt_structure
 from pypto.passes.optimize_orch_tensors import optimize_orch_tensors
 from pypto.passes.outline_cluster_scopes import outline_cluster_scopes
+from pypto.passes.outline_hierarchy_scopes import outline_hierarchy_scopes
 from pypto.passes.outline_incore_scopes import outline_incore_scopes
 from pypto.passes.simplify import simplify
 from pypto.passes.split_vector_kernel import split_vector_kernel
@@ -42,6 +43,9 @@ CHIP_PIPELINE = (
     normalize_stmt_structure(),
     # Three-address form: outlining and conversion then see one call per statement.
     flatten_call_expr(),
+    # Levels above the cores: a pl.at(level=CHIP / HOST / ...) scope becomes a function of that level and role
+    # (a HOST orchestrator's inline chip work becomes the chip orchestration it dispatches).
+    outline_hierarchy_scopes(),
     # Kernel boundaries: each pl.at scope becomes an InCore function, the parent the orchestration.
     outline_incore_scopes(),
     # Launch wrappers: pl.cluster → Group, standalone pl.spmd → Spmd (core_num / sync_start in attrs).

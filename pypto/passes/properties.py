@@ -20,6 +20,7 @@ class IRProperty(enum.Enum):
     SSAForm = "SSAForm"
     NormalizedStmtStructure = "NormalizedStmtStructure"
     NoNestedCalls = "NoNestedCalls"
+    HierarchyOutlined = "HierarchyOutlined"
     SplitIncoreOrch = "SplitIncoreOrch"
     ClusterOutlined = "ClusterOutlined"
     IncoreTileOps = "IncoreTileOps"

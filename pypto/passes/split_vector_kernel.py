@@ -1,8 +1,8 @@
 """SplitVectorKernel: the AIV half of a `pl.split(UP_DOWN / LEFT_RIGHT)` mixed kernel runs on both AIV lanes.
 
 Requires: MixedKernelExpanded / Produces: VectorKernelSplit (attrs) / Invalidates: —
-On a2a3 a mixed kernel without a split mode is dual-dispatched (attrs dual_aiv_dispatch): both
-AIV lanes run it, lane 1 only replays the pipe handshakes — its loads have valid extent 0, its
+On a2a3 a mixed kernel without a split mode is dual-dispatched (ExpandMixedKernel stamps attrs
+dual_aiv_dispatch; this pass lowers the marked AIVs): both AIV lanes run it, lane 1 only replays the pipe handshakes — its loads have valid extent 0, its
 pops (simulator) are empty and its stores sit under `if lane == 0`.
 A pl.split_aiv(NONE) kernel is dual-dispatched without that replay: its lanes are task-parallel.
 Reference: pass doc 23 (compiler-and-runtime.md §2, dump 24), seed 004 "split code". Here it
@@ -40,8 +40,6 @@ from pypto.passes.expand_mixed_kernel.dual_dispatch import replay_valid_shapes
 from pypto.passes.expand_mixed_kernel.split_code import AXIS, lane_stride, split_mode, transfer_code
 from pypto.passes.base import Pass
 from pypto.passes.properties import IRProperty, PassProperties
-
-_TRANSFERS = ("tile.tpush_to_aiv", "tile.tpop_from_aiv", "tile.tpop_from_aic", "tile.tpush_to_aic")
 
 
 def _dim(t: TileType, axis: int):
@@ -272,19 +270,23 @@ class _ReplayLoads(IRMutator):
         return c.replace(args=(*c.args[:3], MakeTuple([BinaryExpr("mul", rows, keep), *rest]), *c.args[4:]))
 
 
-def _has_transfers(func: Function) -> bool:
-    from pypto.passes.analysis import calls_in
-    return any(not isinstance(c.op, GlobalVar) and c.op.name in _TRANSFERS for c in calls_in(func.body))
+_LANE = "aiv_lane"
 
 
 def _dual_dispatch(func: Function) -> Function:
-    """a2a3, no split: the AIV runs on both lanes; lane 1 replays the handshakes on empty tiles."""
-    lane = Var("aiv_lane", ScalarType(INDEX), func.span)
+    """a2a3, no split, marked dual_aiv_dispatch by ExpandMixedKernel: the AIV runs on both lanes;
+    lane 1 replays the handshakes on empty tiles."""
+    lane = Var(_LANE, ScalarType(INDEX), func.span)
     body = _ReplayLoads(lane).mutate(func.body)
     ident = AssignStmt(lane, create_op_call("tile.get_subblock_idx", [], {}, func.span), func.span)
-    dual = func.replace(body=SeqStmts([ident, *flatten_to_stmts(body)], func.span),
-                        attrs={**func.attrs, "dual_aiv_dispatch": True})
-    return replay_valid_shapes(dual, lane)
+    return replay_valid_shapes(func.replace(body=SeqStmts([ident, *flatten_to_stmts(body)], func.span)), lane)
+
+
+def _replay_lowered(func: Function) -> bool:
+    """Whether `func` already starts with the lane binding _dual_dispatch writes (idempotence)."""
+    stmts = flatten_to_stmts(func.body)
+    return bool(stmts) and isinstance(stmts[0], AssignStmt) and stmts[0].var.name_hint == _LANE \
+        and isinstance(stmts[0].value, Call) and getattr(stmts[0].value.op, "name", "") == "tile.get_subblock_idx"
 
 
 class _RegionCodes(IRMutator):
@@ -331,8 +333,6 @@ def _cube_pushes(program: Program, aiv: Function) -> list:
 
 
 def _run(program: Program) -> Program:
-    from pypto.passes.context import current_platform
-    dual = current_platform().name == "a2a3"
     out, changed = [], False
     for f in program.functions.values():
         mode = split_mode(f.attrs)
@@ -342,8 +342,8 @@ def _run(program: Program) -> Program:
             out.append(f.replace(attrs={**f.attrs, "dual_aiv_dispatch": True}))
             changed = True
             continue
-        if mode is None and dual and f.func_type is FunctionType.AIV and not f.attrs.get("dual_aiv_dispatch") \
-                and _has_transfers(f):
+        if mode is None and f.func_type is FunctionType.AIV and f.attrs.get("dual_aiv_dispatch") \
+                and not f.attrs.get("split_aiv") and not _replay_lowered(f):
             out.append(_dual_dispatch(f))
             changed = True
             continue

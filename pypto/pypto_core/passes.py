@@ -54,6 +54,7 @@ _FACTORIES = {
     "normalize_stmt_structure": "pypto.passes.normalize_stmt_structure",
     "optimize_orch_tensors": "pypto.passes.optimize_orch_tensors",
     "outline_cluster_scopes": "pypto.passes.outline_cluster_scopes",
+    "outline_hierarchy_scopes": "pypto.passes.outline_hierarchy_scopes",
     "outline_incore_scopes": "pypto.passes.outline_incore_scopes",
     "simplify": "pypto.passes.simplify",
     "split_vector_kernel": "pypto.passes.split_vector_kernel",

@@ -83,12 +83,13 @@ def write_build_dir(compiled) -> None:
     write_kernel_config(out / KERNEL_CONFIG, config)
 
 
-def materialize_build_dir(compiled) -> None:
-    """Write the build directory of a program compiled without one (the first read of `output_dir`)."""
+def materialize_build_dir(compiled, out=None) -> None:
+    """Write the build directory of a program compiled without one (the first read of `output_dir`), at
+    `out` or a new timestamped folder."""
     from pypto.runtime.config import SIM_PLATFORMS, new_build_dir
     from pypto.runtime.sim.program import sim_source_path
     from pypto.runtime.sim.codegen import HOST_TYPES
-    out = new_build_dir(compiled.lowered.name)
+    out = Path(out) if out is not None else new_build_dir(compiled.lowered.name)
     out.mkdir(parents=True, exist_ok=True)
     compiled._shared["build_dir"] = out
     write_build_dir(compiled)

@@ -6,7 +6,10 @@
 
 Arguments follow the Orchestration function's parameter order; numpy arrays (or torch CPU
 tensors) of the declared dtype and shape, Python scalars for Scalar parameters. A program
-with several Orchestration functions is indexed by name: `compiled["main"](...)`.
+with several Orchestration functions that no other calls is indexed by name, `compiled["add"](...)`
+or `compiled.add(...)`; calling it plainly would have to guess, so it raises TypeError. Each such
+entry is a program of its own (the function and what it calls), whose build directory is
+`next_levels/<name>/` under the whole program's.
 The simulator code is generated on the first call (or at compile time when artifacts are
 written) and reused afterwards.
 
@@ -38,7 +41,7 @@ from pypto.runtime.config import RunConfig, backend_type_of
 
 class CompiledProgram:
     def __init__(self, program: Program, lowered: Program, *, platform: str = "a2a3sim",
-                 output_dir: Optional[Path] = None, entry: Optional[str] = None, _shared=None):
+                 output_dir: Optional[Path] = None, entry: Optional[str] = None, _shared=None, _parent=None):
         self.program = program
         self.lowered = lowered
         self.platform = platform
@@ -47,11 +50,16 @@ class CompiledProgram:
         if output_dir is not None:
             self._shared["build_dir"] = Path(output_dir)
         entries = [f.name for f in lowered.functions.values() if f.func_type is FunctionType.Orchestration]
+        self._parent = _parent                   # the whole program, for one of its several entries
+        self._entry_programs: dict = {}
+        self.ambiguous = False                   # several top-level entries: a plain call must name one
         if entry is None:
             if not entries:
                 raise UnsupportedError(f"program '{lowered.name}' has no Orchestration function to call",
                                        _caller_span(), hint="mark the host function with @pl.function(type=pl.FunctionType.Orchestration)")
-            entry = entries[0]
+            tops = _top_level(lowered, entries)
+            self.ambiguous = len(tops) > 1
+            entry = tops[0] if tops else entries[0]
         self.entries = entries
         self.entry = entry
         self.function = lowered.functions[entry]
@@ -71,11 +79,18 @@ class CompiledProgram:
 
     @property
     def output_dir(self) -> Path:
-        """The build directory, written now (timestamped under $PYPTO_PROG_BUILD_DIR) if the compile wrote none."""
+        """The build directory, written now (timestamped under $PYPTO_PROG_BUILD_DIR, or next_levels/<entry>/
+        of the whole program's for one of several entries) if the compile wrote none."""
         if self._shared["build_dir"] is None:
             from pypto.runtime.artifacts import materialize_build_dir
-            materialize_build_dir(self)
+            where = None if self._parent is None else self._parent.output_dir / "next_levels" / self.entry
+            materialize_build_dir(self, where)
         return self._shared["build_dir"]
+
+    @property
+    def name(self) -> str:
+        """The Orchestration function a call runs."""
+        return self.entry
 
     def __fspath__(self) -> str:
         return str(self.output_dir)
@@ -113,8 +128,21 @@ class CompiledProgram:
     def __getitem__(self, name: str) -> "CompiledProgram":
         if name not in self.entries:
             raise KeyError(f"no Orchestration function '{name}' (have: {', '.join(self.entries)})")
-        return CompiledProgram(self.program, self.lowered, platform=self.platform, entry=name,
-                               _shared=self._shared)
+        if not self.ambiguous:                   # one program: another view of it
+            return CompiledProgram(self.program, self.lowered, platform=self.platform, entry=name,
+                                   _shared=self._shared)
+        sub = self._entry_programs.get(name)
+        if sub is None:                          # one of several entries: a program of its own
+            sub = self._entry_programs[name] = CompiledProgram(
+                self.program, _reachable_from(self.lowered, name), platform=self.platform, entry=name, _parent=self)
+        return sub
+
+    def __getattr__(self, name: str):
+        """`compiled.add` is `compiled["add"]` for an entry of a program with several."""
+        entries = self.__dict__.get("entries") or ()
+        if self.__dict__.get("ambiguous") and name in entries:
+            return self[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     # ------------------------------------------------------------------ reloading a build
     @classmethod
@@ -149,6 +177,10 @@ class CompiledProgram:
         return validate_pass_dumps(self, *args, expected=expected, rtol=rtol, atol=atol)
 
     def __call__(self, *args, config: Optional[RunConfig] = None):
+        if self.ambiguous:
+            raise TypeError(f"program '{self.lowered.name}' has several Orchestration entries "
+                            f"({', '.join(self.orchestration_names)}); select one explicitly: "
+                            f"compiled[{self.orchestration_names[0]!r}](...)")
         from pypto.runtime.sim.launch import launch
         from pypto.runtime.worker import DeviceTensor, current_worker
         worker = current_worker()
@@ -161,6 +193,30 @@ class CompiledProgram:
 
     def __repr__(self) -> str:
         return f"CompiledProgram({self.lowered.name or self.entry!r}, platform={self.platform!r})"
+
+
+def _callees(f) -> list:
+    from pypto.ir.expr import Call, GlobalVar
+    from pypto.ir.visitor import collect
+    return [c.op.name for c in collect(f.body, lambda n: isinstance(n, Call) and isinstance(n.op, GlobalVar))]
+
+
+def _top_level(lowered: Program, entries: list) -> list:
+    """The Orchestration functions no other function of the program calls (the ones a caller picks from)."""
+    called = {name for f in lowered.functions.values() for name in _callees(f)}
+    return [e for e in entries if e not in called]
+
+
+def _reachable_from(lowered: Program, entry: str) -> Program:
+    """The program of `entry` and every function it calls, directly or not (in the program's order)."""
+    keep, todo = set(), [entry]
+    while todo:
+        name = todo.pop()
+        if name in keep or name not in lowered.functions:
+            continue
+        keep.add(name)
+        todo += _callees(lowered.functions[name])
+    return Program([f for f in lowered.functions.values() if f.name in keep], lowered.name)
 
 
 def _caller_span():

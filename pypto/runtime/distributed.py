@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from pypto.errors import TypeCheckError
-from pypto.ir.enums import Level, Role
+from pypto.ir.enums import Level, ParamDirection, Role
 from pypto.ir.function import Function, Program
 from pypto.ir.types import DistributedTensorType
 
@@ -85,8 +85,11 @@ class DistributedCompiledProgram:
         self.param_names = [p.name_hint for p in host.params]
         self.last_windows: list = []              # the World's window buffers of the last call (for tests)
         self.function = host                      # what a call binds its arguments against (launch)
-        self.has_return = False                   # in place only: results come back through Out arrays
-        self._n_inputs = len(host.params)
+        # Out arrays come back in place; a host that returns its Out tensors may also be called with its
+        # inputs only (return style): the Out arrays are then allocated for the call and returned
+        outs = [d for d in host.param_directions if d is ParamDirection.Out]
+        self.has_return = bool(host.return_types) and bool(outs)
+        self._n_inputs = len(host.params) - len(outs)
         self._plans = None
         self._pool: dict = {}
         self._host_code = None

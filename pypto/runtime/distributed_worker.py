@@ -12,7 +12,9 @@ body) of every program needs one, and a name no program declares is a mistake to
 simulator a worker's DeviceTensors are host memory it owns; a run binds them as device memory
 (pypto.runtime.sim.launch), so nothing is copied per dispatch. `alloc_stacked_tensor(host)` keeps
 shard i for rank i (the host orchestrator indexes it `w[r]`); `submit` runs at once and returns a
-completed handle whose `result()` raises the dispatch's error, if any.
+completed handle whose `result()` raises the dispatch's error, if any. `register(compiled)` gives a
+handle of a prepared program (`handle(*args)` dispatches it), and the raw memory calls
+(`malloc` / `free` / `copy_to` / `copy_from`) take `worker_id=r`, the rank whose memory they address.
 """
 
 from __future__ import annotations
@@ -74,11 +76,17 @@ class DistributedWorker(ChipWorker):
                             "dispatch with rt.run(compiled, *args)")
         return self.run(self.programs[0], *args)
 
+    @property
+    def worker_ids(self) -> range:
+        """One chip per rank: `worker_id=r` of malloc / copy_to / copy_from / alloc_tensor is rank r's memory."""
+        return range(self.distributed_config.world_size)
+
     def run(self, compiled, *args, config=None):
-        self._check_open()
-        if not any(compiled is p for p in self.programs):
-            raise ValueCheckError(f"{compiled!r} is not prepared on this worker: pass it to "
-                             "prepare(extra_compiled=[...]) or DistributedWorker([...])")
+        from pypto.runtime.worker import RegistrationHandle
+        self._check_open("run")
+        if isinstance(compiled, RegistrationHandle):
+            compiled = compiled.compiled
+        self._require_prepared(compiled)
         self.stats.runs += 1
         from pypto.runtime.sim.launch import launch
         return launch(compiled, args, worker=self)
@@ -119,8 +127,23 @@ class DistributedWorker(ChipWorker):
     def release_inherited_host_tensor_refs(self) -> None:
         """Nothing is forked on the simulator, so no host tensor is retained for child processes."""
 
+    def _require_prepared(self, compiled) -> None:
+        if not any(compiled is p for p in self.programs):
+            raise ValueCheckError(f"{compiled!r} is not prepared on this worker: pass it to "
+                                  "prepare(extra_compiled=[...]) or DistributedWorker([...])")
+
     def register(self, compiled):
-        raise TypeError("a DistributedWorker dispatches with rt.run(compiled, *args); register() is ChipWorker's")
+        """A handle of a prepared program: `handle(*args)` is `rt.run(compiled, *args)` (the reference's explicit
+        dispatch). The world was set up by prepare(), so there is nothing more to load."""
+        from pypto.runtime.worker import RegistrationHandle, _Registration
+        self._check_open("register")
+        if isinstance(compiled, RegistrationHandle):
+            compiled = compiled.compiled
+        self._require_prepared(compiled)
+        reg = self._registrations.get(id(compiled))
+        if reg is None:
+            reg = self._registrations[id(compiled)] = _Registration(compiled)
+        return RegistrationHandle(self, reg)
 
     def __repr__(self) -> str:
         names = ", ".join(p.program.name for p in self.programs)

@@ -25,6 +25,7 @@ tensor as a view of its memory, or a scalar); the key, the compile and the run a
 
 from __future__ import annotations
 
+import enum
 import functools
 import hashlib
 import inspect
@@ -117,6 +118,7 @@ class JITFunction:
         self.param_names = list(inspect.signature(pyfunc).parameters)
         self._cache: dict = {}
         self._by_arrays: dict = {}        # the cached call's shortcut: (shapes, dtypes, compile key) → program
+        self._last_hit: Optional[tuple] = None    # (key, program) of the shortcut's last hit
         self._deps: Optional[list] = None
         self._source_hash: Optional[str] = None
         self._annotations: Optional[dict] = None
@@ -250,22 +252,23 @@ class JITFunction:
     def _read_globals(self) -> tuple:
         """The values of the module constants and closure variables this kernel and its sub-kernels read
         (`SCALE = 3.0`): part of the cache key, so changing one between calls compiles again."""
+        readers = self.__dict__.get("_global_readers")
+        if readers is None:
+            readers = self.__dict__["_global_readers"] = [
+                reader for fn in [self] + [d for _, d in self.deps()] for reader in _global_readers(fn)]
         values = []
-        for fn in [self] + [d for _, d in self.deps()]:
-            f = fn.pyfunc
-            names = fn.__dict__.get("_read_names")
-            if names is None:
-                names = fn.__dict__["_read_names"] = sorted(_code_names(f.__code__))
-            scope = f.__globals__
-            cells = dict(zip(f.__code__.co_freevars, f.__closure__ or ()))
-            for name in names:
-                cell = cells.get(name)
+        for fn_name, name, cell, scope in readers:
+            if cell is not None:
                 try:
-                    value = cell.cell_contents if cell is not None else scope[name] if name in scope else _MISSING
+                    value = cell.cell_contents
                 except ValueError:                       # an empty cell
                     continue
-                if _is_constant(value):
-                    values.append((fn.__name__, name, type(value).__name__, value))
+            else:
+                value = scope.get(name, _MISSING)
+                if value is _MISSING:                    # an attribute name (`pl.add`), not a global
+                    continue
+            if value.__class__ in _PLAIN_CONSTANT_TYPES or _is_constant(value):
+                values.append((fn_name, name, type(value).__name__, value))
         return tuple(values)
 
     def _overrides(self, call: _Call) -> dict:
@@ -296,7 +299,7 @@ class JITFunction:
         for name, dep in self.deps():
             env[name] = _CallSiteSpecializer(dep, env, made)
         entry = parse_function(self.pyfunc, func_type=self.func_type, level=self.level, role=self.role, attrs=None,
-                               overrides=self._overrides(call), extra_globals=env)
+                               overrides=self._overrides(call), extra_globals=env, auto_scope=self.auto_scope)
         return Program([f for f in made if f.name != entry.name] + [entry], self.__name__)
 
     # ------------------------------------------------------------------ public API
@@ -371,6 +374,7 @@ class JITFunction:
                 self.func_type is FunctionType.Orchestration:
             try:
                 self._by_arrays[self._arrays_key(args, _checked_config(config)) + self._read_globals()] = compiled
+                self._last_hit = None
             except TypeError:
                 pass
         if current_worker() is not None:         # inside `with ChipWorker(...)`: the worker runs it
@@ -388,20 +392,29 @@ class JITFunction:
                 return None
         if config is not None and not isinstance(config, RunConfig):
             return None                          # the general path reports it
+        key = self._arrays_key(args, config or default_config()) + self._read_globals()
+        last = self._last_hit                    # a loop calls with the same shapes again: compare, do not hash
+        if last is not None and last[0] == key:
+            return last[1]
         try:
-            return self._by_arrays.get(self._arrays_key(args, config or default_config()) + self._read_globals())
+            compiled = self._by_arrays.get(key)
         except TypeError:                        # an unhashable option value: the general path
             return None
+        if compiled is not None:
+            self._last_hit = (key, compiled)
+        return compiled
 
     @staticmethod
     def _arrays_key(args: tuple, config) -> tuple:
         # the options compile_key() spells as strings, read raw (equal values spell equal keys)
-        return (tuple([(x.shape, x.dtype.str) for x in args]), config.platform, config.strategy,
+        # (dtype objects: equal dtypes hash equal, without building `dtype.str` per argument)
+        return (tuple([(x.shape, x.dtype) for x in args]), config.platform, config.strategy,
                 config.memory_planner, config.dump_passes, config.save_kernels, config.save_kernels_dir)
 
     def clear_cache(self) -> None:
         self._cache.clear()
         self._by_arrays.clear()
+        self._last_hit = None
 
     def __repr__(self) -> str:
         return f"<pl.jit {self.func_type.name} function {self.__name__}>"
@@ -453,7 +466,7 @@ class _CallSiteSpecializer:
         fn = self.by_key.get(key_t)
         if fn is None:
             fn = parse_function(dep.pyfunc, func_type=dep.func_type, level=dep.level, role=None, attrs=None,
-                                overrides=overrides, extra_globals=self.env)
+                                overrides=overrides, extra_globals=self.env, auto_scope=dep.auto_scope)
             if self.by_key:
                 fn = fn.replace(name=f"{fn.name}_{len(self.by_key)}")
             self.by_key[key_t] = fn
@@ -474,11 +487,22 @@ def _code_names(code) -> set:
     return names
 
 
+def _global_readers(fn) -> list:
+    """(function name, name, closure cell or None, globals dict) per name `fn`'s code reads, in name order:
+    what `_read_globals` looks up at each call (a closure variable shadows a module global)."""
+    f = fn.pyfunc
+    cells = dict(zip(f.__code__.co_freevars, f.__closure__ or ()))
+    return [(fn.__name__, name, cells.get(name), f.__globals__) for name in sorted(_code_names(f.__code__))]
+
+
+_PLAIN_CONSTANT_TYPES = frozenset(_CONSTANT_TYPES)
+_CONSTANT_CLASSES = _CONSTANT_TYPES + (enum.Enum, np.generic)
+
+
 def _is_constant(value) -> bool:
-    import enum
     if isinstance(value, (tuple, frozenset)):
         return all(_is_constant(v) for v in value)
-    return isinstance(value, _CONSTANT_TYPES + (enum.Enum,)) or isinstance(value, np.generic)
+    return isinstance(value, _CONSTANT_CLASSES)
 
 
 def _float64_hint(fn, call, error):
@@ -511,6 +535,16 @@ def _type_key(t) -> tuple:
     return structural_hash(t), tuple(dims)
 
 
+def _reject_kernel_options(decorator: str, unknown: dict, known: tuple) -> None:
+    """A kernel decorator's unknown keyword (task graph: auto_scope= has no orchestration body to apply to)."""
+    if "auto_scope" in unknown:
+        raise TypeCheckError(f"{decorator} takes no auto_scope=: the kernel is outlined on its own, so it has no "
+                             "orchestration body for a runtime scope", user_call_span(),
+                             hint="put auto_scope=False on the @pl.jit entry or a @pl.jit.inline helper")
+    if unknown:
+        reject_unknown_options(decorator, unknown, known)
+
+
 class _JitDecorator:
     """`pl.jit` and its variants: `@pl.jit`, `@pl.jit(auto_scope=False)`, `@pl.jit.incore`, ..."""
 
@@ -521,7 +555,8 @@ class _JitDecorator:
             return lambda f: JITFunction(f, auto_scope=auto_scope)
         return JITFunction(fn, auto_scope=auto_scope)
 
-    def incore(self, fn=None, *, level=None):
+    def incore(self, fn=None, *, level=None, **unknown):
+        _reject_kernel_options("@pl.jit.incore", unknown, ("level",))
         from pypto.ir.enums import Level
         func_type = {None: FunctionType.InCore, Level.AIC: FunctionType.AIC, Level.AIV: FunctionType.AIV}.get(level)
         if func_type is None:
@@ -533,7 +568,8 @@ class _JitDecorator:
         make = functools.partial(JITFunction, func_type=FunctionType.Inline, auto_scope=auto_scope)
         return make(fn) if fn is not None else make
 
-    def opaque(self, fn=None):
+    def opaque(self, fn=None, **unknown):
+        _reject_kernel_options("@pl.jit.opaque", unknown, ())
         make = functools.partial(JITFunction, func_type=FunctionType.Opaque)
         return make(fn) if fn is not None else make
 

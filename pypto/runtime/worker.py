@@ -9,9 +9,11 @@
         result = worker.copy_from(out)
 
 The reference's raw forms work too: `worker.alloc_tensor(shape, torch.float32)` (torch dtypes as
-well as numpy ones and pl dtypes), `worker.copy_from(host.data_ptr(), t.data_ptr, t.nbytes)` and
+well as numpy ones and pl dtypes), `ptr = worker.malloc(nbytes)` (an integer device pointer, released
+with `worker.free(ptr)`), `worker.copy_from(host.data_ptr(), t.data_ptr, t.nbytes)` and
 `worker.copy_to(t.data_ptr, host.data_ptr(), t.nbytes)` (the device range is checked against this
-worker's live tensors; the host pointer is the caller's to keep alive). `register` returns a
+worker's live allocations; the host pointer is the caller's to keep alive). Every raw call takes
+`worker_id=` (0 on a ChipWorker, a rank on a DistributedWorker). `register` returns a
 RegistrationHandle: call it, `with handle:` it, or `handle.unregister()` it early; registering the
 same program twice gives aliases of one registration.
 
@@ -43,11 +45,16 @@ def current_worker() -> Optional["ChipWorker"]:
     return _CURRENT.get()
 
 
+class WorkerClosedError(ValueCheckError, RuntimeError):
+    """A worker used after close() (a RuntimeError, as the reference raises; a ValueCheckError as ever here)."""
+
+
 class DeviceTensor:
     """A tensor resident in a worker's device memory (shape, dtype; contents stay on the device)."""
 
-    def __init__(self, worker: "ChipWorker", array: np.ndarray, dtype: DataType):
+    def __init__(self, worker: "ChipWorker", array: np.ndarray, dtype: DataType, worker_id: int = 0):
         self.worker = worker
+        self.worker_id = worker_id               # which chip of the worker holds it (a rank on a DistributedWorker)
         self._array: Optional[np.ndarray] = array
         self.dtype = dtype
         self.shape = tuple(array.shape)
@@ -121,7 +128,12 @@ class RegistrationHandle:
     def registered(self) -> bool:
         return self._registration.active and not self.worker.closed
 
+    @property
+    def closed(self) -> bool:
+        return not self.registered
+
     def __call__(self, *args):
+        self.worker._check_open("run")
         if not self._registration.active:
             raise ValueCheckError(f"this handle of {self.compiled!r} was unregistered",
                                   hint="register the program again with worker.register(compiled)")
@@ -157,7 +169,8 @@ class ChipWorker:
         self.platform = self.config.platform
         self.enable_sdma = enable_sdma
         self.stats = WorkerStats()
-        self._tensors: list = []
+        self._device_buffers: dict = {}          # (worker_id, pointer) → the bytes of every live allocation
+        self._owned_tensors: dict = {}           # (worker_id, pointer) → the DeviceTensors of alloc_tensor
         self._closed = False
         self._tokens: list = []
         self._registrations: dict = {}           # id(compiled) → _Registration
@@ -181,9 +194,11 @@ class ChipWorker:
         self.close()
 
     def close(self) -> None:
-        for t in self._tensors:
+        """Free every allocation still live (tensors and malloc pointers) and every registration."""
+        for t in self._owned_tensors.values():
             t._array = None
-        self._tensors.clear()
+        self._owned_tensors.clear()
+        self._device_buffers.clear()
         for reg in self._registrations.values():
             reg.active = False
         self._registrations.clear()
@@ -193,15 +208,30 @@ class ChipWorker:
     def closed(self) -> bool:
         return self._closed
 
-    def _check_open(self) -> None:
+    def _check_open(self, op: str = "") -> None:
         if self._closed:
-            raise ValueCheckError("this ChipWorker is closed", hint="create a new ChipWorker")
+            called = f"{type(self).__name__}.{op}() called after close: " if op else ""
+            raise WorkerClosedError(f"{called}this {type(self).__name__} is closed",
+                                    hint=f"create a new {type(self).__name__}")
+
+    @property
+    def worker_ids(self) -> range:
+        """The chips whose memory this worker addresses (`worker_id=` of the memory calls)."""
+        return range(1)
+
+    def _check_worker_id(self, worker_id, op: str) -> int:
+        if isinstance(worker_id, bool) or not isinstance(worker_id, (int, np.integer)) or \
+                int(worker_id) not in self.worker_ids:
+            raise ValueCheckError(f"{type(self).__name__}.{op}(): worker_id={worker_id!r} is not one of this "
+                                  f"worker's chips {list(self.worker_ids)}")
+        return int(worker_id)
 
     # ------------------------------------------------------------------ memory
-    def alloc_tensor(self, shape: Sequence[int], dtype, init=None) -> DeviceTensor:
+    def alloc_tensor(self, shape: Sequence[int], dtype, init=None, *, worker_id: int = 0) -> DeviceTensor:
         """A resident tensor of a pl / numpy / torch dtype; `init` (an array or a scalar) is copied in once,
         else contents are undefined."""
-        self._check_open()
+        self._check_open("alloc_tensor")
+        worker_id = self._check_worker_id(worker_id, "alloc_tensor")
         from pypto.interop import numpy_dtype_of
         try:
             dt = dtype if isinstance(dtype, DataType) else DataType.from_numpy(numpy_dtype_of(dtype))
@@ -212,40 +242,69 @@ class ChipWorker:
         if any(d < 0 for d in shape):
             raise ValueCheckError(f"alloc_tensor: negative dimension in shape {list(shape)}")
         from pypto.runtime.sim.poison import poisoned
-        tensor = DeviceTensor(self, poisoned(shape, dt.to_numpy()), dt)
-        self._tensors.append(tensor)
+        tensor = DeviceTensor(self, poisoned(shape, dt.to_numpy()), dt, worker_id)
+        key = (worker_id, tensor.data_ptr)
+        self._device_buffers[key] = tensor._array
+        self._owned_tensors[key] = tensor
         if init is not None:
             self.copy_to(tensor, init)
         return tensor
 
-    def malloc(self, nbytes: int) -> DeviceTensor:
-        """Raw device bytes (a UINT8 tensor)."""
-        from pypto.ir.dtypes import UINT8
-        return self.alloc_tensor([int(nbytes)], UINT8)
+    def malloc(self, nbytes: int, *, worker_id: int = 0) -> int:
+        """`nbytes` of raw device memory on chip `worker_id`: its integer device pointer, for copy_to /
+        copy_from and a matching free(ptr). close() releases what is not freed."""
+        self._check_open("malloc")
+        worker_id = self._check_worker_id(worker_id, "malloc")
+        if isinstance(nbytes, bool) or not isinstance(nbytes, (int, np.integer)) or nbytes <= 0:
+            raise ValueCheckError(f"malloc: nbytes must be a positive int, got {nbytes!r}")
+        from pypto.runtime.sim.poison import poisoned
+        buf = poisoned((int(nbytes),), np.dtype(np.uint8))
+        ptr = int(buf.ctypes.data)
+        self._device_buffers[(worker_id, ptr)] = buf
+        return ptr
 
-    def free_tensor(self, tensor: DeviceTensor) -> None:
+    def free(self, ptr, *, worker_id: int = 0) -> None:
+        """Release a pointer from malloc (a DeviceTensor is accepted too: the same as free_tensor)."""
+        if isinstance(ptr, DeviceTensor):
+            return self.free_tensor(ptr)
+        self._check_open("free")
+        worker_id = self._check_worker_id(worker_id, "free")
+        key = (worker_id, ptr)
+        if key in self._owned_tensors:
+            raise ValueCheckError(f"free: 0x{ptr:x} is the memory of {self._owned_tensors[key]!r}",
+                                  hint="release a DeviceTensor with free_tensor(tensor)")
+        if key not in self._device_buffers:
+            raise ValueCheckError(f"free: 0x{ptr:x} is not a live pointer from this worker's "
+                                  f"malloc(..., worker_id={worker_id})",
+                                  hint="pass the pointer malloc returned, once")
+        del self._device_buffers[key]
+
+    def free_tensor(self, tensor: DeviceTensor, *, worker_id: Optional[int] = None) -> None:
         tensor.device_array(self)
-        self._tensors.remove(tensor)
+        if worker_id is not None and self._check_worker_id(worker_id, "free_tensor") != tensor.worker_id:
+            raise ValueCheckError(f"free_tensor: {tensor!r} lives on worker_id={tensor.worker_id}, not {worker_id}")
+        key = (tensor.worker_id, tensor.data_ptr)
+        del self._owned_tensors[key]
+        del self._device_buffers[key]
         tensor._array = None
 
-    free = free_tensor
-
-    def _device_range(self, ptr: int, nbytes: int, what: str) -> None:
-        """Check `[ptr, ptr + nbytes)` lies inside one live tensor of this worker (a raw copy's device side)."""
-        for t in self._tensors:
-            base = t.data_ptr
-            if base <= ptr and ptr + nbytes <= base + t.nbytes:
+    def _device_range(self, ptr: int, nbytes: int, what: str, worker_id: int = 0) -> None:
+        """Check `[ptr, ptr + nbytes)` lies inside one live allocation of chip `worker_id` (a raw copy's device side)."""
+        worker_id = self._check_worker_id(worker_id, what)
+        for (wid, base), buf in self._device_buffers.items():
+            if wid == worker_id and base <= ptr and ptr + nbytes <= base + buf.nbytes:
                 return
-        raise ValueCheckError(f"{what}: device range 0x{ptr:x} + {nbytes} bytes is not inside a live tensor of "
-                              "this ChipWorker", hint="pass t.data_ptr of a tensor from this worker's alloc_tensor")
+        raise ValueCheckError(f"{what}: device range 0x{ptr:x} + {nbytes} bytes is not inside a live allocation "
+                              f"of this {type(self).__name__} on worker_id={worker_id}",
+                              hint="pass t.data_ptr of a tensor from this worker's alloc_tensor, or a malloc pointer")
 
-    def copy_to(self, tensor, host, nbytes: Optional[int] = None) -> None:
+    def copy_to(self, tensor, host, nbytes: Optional[int] = None, *, worker_id: int = 0) -> None:
         """Host → device: `copy_to(tensor, host)` (an array of the tensor's shape, or a scalar to fill with),
-        or the raw form `copy_to(dst_dev_ptr, src_host_ptr, nbytes)`."""
+        or the raw form `copy_to(dst_dev_ptr, src_host_ptr, nbytes, worker_id=0)`."""
         if isinstance(tensor, int) and not isinstance(tensor, bool):
             nbytes = _raw_count("copy_to", host, nbytes)
-            self._check_open()
-            self._device_range(tensor, nbytes, "copy_to")
+            self._check_open("copy_to")
+            self._device_range(tensor, nbytes, "copy_to", worker_id)
             ctypes.memmove(tensor, host, nbytes)
             self.stats.copies_to_device += 1
             self.stats.bytes_to_device += nbytes
@@ -259,13 +318,13 @@ class ChipWorker:
         self.stats.copies_to_device += 1
         self.stats.bytes_to_device += dst.nbytes
 
-    def copy_from(self, tensor, out=None, nbytes: Optional[int] = None):
+    def copy_from(self, tensor, out=None, nbytes: Optional[int] = None, *, worker_id: int = 0):
         """Device → host: `copy_from(tensor)` (a new array), `copy_from(tensor, out)` (`out` filled in place),
-        or the raw form `copy_from(dst_host_ptr, src_dev_ptr, nbytes)`."""
+        or the raw form `copy_from(dst_host_ptr, src_dev_ptr, nbytes, worker_id=0)`."""
         if isinstance(tensor, int) and not isinstance(tensor, bool):
             nbytes = _raw_count("copy_from", out, nbytes)
-            self._check_open()
-            self._device_range(out, nbytes, "copy_from")
+            self._check_open("copy_from")
+            self._device_range(out, nbytes, "copy_from", worker_id)
             ctypes.memmove(tensor, out, nbytes)
             self.stats.copies_from_device += 1
             self.stats.bytes_from_device += nbytes
@@ -283,7 +342,7 @@ class ChipWorker:
     # ------------------------------------------------------------------ running
     def register(self, compiled) -> RegistrationHandle:
         """Load `compiled` now (so mistakes surface here, not on the first dispatch) and return its handle."""
-        self._check_open()
+        self._check_open("register")
         if isinstance(compiled, RegistrationHandle):
             compiled = compiled.compiled
         reg = self._registrations.get(id(compiled))
@@ -306,7 +365,7 @@ class ChipWorker:
 
     def run(self, compiled, *args, _spans=None):
         """Run `compiled` with host arrays, scalars and this worker's DeviceTensors (used in place)."""
-        self._check_open()
+        self._check_open("run")
         if isinstance(compiled, RegistrationHandle):
             compiled = compiled.compiled
         if id(compiled) not in self._loaded:

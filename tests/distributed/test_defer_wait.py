@@ -120,3 +120,49 @@ def test_defer_wait_takes_only_ge():
             def k(self, signal: pl.InOut[pld.DistributedTensor[[N, 1], pl.INT32]]) -> pld.DistributedTensor[[N, 1], pl.INT32]:
                 pld.system.defer_wait(signal, [0, 0], 1, cmp=pld.WaitCmp.Eq)
                 return signal
+
+
+def waiters_before_their_publisher(waiters: int):
+    """Each rank submits `waiters` deferred waiters (each with a consumer gated on it) and only then the task
+    that writes the peer's window and raises its signal: the orchestration must reach that last submit
+    while the waiters still hold the window (only their completion is deferred, not the host)."""
+    W = 8
+
+    @pl.program
+    class LatePublisher:
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def chip(self, tag: pl.Tensor[[1, W], pl.INT32], got: pl.Out[pl.Tensor[[waiters, W], pl.INT32]],
+                 box: pl.InOut[pld.DistributedTensor[[1, W], pl.INT32]],
+                 flag: pl.InOut[pld.DistributedTensor[[1, 1], pl.INT32]],
+                 peer: pl.Scalar[pl.INT32]) -> pl.Tensor[[waiters, W], pl.INT32]:
+            with pl.manual_scope():
+                for k in pl.range(waiters):
+                    with pl.at(level=pl.Level.CORE_GROUP, name_hint="waiter") as armed:
+                        pld.system.defer_wait(signal=flag, offsets=[0, 0], expected=1, cmp=pld.WaitCmp.Ge)
+                    with pl.at(level=pl.Level.CORE_GROUP, name_hint="reader", deps=[armed]):
+                        got = pl.store(pl.load(box, [0, 0], [1, W]), [k, 0], got)
+                with pl.at(level=pl.Level.CORE_GROUP, name_hint="publisher"):
+                    pld.tile.remote_store(pl.load(tag, [0, 0], [1, W]), target=box, peer=peer, offsets=[0, 0])
+                    pld.system.notify(target=flag, peer=peer, offsets=[0, 0], value=1, op=pld.NotifyOp.Set)
+            return got
+
+        @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+        def host(self, tags: pl.Tensor[[2, 1, W], pl.INT32], got: pl.Out[pl.Tensor[[2, waiters, W], pl.INT32]]):
+            box_buf = pld.alloc_window_buffer([1, W], dtype=pl.INT32)
+            flag_buf = pld.alloc_window_buffer([1, 1], dtype=pl.INT32)
+            for r in pl.range(2):
+                self.chip(tags[r], got[r], pld.window(box_buf, [1, W], dtype=pl.INT32),
+                          pld.window(flag_buf, [1, 1], dtype=pl.INT32), 1 - r, device=r)
+
+    return LatePublisher
+
+
+@pytest.mark.parametrize("waiters", [1, 5])
+def test_the_orchestration_reaches_a_publisher_submitted_after_its_waiters(waiters):
+    c = ir.compile(waiters_before_their_publisher(waiters), platform="a2a3sim",
+                   distributed_config=DistributedConfig(device_ids=[0, 1]))
+    tags = np.arange(16, dtype=np.int32).reshape(2, 1, 8) + 100
+    got = np.zeros((2, waiters, 8), np.int32)
+    c(tags, got, config=RunConfig(sim_schedule="random", sim_seed=waiters))
+    np.testing.assert_array_equal(got[0], np.broadcast_to(tags[1], (waiters, 8)))   # rank 0 reads rank 1's tag
+    np.testing.assert_array_equal(got[1], np.broadcast_to(tags[0], (waiters, 8)))

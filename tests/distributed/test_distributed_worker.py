@@ -150,3 +150,52 @@ def test_stacked_tensors_and_submit_on_a_two_rank_world():
             bad.wait()
         with pytest.raises(ValueError, match="dim 0"):
             rt.alloc_stacked_tensor(np.zeros((3, 1, C), np.float32))
+
+
+def test_registered_handles_dispatch_and_close_with_the_worker():
+    w, r = _programs()
+    src = np.random.default_rng(3).standard_normal((R, C)).astype(np.float32)
+    x, out = np.ones((R, C), np.float32), np.zeros((R, C), np.float32)
+    rt = DistributedWorker([w, r])
+    state = rt.alloc_tensor((R, C), np.float32)
+    assert len(rt._owned_tensors) == 1
+    write = rt.register(w)
+    assert write.compiled is w and rt.register(w).compiled is w and not write.closed
+    write(src, state)
+    rt.run(rt.register(r), x, state, out)            # run() takes a handle as well as the program
+    np.testing.assert_allclose(out, 3 * src + 1, rtol=1e-6)
+    other, _ = _programs(device_ids=(0, 1))
+    with pytest.raises(ValueError, match="not prepared on this worker"):
+        rt.register(other)
+    rt.close()
+    assert write.closed and state.freed and not rt._owned_tensors
+    with pytest.raises(RuntimeError, match="called after close"):
+        rt.register(w)
+    with pytest.raises(RuntimeError, match="called after close"):
+        write(src, state)
+
+
+def test_raw_memory_is_per_rank():
+    """malloc / copy_to / copy_from / free take worker_id: the rank whose memory they address."""
+    w, _ = _programs(device_ids=(0, 1, 2))
+    host = np.arange(16, dtype=np.int32)
+    back = np.zeros_like(host)
+    with w.prepare() as rt:
+        ptrs = [rt.malloc(host.nbytes, worker_id=k) for k in range(3)]
+        assert all(isinstance(p, int) for p in ptrs) and len(set(ptrs)) == 3
+        for k, p in enumerate(ptrs):
+            rt.copy_to(p, (host * (k + 1)).ctypes.data, host.nbytes, worker_id=k)
+        rt.copy_from(back.ctypes.data, ptrs[2], host.nbytes, worker_id=2)
+        np.testing.assert_array_equal(back, host * 3)
+        with pytest.raises(ValueError, match="not inside a live allocation"):
+            rt.copy_from(back.ctypes.data, ptrs[2], host.nbytes, worker_id=1)   # rank 1 does not own it
+        with pytest.raises(ValueError, match="worker_id=3"):
+            rt.malloc(8, worker_id=3)
+        with pytest.raises(ValueError, match="not a live pointer"):
+            rt.free(ptrs[0], worker_id=1)
+        rt.free(ptrs[0], worker_id=0)
+        t = rt.alloc_tensor((4,), np.float32, init=np.full(4, 2.0, np.float32), worker_id=1)
+        assert t.worker_id == 1
+        with pytest.raises(ValueError, match="lives on worker_id=1"):
+            rt.free_tensor(t, worker_id=0)
+        rt.free_tensor(t, worker_id=1)

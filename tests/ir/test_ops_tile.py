@@ -183,7 +183,7 @@ def test_load_store_move_create_full_alloc():
         create_op_call("tile.store", [tile(dtype=FP16), [0, 0], tensor()])
     mv = create_op_call("tile.move", [tile(space=Mat)], {"target_memory": MemorySpace.Left,
                                                         "blayout": TileLayout.col_major})
-    assert mv.type.memory_space is MemorySpace.Left and mv.type.tile_view.blayout is TileLayout.col_major
+    assert mv.type.memory_space is MemorySpace.Left and mv.type.effective_view.blayout is TileLayout.col_major
     assert mv.kwargs["slayout"] is None
     cr = create_op_call("tile.create", [[16, 16]], {"dtype": FP16})
     assert cr.type.memory_space is Vec and get_op("tile.create").affinity == SHARED
@@ -266,7 +266,7 @@ def test_concat_and_transpose_view():
     k = tile((64, 32), FP16, valid=(64, 20), space=Mat, name="k")
     kt = create_op_call("tile.transpose_view", [k]).type
     assert dims(kt.shape) == [32, 64] and dims(kt.valid_shape) == [20, 64] and kt.memory_space is Mat
-    assert kt.tile_view.blayout is TileLayout.col_major
+    assert (kt.tile_view.blayout, kt.tile_view.slayout) == (TileLayout.row_major, TileLayout.col_major)  # NZ → ZN
 
 
 def test_expand_ops_accept_an_optional_scratch_tile():

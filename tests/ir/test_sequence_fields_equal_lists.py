@@ -34,7 +34,8 @@ def test_fields_stay_hashable_tuples_that_match_plain_tuples():
     assert isinstance(call.args, tuple) and type(call.args) is IRTuple
     assert call.args == (x,) and hash(call.args) == hash((x,))
     assert {call.args: 1}[(x,)] == 1
-    assert ConstInt(3, INDEX) != 3 and IRTuple((ConstInt(3, INDEX),)) == [3]
+    assert ConstInt(3, INDEX) == 3 and ConstInt(3, INDEX) != 4 and IRTuple((ConstInt(3, INDEX),)) == [3]
+    assert ConstInt(1, INDEX) != True and ConstInt(3, INDEX) != ConstInt(3, INDEX)   # bools and other nodes: no
 
 
 def test_replace_and_mutators_keep_the_list_equality():

@@ -279,3 +279,46 @@ def test_range_unroll_kwarg_lands_in_attrs_and_is_validated():
         with pytest.raises(pl.parser.ParserError, match=pattern):
             pl.parse(f"@pl.function\ndef f(n: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:\n"
                      f"    for {target} in pl.range(8, {bad}):\n{body}    return n\n")
+
+
+def test_a_finished_loops_variable_name_takes_a_value_of_another_type():
+    """`d` is first an INDEX loop var, then, in a later loop, an INT32 computed value: a new name, not a carry."""
+    @pl.function(type=pl.FunctionType.InCore)
+    def f(idx: pl.Tensor[[4], pl.INT32], out: pl.Out[pl.Tensor[[4], pl.INT32]]) -> pl.Tensor[[4], pl.INT32]:
+        for d in pl.range(4):
+            out = pl.write(out, [d], 0)
+        for t in pl.range(4):
+            e = pl.read(idx, [t])
+            d = e // 2
+            out = pl.write(out, [t], d)
+        return out
+    loops = [s for s in ir.flatten_to_stmts(f.body) if isinstance(s, ir.ForStmt)]
+    assert len(loops) == 2
+    inner = [s for s in ir.flatten_to_stmts(loops[1].body) if isinstance(s, AssignStmt) and s.var.name_hint == "d"]
+    assert inner and inner[0].var.type.dtype is pl.INT32 and inner[0].var is not loops[0].loop_var
+
+
+def test_returning_a_multi_result_call_returns_its_elements():
+    import numpy as np
+
+    @pl.program
+    class Pair:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[8, 16], pl.FP32], a: pl.Out[pl.Tensor[[8, 16], pl.FP32]],
+              b: pl.Out[pl.Tensor[[8, 16], pl.FP32]]) -> tuple[pl.Tensor[[8, 16], pl.FP32], pl.Tensor[[8, 16], pl.FP32]]:
+            t = pl.load(x, [0, 0], [8, 16])
+            a = pl.store(pl.add(t, t), [0, 0], a)
+            b = pl.store(pl.mul(t, t), [0, 0], b)
+            return a, b
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[8, 16], pl.FP32], a: pl.Out[pl.Tensor[[8, 16], pl.FP32]],
+                 b: pl.Out[pl.Tensor[[8, 16], pl.FP32]]) -> tuple[pl.Tensor[[8, 16], pl.FP32], pl.Tensor[[8, 16], pl.FP32]]:
+            return self.k(x, a, b)
+
+    ret = ir.flatten_to_stmts(Pair.functions["main"].body)[-1]
+    assert len(ret.values) == 2
+    x = np.random.default_rng(2).standard_normal((8, 16)).astype(np.float32)
+    a, b = ir.compile(Pair)(x)
+    np.testing.assert_allclose(a, 2 * x, rtol=1e-6)
+    np.testing.assert_allclose(b, x * x, rtol=1e-6)

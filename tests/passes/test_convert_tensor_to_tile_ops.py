@@ -8,7 +8,7 @@ import pytest
 
 import pypto.language as pl
 from pypto import ir
-from pypto.errors import UnsupportedError
+from pypto.errors import InternalError
 from pypto.pypto_core import passes
 
 
@@ -153,7 +153,8 @@ def test_missing_converter_names_op_and_line():
     from pypto.passes.convert_tensor_to_tile_ops import registry
     saved = registry.CONVERTERS.pop("tensor.exp")
     try:
-        with pytest.raises(UnsupportedError, match=r"test_convert_tensor_to_tile_ops.py:\d+:\d+: .*tensor.exp"):
+        with pytest.raises(InternalError, match=r"test_convert_tensor_to_tile_ops.py:\d+:\d+: .*'tensor.exp' has no "
+                                                r"registered tile conversion"):
             passes.convert_tensor_to_tile_ops()(P)
     finally:
         registry.CONVERTERS["tensor.exp"] = saved
@@ -209,3 +210,16 @@ def test_written_in_params_are_upgraded():
     after = passes.convert_tensor_to_tile_ops()(Before)
     PD = pl.ParamDirection
     assert after["k"].param_directions == (PD.In, PD.Out, PD.InOut)
+
+
+def test_a_tensor_op_without_a_conversion_is_an_internal_error():
+    """The test-only op test.tensor_op_no_conv is a tensor op no converter handles (and no catalog lists)."""
+    from pypto.ir import AssignStmt, Function, FunctionType, Program, ReturnStmt, SeqStmts, TensorType, Var
+    from pypto.ir.dtypes import FP32
+    from pypto.ir.ops.registry import all_ops
+    assert "test.tensor_op_no_conv" not in all_ops()
+    x, y = Var("x", TensorType([8], FP32)), Var("y", TensorType([8], FP32))
+    body = SeqStmts([AssignStmt(y, ir.create_op_call("test.tensor_op_no_conv", [x], {})), ReturnStmt([y])])
+    prog = Program([Function("k", [x], [y.type], body, FunctionType.InCore)], "P")
+    with pytest.raises(InternalError, match="'test.tensor_op_no_conv' has no registered tile conversion"):
+        passes.convert_tensor_to_tile_ops()(prog)

@@ -103,7 +103,8 @@ def test_run_selects_passes_by_name():
         seen.clear()
         front = pm.run(TensorLevel, until="FlattenCallExpr")
         tiles = pm.run(front, after="FlattenCallExpr", until="ConvertTensorToTileOps")
-        assert seen[5:] == ["OutlineIncoreScopes", "OutlineClusterScopes", "ConvertTensorToTileOps"]
+        assert seen[5:] == ["OutlineHierarchyScopes", "OutlineIncoreScopes", "OutlineClusterScopes",
+                            "ConvertTensorToTileOps"]
     ir.assert_structural_equal(tiles, pm.run(TensorLevel, until="ConvertTensorToTileOps"))
 
 

@@ -93,13 +93,44 @@ def test_errors_name_the_problem(compiled):
         worker.alloc_tensor([1], pl.FP32)
 
 
-def test_malloc_and_repr():
+def test_malloc_gives_a_pointer_for_raw_copies():
+    """malloc returns an integer device pointer: copy_to / copy_from move bytes through it, free releases it."""
+    host = np.arange(32, dtype=np.float32)
+    back = np.zeros_like(host)
     worker = ChipWorker()
-    raw = worker.malloc(128)
-    assert isinstance(raw, DeviceTensor) and raw.shape == (128,) and raw.nbytes == 128
-    assert "UINT8" in repr(raw)
-    worker.free(raw)
-    assert "freed" in repr(raw)
+    ptr = worker.malloc(host.nbytes)
+    assert isinstance(ptr, int) and not isinstance(ptr, DeviceTensor)
+    worker.copy_to(ptr, host.ctypes.data, host.nbytes)
+    worker.copy_from(back.ctypes.data + 16, ptr + 16, host.nbytes - 16)     # an interior range is fine
+    np.testing.assert_array_equal(back[4:], host[4:])
+    assert not back[:4].any()
+    with pytest.raises(ValueCheckError, match="not inside a live allocation"):
+        worker.copy_to(ptr, host.ctypes.data, host.nbytes + 1)              # past the end
+    with pytest.raises(ValueCheckError, match="worker_id=1"):
+        worker.malloc(8, worker_id=1)                                      # a ChipWorker has chip 0 only
+    for bad in (0, -4, 2.5, True):
+        with pytest.raises(ValueCheckError, match="positive int"):
+            worker.malloc(bad)
+    worker.free(ptr)
+    with pytest.raises(ValueCheckError, match="not a live pointer"):
+        worker.free(ptr)                                                   # twice
+    with pytest.raises(ValueCheckError, match="not inside a live allocation"):
+        worker.copy_from(back.ctypes.data, ptr, 4)                         # after free
+
+
+def test_tensor_memory_is_not_freed_as_a_pointer_and_close_frees_everything():
+    worker = ChipWorker()
+    t = worker.alloc_tensor([4, 4], pl.FP32, init=1.0)
+    with pytest.raises(ValueCheckError, match="free_tensor"):
+        worker.free(t.data_ptr)
+    assert "FP32" in repr(t)
+    worker.free(t)                              # a DeviceTensor given to free() is free_tensor(t)
+    assert t.freed and "freed" in repr(t)
+    kept, ptr = worker.alloc_tensor([2], pl.INT32), worker.malloc(64)
+    worker.close()
+    assert kept.freed
+    with pytest.raises(RuntimeError, match="called after close"):
+        worker.copy_to(ptr, np.zeros(16, np.float32).ctypes.data, 64)
 
 
 def test_device_platform_needs_a_device():

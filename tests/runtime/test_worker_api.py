@@ -66,7 +66,7 @@ def test_raw_copies_through_data_ptr():
         worker.copy_from(back.data_ptr(), dev.data_ptr, dev.nbytes)
         torch.testing.assert_close(back, host)
         worker.copy_from(dev, back)                     # the tensor form fills a torch tensor too
-        with pytest.raises(ValueCheckError, match="not inside a live tensor"):
+        with pytest.raises(ValueCheckError, match="not inside a live allocation"):
             worker.copy_from(back.data_ptr(), dev.data_ptr + 8, dev.nbytes)
         with pytest.raises(TypeCheckError, match="two integer addresses and a byte count"):
             worker.copy_to(dev.data_ptr, host.data_ptr())

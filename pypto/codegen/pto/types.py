@@ -30,9 +30,6 @@ _SPACES = {
     MemorySpace.LeftScale: "scaling_left", MemorySpace.RightScale: "scaling_right",
 }
 
-# The view a memory space implies when the TileType stores none (Acc is column-major fractal 1024).
-_IMPLICIT_ACC_VIEW = TileView(blayout=TileLayout.col_major, slayout=TileLayout.row_major, fractal=1024)
-
 
 def mlir_dtype(dtype: DataType) -> str:
     name = _DTYPES.get(dtype.name)
@@ -86,9 +83,7 @@ def _rows_cols(shape) -> tuple:
 
 
 def effective_view(t: TileType) -> TileView:
-    if t.tile_view is not None:
-        return t.tile_view
-    return _IMPLICIT_ACC_VIEW if t.memory_space is MemorySpace.Acc else TileView()
+    return t.effective_view
 
 
 def _valid_dim(e) -> str:

@@ -14,7 +14,7 @@ from pypto.errors import TypeCheckError
 from pypto.ir.dtypes import INDEX, UINT8, DataType
 from pypto.ir.expr import BinaryExpr, ConstInt, Expr, MakeTuple, as_int
 from pypto.ir.types import (ScalarType, ShapedType, TensorType, TensorView, TileType, TileView, TupleType, Type,
-                            UnknownType, static_dims)
+                            UnknownType, implicit_tile_view, static_dims)
 
 
 # ---------------------------------------------------------------------------- argument checks
@@ -163,7 +163,7 @@ def result_like(t: ShapedType, shape=None, dtype: Optional[DataType] = None, val
     if isinstance(t, TileType):
         view = t.tile_view if keep_view else None
         if valid is not None:
-            view = (view or TileView()).replace(valid_shape=tuple(valid))
+            view = (view or implicit_tile_view(t.memory_space)).replace(valid_shape=tuple(valid))
         return TileType(shape, dtype, tile_view=view, memory_space=t.memory_space)
     if valid is None and keep_view and t.tensor_view is not None and t.tensor_view.valid_shape:
         valid = t.tensor_view.valid_shape
@@ -454,7 +454,7 @@ def slice_rule(name: str):
         if pad is None:
             return result
         if isinstance(result, TileType):      # the window reads `pad` outside its valid region
-            return result.replace(tile_view=(result.tile_view or TileView()).replace(pad=pad))
+            return result.replace(tile_view=result.effective_view.replace(pad=pad))
         return result.replace(tensor_view=(result.tensor_view or TensorView()).replace(pad=pad))
     return deduce
 
@@ -502,7 +502,7 @@ def fillpad_rule(name: str):
     def deduce(args, kw):
         a = expect_shaped(name, "x", args[0])
         if isinstance(a, TileType):
-            view = (a.tile_view or TileView()).replace(valid_shape=(), pad=kw["pad_value"])
+            view = a.effective_view.replace(valid_shape=(), pad=kw["pad_value"])
             return TileType(a.shape, a.dtype, tile_view=view, memory_space=a.memory_space)
         return TensorType(a.shape, a.dtype)
     return deduce

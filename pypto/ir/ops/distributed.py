@@ -88,7 +88,7 @@ def _window(args, kw):
     shape = expect_tuple("pld.window", "shape", args[1])
     if kw.get("dtype") is None:
         raise TypeCheckError("pld.window: dtype= is required", hint="pld.window(buf, [rows, cols], dtype=pl.FP32)")
-    return DistributedTensorType(shape, kw["dtype"])
+    return DistributedTensorType(shape, kw["dtype"], window_buffer=args[0])
 
 
 def _notify(args, kw):
@@ -215,10 +215,12 @@ register_op(OpDef("pld.tile.remote_load", args=("target", "peer", "offsets", "sh
 register_op(OpDef("pld.tile.remote_store", args=("src", "target", "peer", "offsets"),
                   kwargs={"atomic": Kwarg(AtomicType, AtomicType.None_)}, deduce=_remote_store, affinity=VECTOR,
                   input_memory={0: {MemorySpace.Vec}}, self_loading=True,
+                  effects={1: WRITE},        # the window is written (a peer's copy of it): a reader orders after
                   description="a local Vec tile into a peer's window slice"))
 register_op(OpDef("pld.tensor.remote_store", args=("src", "target", "peer", "offsets"),
                   kwargs={"atomic": Kwarg(AtomicType, AtomicType.None_)}, deduce=_tensor_remote_store, affinity=VECTOR,
-                  effects={0: READ}, self_loading=True, description="a local GM tensor into a peer's window slice"))
+                  effects={0: READ, 1: WRITE}, self_loading=True,
+                  description="a local GM tensor into a peer's window slice"))
 # Composite collectives: expanded by LowerCompositeOps (InCore) or LowerHostTensorCollectives (host).
 register_op(OpDef("pld.tensor.barrier", args=("signal",), deduce=_barrier, affinity=SHARED, effects={0: READWRITE},
                   reuses_input=0, self_loading=True, description="self-clearing cross-rank barrier"))

@@ -74,10 +74,11 @@ class OpDef:
     pto: Optional[str] = None             # the PTO instruction of a 1:1 op: `<pto> ins(<args>) outs(%dst)`
     pto_operands: Optional[int] = None    # only the first N args reach the instruction (the rest are IR-only)
     lowers_to: Optional[str] = None       # a tensor op ConvertTensorToTileOps replaces 1:1 by this tile op
+    family: Optional[str] = None          # the family when it is not the name's prefix (test ops: testing.py)
 
     @property
     def category(self) -> str:
-        return self.name.split(".", 1)[0]
+        return self.family or self.name.split(".", 1)[0]
 
     @property
     def short_name(self) -> str:
@@ -88,6 +89,7 @@ class OpDef:
 
 
 _REGISTRY: dict[str, OpDef] = {}
+TEST_PREFIX = "test."       # ops registered only for compiler unit tests (pypto/ir/ops/testing.py)
 
 
 def register_op(op: OpDef) -> OpDef:
@@ -119,8 +121,9 @@ def has_op(name: str) -> bool:
 
 
 def all_ops() -> dict[str, OpDef]:
+    """Every op of the language (the test-only ops of testing.py are left out: get_op still finds them)."""
     _ensure_loaded()
-    return dict(_REGISTRY)
+    return {name: op for name, op in _REGISTRY.items() if not name.startswith(TEST_PREFIX)}
 
 
 def op_count() -> int:

@@ -3,8 +3,9 @@
 The runtime orders tasks by the buffers they share; these ops let a program say more. They only
 mean something on the host (an Orchestration function), where the simulator reads them:
 
-    pl.system.task_options([t1, tids], [scratch], [flags, 0], pred_op="gt", pred_value=0,
+    pl.system.task_options([t1, tids], [scratch], [flags, 0], [q], pred_op="gt", pred_value=0,
                            allow_early_resolve=False)   # applies to the next kernel call submitted
+                                                        # (deps, opt-outs, predicate, dumps= marks)
     tid = pl.system.task_id()                            # the TaskId of the last task submitted
     join = pl.system.task_dummy([t1, t2])                # a task with no work: one TaskId for several
     tids = pl.system.task_id_array(extent=4)             # pl.array.create(4, pl.TASK_ID)
@@ -83,11 +84,12 @@ def _set(args, kw):
     return t
 
 
-register_op(OpDef("system.task_options", args=("deps", "no_dep_args", "predicate"),
+register_op(OpDef("system.task_options", args=("deps", "no_dep_args", "predicate", "dumps"),
                   kwargs={"pred_op": Kwarg(str, ""), "pred_value": Kwarg(int, 0),
                           "allow_early_resolve": Kwarg(bool, False)},
                   deduce=_options, affinity=SHARED,
-                  description="declared deps, opted-out tensors and the dispatch predicate of the next task"))
+                  description="declared deps, opted-out tensors, the dispatch predicate and the dump marks of the "
+                              "next task"))
 register_op(OpDef("system.task_id", deduce=_task_id, affinity=SHARED,
                   description="the TaskId of the task submitted just before"))
 register_op(OpDef("system.task_invalid", deduce=_task_id, affinity=SHARED,

@@ -15,6 +15,7 @@ from pypto.ir.ops.common import (assemble_rule, cast_rule, cmp_rule, cmps_rule, 
                                  reshape_rule, same_dtype, slice_rule, transpose_rule, write_rule)
 from pypto.ir.ops.registry import CUBE, READ, READWRITE, SHARED, VECTOR, Kwarg, OpDef, register_op
 from pypto.ir.ops.tile import accumulator_dtype
+from pypto.ir.ops.tile_cube import matmul_batch_dims
 from pypto.ir.types import ScalarType, TensorType, TensorView
 
 
@@ -86,15 +87,17 @@ def _operands(name: str, args, kw) -> tuple:
     """(M, N) of lhs × rhs with the a_trans / b_trans flags applied; checks K agrees."""
     a = expect_tensor(name, "lhs", args[0])
     b = expect_tensor(name, "rhs", args[1])
-    if a.rank != 2 or b.rank != 2:
-        raise TypeCheckError(f"{name}: lhs and rhs must be 2-D tensors")
+    if a.rank < 2 or b.rank < 2:
+        raise TypeCheckError(f"{name}: lhs and rhs must be at least 2-D tensors ([..., M, K] and [..., K, N])")
     same_dtype(name, a.dtype, b.dtype, "arguments 'lhs' and 'rhs'")
-    m, k1 = (a.shape[1], a.shape[0]) if kw.get("a_trans") else (a.shape[0], a.shape[1])
-    k2, n = (b.shape[1], b.shape[0]) if kw.get("b_trans") else (b.shape[0], b.shape[1])
+    m, k1 = (a.shape[-1], a.shape[-2]) if kw.get("a_trans") else (a.shape[-2], a.shape[-1])
+    k2, n = (b.shape[-1], b.shape[-2]) if kw.get("b_trans") else (b.shape[-2], b.shape[-1])
     if not dims_equal((k1,), (k2,)):
         raise TypeCheckError(f"{name}: inner dimensions differ: lhs {fmt_shape(a.shape)} × rhs {fmt_shape(b.shape)}",
                              hint="lhs is [M, K] and rhs [K, N]; a_trans / b_trans say an operand is stored transposed")
-    return a, (m, n)
+    # leading (batch) dims broadcast like numpy's matmul; the lowering is tile.batch_matmul
+    batch = matmul_batch_dims(name, a.shape, b.shape) if max(a.rank, b.rank) > 2 else []
+    return a, (*batch, m, n)
 
 
 def _matmul_type(args, kw):

@@ -18,7 +18,7 @@ from pypto.ir.ops.common import (MASK_DTYPE, assemble_rule, cast_rule, check_val
                                  same_shape, scalar_fits, slice_rule, transpose_rule, write_rule)
 from pypto.ir.ops.flat_window import flat_load_type, flat_store_check
 from pypto.ir.ops.registry import CUBE, READ, READWRITE, SHARED, VECTOR, WRITE, Kwarg, OpDef, register_op
-from pypto.ir.types import PtrType, TileType, TileView
+from pypto.ir.types import PtrType, TileType, TileView, implicit_tile_view
 
 VEC = (MemorySpace.Vec,)
 
@@ -98,8 +98,14 @@ register_op(OpDef("tile.store", args=("tile", "offsets", "output_tensor", "shape
 
 
 def _move_type(args, kw):
+    """A cube-side destination (Mat / Left / Right / Acc) imposes its native layout and fractal; a flat
+    one (Vec) keeps the source's layout. blayout / slayout override either; valid_shape and pad carry."""
     t = expect_tile("tile.move", "tile", args[0])
-    view = t.tile_view or TileView()
+    source = t.effective_view
+    view = implicit_tile_view(kw["target_memory"])
+    if view.is_default():
+        view = view.replace(blayout=source.blayout, slayout=source.slayout)
+    view = view.replace(valid_shape=source.valid_shape, pad=source.pad)
     if kw["blayout"] is not None:
         view = view.replace(blayout=kw["blayout"])
     if kw["slayout"] is not None:
@@ -182,7 +188,7 @@ def _transpose_view_type(args, kw):
         raise TypeCheckError(f"tile.transpose_view: argument 'x' must be at least 2-D, got rank {t.rank}")
     flip = {TileLayout.row_major: TileLayout.col_major, TileLayout.col_major: TileLayout.row_major,
             TileLayout.none_box: TileLayout.none_box}
-    view = t.tile_view or TileView()
+    view = t.effective_view
     shape, valid = list(t.shape), list(t.valid_shape)
     shape[-2:], valid[-2:] = shape[:-3:-1], valid[:-3:-1]
     view = view.replace(blayout=flip[view.blayout], slayout=flip[view.slayout], valid_shape=tuple(valid))

@@ -20,7 +20,7 @@ from pypto.ir.enums import PadValue, TensorLayout
 from pypto.ir.expr import as_int
 from pypto.ir.ops.common import (describe, expect_scalar, expect_tensor, expect_tile, expect_tuple, fillpad_rule,
                                  fmt_shape, is_full, numel)
-from pypto.ir.ops.registry import READ, READWRITE, VECTOR, Kwarg, OpDef, register_op
+from pypto.ir.ops.registry import READ, READWRITE, SHARED, VECTOR, Kwarg, OpDef, register_op
 from pypto.ir.types import TensorView, TileType, TileView
 
 
@@ -77,11 +77,11 @@ def _set_validshape_type(args, kw, family: str = "tile"):
             raise TypeCheckError(f"{name}: {('rows', 'cols')[axis]}={vi} is outside the tile extent {di}")
     if family == "tensor":
         return type(t)(t.shape, t.dtype, tensor_view=(t.tensor_view or TensorView()).replace(valid_shape=(args[1], args[2])))
-    view = (t.tile_view or TileView()).replace(valid_shape=(args[1], args[2]))
+    view = t.effective_view.replace(valid_shape=(args[1], args[2]))
     return TileType(t.shape, t.dtype, tile_view=view, memory_space=t.memory_space)
 
 
-register_op(OpDef("tile.set_validshape", args=("x", "rows", "cols"), deduce=_set_validshape_type, affinity=VECTOR,
+register_op(OpDef("tile.set_validshape", args=("x", "rows", "cols"), deduce=_set_validshape_type, affinity=SHARED,
                   output_memory="inherit", effects={0: READ}, reuses_input=0,
                   description="the same tile buffer with valid region [rows, cols] (no data moves)"))
 # The tensor form narrows a kernel tensor's valid region; ConvertTensorToTileOps lowers it 1:1.

@@ -63,7 +63,7 @@ def parse_program_class(cls, *, strict_ssa: bool = False, _namespace: Optional[d
 
 def parse_function(pyfunc, *, func_type=None, level=None, role=None, attrs: Optional[dict] = None,
                    overrides: Optional[dict] = None, extra_globals: Optional[dict] = None, strict_ssa: bool = False,
-                   _namespace: Optional[dict] = None, _location: Optional[tuple] = None):
+                   auto_scope: bool = True, _namespace: Optional[dict] = None, _location: Optional[tuple] = None):
     """An `ir.Function` from a Python function's source.
 
     overrides: param name → IR Type (fills a bare `pl.Tensor`) or Python number (the param is
@@ -83,7 +83,7 @@ def parse_function(pyfunc, *, func_type=None, level=None, role=None, attrs: Opti
     if extra_globals:
         namespace.update(extra_globals)
     opts = FunctionOptions(func_type=func_type if func_type is not None else FunctionType.Opaque, level=level,
-                           role=role, attrs=dict(attrs or {}), strict_ssa=strict_ssa)
+                           role=role, attrs=dict(attrs or {}), strict_ssa=strict_ssa, auto_scope=auto_scope)
     method = bool(node.args.args) and node.args.args[0].arg == "self"
     return parse_function_def(ModuleEnv(src, namespace), node, opts, method=method, overrides=overrides)
 

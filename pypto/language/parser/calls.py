@@ -272,9 +272,8 @@ def function_call(ctx, node, name: str, args: list, kwargs: dict, callee: Functi
     if len(values) != len(param_types) or any(v is None for v in values):
         raise ParserTypeError(f"{name}() takes {len(param_types)} argument(s) ({', '.join(param_names)}), "
                               f"got {len([v for v in values if v is not None])}", span)
-    values, no_dep = task_graph.unwrap_no_dep(values)
-    if no_dep:                                  # self.k(pl.no_dep(t)): t leaves tracking for this task
-        task_graph.emit_options(ctx, span, no_dep=no_dep)
+    values, no_dep = task_graph.unwrap_no_dep(values)     # self.k(pl.no_dep(t)): t leaves tracking for this task
+    attrs = task_graph.call_attrs(attrs, no_dep, len(values), span)
     exprs = []
     for pname, ptype, v in zip(param_names, param_types, values):
         e = to_expr(v, span, "argument")

@@ -76,8 +76,14 @@ class FunctionContext:
         self.split_modes: list = []                # SplitMode of each enclosing pl.split_aiv region
         self.return_types: Optional[list] = None   # declared return types (None: inferred from the return)
         self.written_params: set = set()           # Out / InOut parameter Vars (`out = expr` writes through)
+        self.storage_roots: dict = {}              # a Var holding a written parameter's buffer → that parameter
         self.input_params: set = set()             # In tensor parameters not yet re-bound (see _write_through)
         self.unbound_bases: dict = {}              # name → the one Ptr Var of a MemRef written by name
+        # the task graph (parser/task_graph.py): what this body may say about tasks and runtime scopes
+        self.func_type = None                      # the FunctionType being parsed (None: not known here)
+        self.auto_scope = True                     # False: the function places its own AUTO pl.scope() regions
+        self.manual_scope_depth = 0                # enclosing `with pl.manual_scope():` regions
+        self.cluster_depth = 0                     # enclosing `with pl.cluster():` regions (one Group task)
 
     # -- locations ------------------------------------------------------------
     def span(self, node) -> Span:
@@ -126,8 +132,9 @@ class FunctionContext:
                 # re-assigned inside a loop body or branch: one Var, so ConvertToSSA builds the carry / phi
                 self.def_spans[name] = span
                 return cur
+            # (a finished loop's loop var carries nothing: a new value of another type is a new name)
             if self.var_depth.get(cur, 0) < self.control_depth and not isinstance(cur, IterArg) \
-                    and not structural_equal(cur.type, type_):
+                    and not self._is_region_var(cur) and not structural_equal(cur.type, type_):
                 raise ParserTypeError(f"Cannot reassign '{name}' with a different type inside a loop or if: "
                                       f"it was {describe(cur.type)}, now {describe(type_)}", span,
                                       hint="use a new name, or carry the value with init_values= / pl.yield_",
@@ -142,8 +149,23 @@ class FunctionContext:
         var = Var(name, type_, span)
         if isinstance(cur, Var) and cur in self.written_params:     # (cur may be any compile-time value)
             self.written_params.add(var)     # still the caller's buffer: `out = expr` keeps writing through
+            self.storage_roots[var] = self.storage_root(cur)
         self.bind(name, var, span)
         return var
+
+    def storage_root(self, var) -> Optional[Var]:
+        """The written parameter whose buffer `var` holds (itself, a rebinding of it, or a loop carry started
+        from it), or None."""
+        root = self.storage_roots.get(var)
+        if root is None and var in self.written_params:
+            root = var
+        return root
+
+    def carry_storage(self, init, carried: Var) -> None:
+        """A loop carry (iter arg or return var) started from a parameter's buffer holds that buffer."""
+        root = self.storage_root(init) if isinstance(init, Var) else None
+        if root is not None:
+            self.storage_roots[carried] = root
 
     def _is_region_var(self, var: Var) -> bool:
         return var in self.region_vars

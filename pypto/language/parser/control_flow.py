@@ -139,6 +139,7 @@ def _bind_iter_args(ctx, names, inits, span) -> list:
     iter_args = []
     for name, init in zip(names, inits):
         ia = IterArg(name, init.type, init, span)
+        ctx.carry_storage(init, ia)
         ctx.bind(name, ia, span)
         iter_args.append(ia)
     return iter_args
@@ -174,6 +175,7 @@ def _return_vars(ctx, frame: YieldFrame, iter_args: list, span, what: str) -> li
     rvs = []
     for name, ia in zip(names, iter_args):
         rv = Var(name, ia.type, span)
+        ctx.carry_storage(ia, rv)
         if frame.targets:
             ctx.bind(name, rv, span)
         rvs.append(rv)

@@ -38,6 +38,7 @@ class FunctionOptions:
     attrs_node: Optional[ast.expr] = None     # evaluated with the parameters in scope
     attrs: dict = field(default_factory=dict)
     strict_ssa: bool = False
+    auto_scope: bool = True                   # False: the function places its own AUTO runtime scopes (pl.scope())
 
 
 _DECORATOR_KWARGS = {"type", "level", "role", "attrs", "strict_ssa", "auto_scope", "external_source"}
@@ -68,6 +69,10 @@ def read_decorator_options(ctx: FunctionContext, deco: ast.expr) -> FunctionOpti
             opts.role = value
         elif kw.arg == "strict_ssa":
             opts.strict_ssa = bool(value)
+        elif kw.arg == "auto_scope":
+            if not isinstance(value, bool):
+                raise ParserTypeError(f"auto_scope= must be True or False, got {value!r}", ctx.span(kw.value))
+            opts.auto_scope = value
         elif kw.arg == "external_source" and value is not None:
             raise UnsupportedFeatureError("external_source= (hand-written kernels) is not supported",
                                           ctx.span(kw.value))
@@ -132,6 +137,8 @@ def parse_function_def(env: ModuleEnv, node: ast.FunctionDef, opts: FunctionOpti
                        overrides: Optional[dict] = None, name: Optional[str] = None) -> Function:
     ctx = FunctionContext(env, strict_ssa=opts.strict_ssa, func_name=node.name)
     ctx.host_level = getattr(opts.level, "name", None) == "HOST"     # x[r] shards stacked host tensors
+    ctx.func_type = opts.func_type
+    ctx.auto_scope = opts.auto_scope
     params, directions = bind_params(ctx, node, method, overrides)
     # an Orchestration function's In tensors are the caller's arrays: an op writing one is the forgotten pl.Out
     # (in the user's source; printed IR may write them after InlineFunctions placed an inline body there)

@@ -52,6 +52,10 @@ def expand_inline(ctx, node, inline_fn, args: list, kwargs: dict):
     child = FunctionContext(env, strict_ssa=ctx.strict_ssa, func_name=fdef.name)
     child.blocks = ctx.blocks
     child.control_depth = ctx.control_depth
+    # the body lands in the caller: its task-graph state is the caller's, its own auto_scope= decides pl.scope()
+    child.func_type = ctx.func_type
+    child.manual_scope_depth, child.cluster_depth = ctx.manual_scope_depth, ctx.cluster_depth
+    child.auto_scope = getattr(inline_fn, "auto_scope", ctx.auto_scope)
     child.inline_result = []
     names = [a.arg for a in fdef.args.args]
     if names and names[0] == "self":

@@ -93,7 +93,8 @@ def _write_through(ctx, name: str, value: Expr, span) -> Expr:
     """`out = expr` on an Out / InOut parameter writes the whole buffer: `out = pl.assemble(out, expr, [0, ...])`.
 
     Plain rebinding would silently drop the write. Left alone: values that mention the
-    parameter (the user threads it: `out = pl.store(t, offs, out)`), fresh allocations, and
+    parameter or a Var holding its buffer (the user threads it: `out = pl.store(t, offs, out)`, or a
+    loop carry started from it: `data = pld.tensor.allreduce(staged, ...)`), fresh allocations, and
     the annotated form (the printer's, which must read back unchanged).
     """
     param = ctx.names.get(name)
@@ -103,8 +104,10 @@ def _write_through(ctx, name: str, value: Expr, span) -> Expr:
         _warn_rebound_input(ctx, param, value, span)
     if param not in ctx.written_params or not isinstance(value.type, (TensorType, TileType)):
         return value
-    if type(value.type) is not type(param.type) or collect(value, lambda n: n is param):
-        return value
+    root = ctx.storage_root(param)
+    if type(value.type) is not type(param.type) or \
+            collect(value, lambda n: n is param or isinstance(n, Var) and ctx.storage_root(n) is root):
+        return value                          # (a loop carry started from the parameter is its buffer too)
     if isinstance(value, Call) and value.op.name in ("tensor.create", "tile.create"):
         return value
     zeros = to_expr([0] * len(param.type.shape), span)
@@ -299,8 +302,26 @@ def parse_return(ctx, node: ast.Return):
         ctx.inline_result.append(values)
         return
     exprs = [to_expr(v, span, "return value") for v in values]
+    declared = ctx.return_types
+    if len(exprs) == 1 and isinstance(exprs[0].type, TupleType) and declared is not None and len(declared) > 1 \
+            and len(exprs[0].type.types) == len(declared):
+        exprs = _unpacked_return(ctx, exprs[0], span)      # `return self.f(...)` of a multi-result call
     _check_returns(ctx, exprs, span)
     ctx.emit(ReturnStmt(exprs, span))
+
+
+def _unpacked_return(ctx, value: Expr, span) -> list:
+    """The elements of a multi-result value, each bound to a name of its own, to return them one by one."""
+    holder = value
+    if not isinstance(value, Var):
+        holder = Var("ret", value.type, span)
+        ctx.emit(AssignStmt(holder, value, span))
+    out = []
+    for i, t in enumerate(value.type.types):
+        var = Var(f"ret_{i}", t, span)
+        ctx.emit(AssignStmt(var, TupleGetItem(holder, i, span), span))
+        out.append(var)
+    return out
 
 
 def _check_returns(ctx, exprs: list, span) -> None:

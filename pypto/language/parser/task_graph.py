@@ -19,18 +19,23 @@ from __future__ import annotations
 import ast
 
 from pypto.ir.dtypes import TASK_ID
-from pypto.ir.expr import Call, Expr, TupleGetItem, Var
+from pypto.ir.enums import ArgDirection, FunctionType, ParamDirection
+from pypto.ir.expr import Call, ConstInt, Expr, TupleGetItem, Var
 from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt, EvalStmt, SpmdScopeStmt
 from pypto.ir.types import ScalarType, TaskIdArrayType, TensorType, TupleType, UnknownType
 from pypto.language import scopes
-from pypto.language.parser.diagnostics import InvalidOperationError, ParserSyntaxError, ParserTypeError
+from pypto.language.parser.diagnostics import (InvalidOperationError, ParserSyntaxError, ParserTypeError,
+                                               UnsupportedFeatureError)
 from pypto.language.parser.dispatch import eval_expr
 from pypto.language.parser.values import MethodRef, describe_value, to_expr
 
 _COMPARE = {ast.Eq: "eq", ast.NotEq: "ne", ast.Gt: "gt", ast.Lt: "lt", ast.GtE: "ge", ast.LtE: "le"}
 _MIRROR = {"eq": "eq", "ne": "ne", "gt": "lt", "lt": "gt", "ge": "le", "le": "ge"}
-TASK_OPTION_KEYS = ("deps", "no_dep_args", "predicate", "allow_early_resolve")
+TASK_OPTION_KEYS = ("deps", "no_dep_args", "predicate", "allow_early_resolve", "dumps")
+# Functions whose kernel calls start the lanes of one task (a Group's AIC / AIV members, an Spmd's blocks)
+LAUNCH_WRAPPERS = (FunctionType.Group, FunctionType.Spmd)
+KERNEL_TYPES = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV, *LAUNCH_WRAPPERS)
 CREATE_TENSOR_PATHS = ("create_tensor", "tensor.create", "tensor.create_tensor")
 
 
@@ -60,7 +65,7 @@ def deps_list(value, span) -> list:
     for x in items:
         if x is None:
             continue
-        if not is_task_id(x):
+        if not is_task_id(x) or isinstance(x, TupleGetItem):
             raise ParserTypeError(f"deps= entries must be a TaskId variable, got {describe_value(x)}", span,
                                   hint="bind it with `as tid`, `out, tid = pl.submit(...)` or read it from a "
                                        "TaskId array; tensors go in no_dep_args= instead")
@@ -68,26 +73,75 @@ def deps_list(value, span) -> list:
     return out
 
 
-def no_dep_list(value, span) -> list:
+def check_deps_syntax(ctx, call: ast.Call, what: str) -> None:
+    """An entry of a `deps=[...]` literal indexes only a TaskId array: `res[1]` on the flat result of
+    `res = pl.submit(...)` is a TaskId too, but not one the runtime can name, so it is refused as written."""
+    kw = next((k for k in call.keywords if k.arg == "deps"), None)
+    if kw is None or not isinstance(kw.value, (ast.List, ast.Tuple)):
+        return
+    for elt in kw.value.elts:
+        if isinstance(elt, ast.Subscript) and \
+                not isinstance(getattr(eval_expr(ctx, elt.value), "type", None), TaskIdArrayType):
+            raise ParserTypeError(f"{what} deps= entries must be a TaskId variable, a TASK_ID array element "
+                                  f"(e.g. `arr[i]`), or None - got '{ast.unparse(elt)}'", ctx.span(elt),
+                                  hint="bind the TaskId to its own name (`out, tid = pl.submit(...)`) and pass that")
+
+
+def tensor_list(value, span, keyword: str, hint: str) -> list:
+    """The entries of `no_dep_args=[...]` / `dumps=[...]`: tensors visible here, each named once."""
     items = getattr(value, "elements", value)
     if not isinstance(items, (list, tuple)):
-        raise ParserTypeError(f"no_dep_args= takes a list of tensors, got {describe_value(value)}", span)
-    for x in items:
+        raise ParserTypeError(f"{keyword}= takes a list of tensors, got {describe_value(value)}", span, hint=hint)
+    for i, x in enumerate(items):
         if not isinstance(getattr(x, "type", None), TensorType):
-            raise ParserTypeError(f"no_dep_args= entries must be tensors visible here, got {describe_value(x)}", span,
-                                  hint="deps= takes TaskIds; no_dep_args= takes the tensors to opt out of tracking")
+            raise ParserTypeError(f"{keyword}= entries must be tensors visible here, got {describe_value(x)}", span,
+                                  hint=hint)
+        if any(x is y for y in items[:i]):
+            raise ParserTypeError(f"{keyword}= lists '{getattr(x, 'name_hint', x)}' more than once", span)
     return list(items)
 
 
+def no_dep_list(value, span) -> list:
+    return tensor_list(value, span, "no_dep_args",
+                       "deps= takes TaskIds; no_dep_args= takes the tensors to opt out of tracking")
+
+
+def dumps_list(value, span) -> list:
+    return tensor_list(value, span, "dumps", "dumps= takes the tensors of this task to mark for a selective dump")
+
+
 def unwrap_no_dep(values: list) -> tuple:
-    """(the arguments with each `pl.no_dep(t)` replaced by t, the tensors so marked)."""
+    """(the arguments with each `pl.no_dep(t)` replaced by t, the positions so marked)."""
     out, marked = [], []
-    for v in values:
+    for i, v in enumerate(values):
         if isinstance(v, Call) and not v.is_function_call() and v.op.name == "tensor.no_dep":
             v = v.args[0]
-            marked.append(v)
+            marked.append(i)
         out.append(v)
     return out, marked
+
+
+def call_attrs(attrs, no_dep: list, n_args: int, span):
+    """A kernel call's attrs with `pl.no_dep` positions as `arg_direction_overrides` (argument indices the
+    runtime leaves out of dependency tracking), after checking a given `arg_directions` (one per argument)."""
+    attrs = dict(attrs or {})
+    given = attrs.get("arg_directions")
+    if given is not None:
+        given = list(getattr(given, "elements", given))
+        bad = next((d for d in given if not isinstance(d, (ArgDirection, ParamDirection))), None)
+        if bad is not None:
+            raise ParserTypeError(f"arg_directions entries are pl.adir.<direction>, got {describe_value(bad)}", span)
+        if given and len(given) != n_args:
+            raise ParserTypeError(f"arg_directions has {len(given)} entries for a call with {n_args} argument(s)",
+                                  span, hint="give one pl.adir.<direction> per argument")
+        attrs["arg_directions"] = given
+    overrides = list(attrs.get("arg_direction_overrides") or [])
+    if any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < n_args for i in overrides):
+        raise ParserTypeError(f"arg_direction_overrides are argument indices below {n_args}, got {overrides}", span)
+    merged = sorted(set(overrides) | set(no_dep))
+    if merged:
+        attrs["arg_direction_overrides"] = merged
+    return attrs or None
 
 
 def parse_predicate(ctx, node: ast.expr) -> tuple:
@@ -139,9 +193,9 @@ def split_predicate(node: ast.Call) -> tuple:
     return stripped, pred
 
 
-def emit_options(ctx, span, *, deps=(), no_dep=(), predicate=None, allow_early_resolve=False) -> None:
+def emit_options(ctx, span, *, deps=(), no_dep=(), predicate=None, allow_early_resolve=False, dumps=()) -> None:
     """The task_options statement for the next task, when any option is set."""
-    if not (deps or no_dep or predicate is not None or allow_early_resolve):
+    if not (deps or no_dep or predicate is not None or allow_early_resolve or dumps):
         return
     if not isinstance(allow_early_resolve, bool):
         raise ParserTypeError(f"allow_early_resolve= must be True or False, got {describe_value(allow_early_resolve)}",
@@ -150,7 +204,7 @@ def emit_options(ctx, span, *, deps=(), no_dep=(), predicate=None, allow_early_r
     if predicate is not None:
         tensor, indices, op, value = predicate
         pred_args = [tensor, *indices]
-    call = create_op_call("system.task_options", [list(deps), list(no_dep), pred_args],
+    call = create_op_call("system.task_options", [list(deps), list(no_dep), pred_args, list(dumps)],
                           {"pred_op": op, "pred_value": value, "allow_early_resolve": allow_early_resolve}, span)
     ctx.emit(EvalStmt(call, span))
 
@@ -171,11 +225,21 @@ def scope_options(ctx, kwargs: dict, pred_node, span, *, what: str) -> dict:
     opts = {"deps": deps_list(kwargs.pop("deps", None), span),
             "no_dep": no_dep_list(kwargs.pop("no_dep_args", []), span),
             "allow_early_resolve": kwargs.pop("allow_early_resolve", False)}
+    if "dumps" in kwargs:
+        if what != "pl.at":
+            raise UnsupportedFeatureError(f"{what}(..., dumps=...) is not a form: dumps= is spelled on pl.at and "
+                                          "pl.submit", span)
+        opts["dumps"] = dumps_list(kwargs.pop("dumps"), span)
     if pred_node is not None:
         if what == "pl.at":
             raise ParserSyntaxError("pl.at has no predicate=", span, hint="use pl.spmd(...) or a pl.submit form for a "
                                                                             "predicated task")
         opts["predicate"] = parse_predicate(ctx, pred_node)
+    given = [k for k, v in opts.items() if v]
+    if given and ctx.cluster_depth:
+        raise ParserSyntaxError(f"{what}(..., {given[0]}=...) inside pl.cluster(): the cluster is one task (a Group) "
+                                "and its regions are lanes of it, so there is no launch to carry the option", span,
+                                hint="move the option out of the cluster, onto the launch that runs it")
     return opts
 
 
@@ -185,25 +249,33 @@ def parse_submit_assign(ctx, targets, node: ast.Call, span) -> None:
     callee = eval_expr(ctx, node.func)
     name = "pl.submit" if callee is scopes.submit else "pl.spmd_submit"
     node, pred_node = split_predicate(node)
+    check_deps_syntax(ctx, node, name)
     if not node.args:
         raise ParserSyntaxError(f"{name}(...) first argument must be a self.<kernel> method reference", span)
     kernel = eval_expr(ctx, node.args[0])
     if not isinstance(kernel, MethodRef):
         raise ParserSyntaxError(f"{name}(...) first argument must be a self.<kernel> method reference", span,
                                 hint="from @pl.jit use `with pl.at(..., deps=[...]) as tid:` instead")
-    args, no_dep = unwrap_no_dep([eval_expr(ctx, a) for a in node.args[1:]])
+    args = [eval_expr(ctx, a) for a in node.args[1:]]
     kwargs = {}
     for kw in node.keywords:
         if kw.arg is None:
             raise ParserSyntaxError(f"{name}(...) takes no **kwargs", span)
         kwargs[kw.arg] = eval_expr(ctx, kw.value)
-    opts = {"deps": deps_list(kwargs.pop("deps", None), span), "no_dep": no_dep,
+    opts = {"deps": deps_list(kwargs.pop("deps", None), span),
             "allow_early_resolve": kwargs.pop("allow_early_resolve", False)}
     if pred_node is not None:
         opts["predicate"] = parse_predicate(ctx, pred_node)
     if "dumps" in kwargs:
-        from pypto.language.parser.diagnostics import UnsupportedFeatureError
-        raise UnsupportedFeatureError(f"{name}(..., dumps=...) (selective tensor dumps) is not supported yet", span)
+        opts["dumps"] = dumps_list(kwargs.pop("dumps"), span)
+    in_group = ctx.func_type in LAUNCH_WRAPPERS
+    if in_group and (opts["deps"] or pred_node is not None or opts["allow_early_resolve"] or opts.get("dumps")):
+        raise ParserSyntaxError(f"{name}(...) inside a {ctx.func_type.name} function takes no deps=, predicate=, "
+                                "allow_early_resolve= or dumps=", span,
+                                hint="a Group's members are lanes of the Group's one task, not tasks of their own: "
+                                     "put these on the launch of the Group in the orchestration")
+    args = _runtime_outputs(ctx, kernel.name, args, kwargs, span)
+    kwargs["attrs"] = {**(kwargs.get("attrs") or {}), "submit": True}
     core_num = sync_start = None
     if callee is scopes.spmd_submit:
         if "core_num" not in kwargs:
@@ -244,6 +316,33 @@ def parse_submit_assign(ctx, targets, node: ast.Call, span) -> None:
     tid = Var("task_id", ScalarType(TASK_ID), span)
     ctx.emit(AssignStmt(tid, create_op_call("system.task_id", [], {}, span), span))
     ctx.bind(targets.id, (*results, tid), span)
+
+
+def _runtime_outputs(ctx, kernel: str, args: list, kwargs: dict, span) -> list:
+    """`pl.submit(self.k, x)` for `k(x, out: pl.Out[...])`: trailing Out parameters left out are outputs the
+    runtime allocates for the task; here each is a fresh tensor of the parameter's type, created right
+    before the submit and passed in its place (so the IR has no omitted-argument gap)."""
+    sig = ctx.env.signatures.get(kernel)
+    given = len(args) + len([k for k in kwargs if sig is not None and k in sig.param_names])
+    if sig is None or given >= len(sig.param_types) or any(k in kwargs for k in sig.param_names[len(args):]):
+        return args
+    missing = range(len(args), len(sig.param_types))
+    bad = next((i for i in missing if sig.directions[i] is not ParamDirection.Out
+                or not isinstance(sig.param_types[i], TensorType)), None)
+    if bad is not None:
+        return args                    # function_call names the missing argument
+    out = list(args)
+    for i in missing:
+        t = sig.param_types[i]
+        if any(not isinstance(d, ConstInt) for d in t.shape):
+            raise ParserTypeError(f"pl.submit: the omitted output '{sig.param_names[i]}' of '{kernel}' has a dynamic "
+                                  "shape, so the runtime cannot allocate it", span,
+                                  hint="create the tensor in the orchestration and pass it")
+        buf = Var(f"{kernel}_{sig.param_names[i]}", t, span)
+        ctx.emit(AssignStmt(buf, create_op_call("tensor.create", [[int(d.value) for d in t.shape]],
+                                                {"dtype": t.dtype}, span), span))
+        out.append(buf)
+    return out
 
 
 # ---------------------------------------------------------------------------- TaskId arrays
@@ -307,12 +406,26 @@ def parse_runtime_scope(ctx, callee, call: ast.Call, body_nodes, span) -> None:
         raise ParserSyntaxError(f"pl.{callee.__name__}() takes only mode= and name_hint=", span)
     if not isinstance(mode, scopes.ScopeMode):
         raise ParserTypeError(f"pl.scope mode= must be pl.ScopeMode.AUTO or MANUAL, got {describe_value(mode)}", span)
-    depth = getattr(ctx, "manual_scope_depth", 0)
+    func_type = ctx.func_type
+    if func_type in KERNEL_TYPES:
+        raise InvalidOperationError(f"a runtime scope (pl.{callee.__name__}) belongs to an orchestration function, "
+                                    f"not to a {func_type.name} function", span,
+                                    hint="move it to the orchestration function that dispatches this kernel")
+    depth = ctx.manual_scope_depth
     if depth and mode is scopes.ScopeMode.MANUAL:
-        raise InvalidOperationError("a manual scope may not nest inside another manual scope", span)
+        raise InvalidOperationError("a manual scope may not nest inside another manual scope", span,
+                                    hint="flatten it into the enclosing manual scope")
+    if mode is scopes.ScopeMode.AUTO and ctx.auto_scope:
+        raise InvalidOperationError("a hand-placed AUTO `with pl.scope()` needs auto_scope=False on the function",
+                                    span, hint="by default (auto_scope=True) the compiler places the AUTO scopes; "
+                                               "write @pl.function(auto_scope=False) / @pl.jit(auto_scope=False) to "
+                                               "place them yourself, or use pl.scope(mode=pl.ScopeMode.MANUAL)")
     if depth and mode is scopes.ScopeMode.AUTO:
-        raise InvalidOperationError("an AUTO scope may not nest inside a MANUAL scope", span)
-    if mode is scopes.ScopeMode.AUTO:            # tracking is already on: the region changes nothing
+        raise InvalidOperationError("an AUTO scope may not nest inside a MANUAL scope", span,
+                                    hint="the runtime forbids it; move the AUTO scope outside the manual one")
+    if mode is scopes.ScopeMode.AUTO:
+        # Tracking stays on, as around it. On the device the scope is also a heap tier whose buffers are
+        # reclaimed when its tasks retire; the simulator's memory has no tiers, so the region is its body.
         parse_body(ctx, body_nodes)
         return
     ctx.emit(EvalStmt(create_op_call("system.manual_scope_begin", [], {}, span), span))

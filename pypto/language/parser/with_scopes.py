@@ -24,7 +24,6 @@ from pypto.language.parser.dispatch import eval_expr, parse_body, statement
 from pypto.language.parser.values import describe_value, to_expr
 
 _AT_KWARGS = {"level", "role", "optimizations", "name_hint", "windowize"}
-_AT_UNBUILT = {"dumps"}
 
 
 @statement(ast.With)
@@ -45,6 +44,8 @@ def parse_with(ctx, node: ast.With):
         raise UnsupportedFeatureError(f"`with pl.{callee.__name__}(...) as name`: only pl.at and pl.spmd regions "
                                       "are tasks with a TaskId", span)
     call, pred_node = task_graph.split_predicate(call)
+    if callee in (scopes.at, scopes.spmd):
+        task_graph.check_deps_syntax(ctx, call, f"pl.{callee.__name__}()")
     args, kwargs = eval_call_parts(ctx, call)
     _check_scope_options(kwargs, {k.arg: ctx.span(k) for k in call.keywords if k.arg}, span)
     if callee in (scopes.at, scopes.spmd):
@@ -56,7 +57,12 @@ def parse_with(ctx, node: ast.With):
     elif pred_node is not None:
         raise ParserSyntaxError(f"pl.{callee.__name__} has no predicate=", span)
     ctx.push_block()
-    parse_body(ctx, node.body)
+    inside_cluster = ctx.cluster_depth
+    ctx.cluster_depth = inside_cluster + (callee is scopes.cluster)
+    try:
+        parse_body(ctx, node.body)
+    finally:
+        ctx.cluster_depth = inside_cluster
     body = ctx.pop_block(span)
     if callee is scopes.at:
         ctx.emit(_at_scope(body, args, kwargs, span))
@@ -102,9 +108,6 @@ def _at_scope(body, args, kwargs, span):
         raise ParserSyntaxError("pl.at takes (level, role) positionally; other options are keywords", span)
     for name, value in zip(names, args):
         kwargs.setdefault(name, value)
-    unbuilt = set(kwargs) & _AT_UNBUILT
-    if unbuilt:
-        raise UnsupportedFeatureError(f"pl.at(..., {sorted(unbuilt)[0]}=...) is not supported yet", span)
     unknown = set(kwargs) - _AT_KWARGS
     if unknown:
         raise ParserSyntaxError(f"pl.at() got an unexpected keyword argument '{sorted(unknown)[0]}'", span,

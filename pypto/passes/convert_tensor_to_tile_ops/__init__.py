@@ -4,7 +4,10 @@ Requires: SSAForm, SplitIncoreOrch, NormalizedStmtStructure
 Produces: SSAForm, IncoreTileOps, NormalizedStmtStructure / Invalidates: —
 Seed 003 (ConvertTensorToTileOps), phase 1 core + phases 2a / 2b; reference pass doc 10.
 
-Phase 1 (each InCore function): an entry `tile.load(p, zeros, shape, shape, target_memory=Vec)`
+Phase 1 (each InCore function): first the GM stores are put on one path per tensor (a full init plus
+scalar updates is staged in UB: staged_updates.py; a constant contiguous fill loop becomes one bulk
+store: fill_loops.py; a tensor still written both by DMA and by scalar stores is rejected:
+store_paths.py); then an entry `tile.load(p, zeros, shape, shape, target_memory=Vec)`
 for each tensor param a converted op reads directly (self-loading ops — slice, read, write,
 assemble, matmul — read GM themselves); each tensor op rewritten through the conversion
 registry, types propagated through iter_args / return_vars; each returned tile stored with
@@ -20,7 +23,7 @@ Phase 2b: Orchestration / Opaque call sites create one `tensor.create` per new O
 
 from __future__ import annotations
 
-from pypto.errors import UnsupportedError, ValueCheckError
+from pypto.errors import InternalError, UnsupportedError, ValueCheckError
 from pypto.ir.enums import FunctionType, MemorySpace, ParamDirection
 from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, Var
 from pypto.ir.function import Function, Program
@@ -41,18 +44,23 @@ from pypto.passes.convert_tensor_to_tile_ops import scatter_lowering as _scatter
 from pypto.passes.convert_tensor_to_tile_ops import expand_clone as _expand_clone  # noqa: F401
 from pypto.passes.convert_tensor_to_tile_ops.registry import check_gm_source as _check_gm_source
 from pypto.passes.convert_tensor_to_tile_ops.param_access import param_access, promote_callers, promoted
+from pypto.passes.convert_tensor_to_tile_ops.fill_loops import bulk_fill_loops
+from pypto.passes.convert_tensor_to_tile_ops.staged_updates import stage_scalar_updates
 from pypto.passes.convert_tensor_to_tile_ops.store_paths import check_store_paths
 from pypto.passes.base import Pass
 from pypto.passes.properties import IRProperty, PassProperties
 
 _KERNEL = (FunctionType.InCore,)
 _MATMULS = ("tensor.matmul", "tensor.matmul_acc")
+# ops whose result is their operand's data under another shape / valid region: a matmul's demand for a
+# Mat operand reaches through them to the slice that loads it
+_OPERAND_VIEWS = ("tensor.reshape", "tensor.set_validshape")
 
 
 def _is_tensor_op(e) -> bool:
     """A call this pass rewrites: a tensor op, or a tile op that is lowered like its tensor form."""
     return isinstance(e, Call) and not isinstance(e.op, GlobalVar) and (
-        e.op.name.startswith("tensor.") or e.op.name in LOWERED_TILE_OPS or e.op.name in _CONVERTED_PLD_OPS)
+        e.op.category == "tensor" or e.op.name in LOWERED_TILE_OPS or e.op.name in _CONVERTED_PLD_OPS)
 
 
 # distributed tensor-level ops this pass turns into their tile form (the others stay for LowerCompositeOps)
@@ -70,19 +78,19 @@ class _EntryLoadScan(IRVisitor):
         self.params = set(params)
         self.needs_load: dict = {}
         self.matmul_operands: set = set()
-        self.sources: dict = {}      # x → y for `x = y` and `x = tensor.reshape(y, ...)`
+        self.sources: dict = {}      # x → y for `x = y` and `x = tensor.reshape / set_validshape(y, ...)`
 
     def visit_assign_stmt(self, s):
         v = s.value
         if isinstance(v, Var):
             self.sources[s.var] = v
-        elif isinstance(v, Call) and getattr(v.op, "name", "") == "tensor.reshape" and isinstance(v.args[0], Var):
+        elif isinstance(v, Call) and getattr(v.op, "name", "") in _OPERAND_VIEWS and isinstance(v.args[0], Var):
             self.sources[s.var] = v.args[0]
         self.visit_children(s)
 
     def operands_through_aliases(self) -> set:
-        """A slice that reaches a matmul through plain aliases or a reshape also loads into Mat (seed 003,
-        MatmulSlice): close the operand set over those edges."""
+        """A slice that reaches a matmul through plain aliases, a reshape or a set_validshape also loads into
+        Mat (seed 003, MatmulSlice): close the operand set over those edges."""
         found = set(self.matmul_operands)
         todo = list(found)
         while todo:
@@ -226,6 +234,8 @@ class _KernelConverter:
                     self.created[var] = value
                 return ctx.pre + [AssignStmt(var, value, s.span)]
             value = substitute(s.value, self.renamed)
+            if value in self.param_tiles:       # `y = x` of a param loaded at entry aliases its tile
+                value = self.param_tiles[value]
             _check_gm_source(value)
             return [s.replace(var=self.retyped(s.var, value.type), value=value)]
         if isinstance(s, EvalStmt) and _is_tensor_op(s.expr):
@@ -345,10 +355,11 @@ class _KernelConverter:
 
     def convert(self, call: Call, ctx: ConversionContext) -> Expr:
         fn = CONVERTERS.get(call.op.name)
-        if fn is None:
-            raise UnsupportedError(f"ConvertTensorToTileOps: no tile-level conversion is registered for "
-                                   f"{call.op.name}", call.span,
-                                   hint="write the kernel with pl.tile.* ops, or register a converter")
+        if fn is None:     # every tensor op has a converter (tests/ir/test_op_coverage.py): a compiler gap
+            raise InternalError(f"ConvertTensorToTileOps: tensor op '{call.op.name}' has no registered tile "
+                                "conversion", call.span,
+                                hint="write the kernel with pl.tile.* ops; a converter belongs in "
+                                     "pypto/passes/convert_tensor_to_tile_ops/")
         return fn(call, ctx)
 
     # -- the function --------------------------------------------------------------
@@ -404,6 +415,7 @@ def _run(program: Program) -> Program:
     promoted_params: dict = {}
     for name, f in program.functions.items():
         if f.func_type in _KERNEL:
+            f = bulk_fill_loops(stage_scalar_updates(f))
             check_store_paths(f)
             conv = _KernelConverter(f)
             new, outs = conv.run()

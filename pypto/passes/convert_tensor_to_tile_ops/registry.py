@@ -198,11 +198,14 @@ def _cube_operand(ctx, arg, transposed: bool, call: Call):
 
 @converts("tensor.matmul", "tensor.matmul_acc")
 def _matmul(call: Call, ctx):
-    """lhs / rhs become Mat tiles; the product lands in Acc (matmul_acc accumulates in place)."""
+    """lhs / rhs become Mat tiles; the product lands in Acc (matmul_acc accumulates in place). A product
+    with batch dims (an operand of rank > 2) is tile.batch_matmul(_acc), which FlattenTileNdTo2D splits
+    into one 2-D matmul per batch."""
     acc = [ctx.tile(call.args[0])] if call.op.name == "tensor.matmul_acc" else []
     left = _cube_operand(ctx, call.args[-2], call.kwargs.get("a_trans", False), call)
     right = _cube_operand(ctx, call.args[-1], call.kwargs.get("b_trans", False), call)
-    result = create_op_call("tile.matmul_acc" if acc else "tile.matmul", acc + [left, right], {}, call.span)
+    name = "tile.batch_matmul" if len(call.type.shape) > 2 else "tile.matmul"
+    result = create_op_call(name + "_acc" if acc else name, acc + [left, right], {}, call.span)
     if result.type.dtype is not call.type.dtype and not _fixpipe_drains_to(result.type, call.type):
         raise UnsupportedError(f"ConvertTensorToTileOps: {call.op.name} producing {call.type.dtype.name} from a "
                                f"{result.type.dtype.name} accumulator needs a cast on the way out, which is not "
@@ -220,14 +223,15 @@ def _fixpipe_drains_to(acc_type, tensor_type) -> bool:
 @converts("tensor.view")
 def _view(call: Call, ctx):
     """A view of a GM tensor stays a zero-copy GM view: each converted op that reads it loads it at
-    that point (ConversionContext.tile), a store into it writes the viewed tensor. A view of a value
-    already on chip is the same bytes at another shape: tile.reshape."""
+    that point (ConversionContext.tile), a store into it writes the viewed tensor. Only a GM tensor can be
+    viewed: the result of an op this pass lowers to a tile is refused, as the reference does (pl.reshape
+    is the on-chip spelling)."""
     src = ctx.plain(call.args[0])
     if isinstance(src.type, TileType):
-        if len(call.args) > 2:
-            raise UnsupportedError("ConvertTensorToTileOps: tensor.view with a valid_shape of an on-chip value is "
-                                   "not built", call.span, hint="view the GM tensor, or use pl.tile.set_validshape")
-        return tile_op(ctx, "tile.reshape", [src, ctx.plain(call.args[1])], call)
+        raise ValueCheckError(f"ConvertTensorToTileOps: tensor.view needs a GM tensor that stays a tensor in the "
+                              f"kernel; '{getattr(src, 'name_hint', '?')}' is the result of an op lowered to Tile "
+                              "(viewing it is not supported)", call.span,
+                              hint="view the GM tensor before slicing or computing, or use pl.reshape on the value")
     ctx.note_view(src)
     return call.replace(args=tuple(ctx.plain(a) for a in call.args))
 

@@ -70,11 +70,18 @@ class _StorePaths(IRVisitor):
         return list(stmts[-1].values) if stmts and isinstance(stmts[-1], YieldStmt) else []
 
     def _loop(self, s):
-        for ia in s.iter_args:
-            if self.of(ia.init_value):
-                self.origin[ia] = self.of(ia.init_value)
-        self.visit(s.body)
+        """A carry aliases its init and whatever the body yields for it: later iterations store through
+        the yielded tensors, so the body is walked again until the carries' origins stop growing."""
         ys = self._yields(s.body)
+        while True:
+            before = [self.of(ia) for ia in s.iter_args]
+            for k, ia in enumerate(s.iter_args):
+                got = self.of(ia.init_value) | self.of(ia) | (self.of(ys[k]) if k < len(ys) else frozenset())
+                if got:
+                    self.origin[ia] = got
+            self.visit(s.body)
+            if [self.of(ia) for ia in s.iter_args] == before:
+                break
         for k, (ia, rv) in enumerate(zip(s.iter_args, s.return_vars)):
             got = self.of(ia) | (self.of(ys[k]) if k < len(ys) else frozenset())
             if got:

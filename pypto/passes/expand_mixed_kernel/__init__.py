@@ -2,8 +2,9 @@
 
 Requires: SSAForm, TileMemoryInferred / Produces: MixedKernelExpanded / Invalidates: —
 Seed 004 (pass doc 21; compiler-and-runtime.md §2, dump 22). Phases: pre-scan callers (which
-kernels an existing Group calls), expand each InCore kernel (affinity.py, construct.py with
-mx_carrier.py for MX scales, dce.py, pipe_setup.py), rewrite Group callers in place, adapt
+kernels an existing Group calls), expand each InCore kernel (side_body.py: affinity.py,
+construct.py with mx_carrier.py for MX scales, versions.py, loop_repair.py, dce.py,
+pipe_setup.py), rewrite Group callers in place, adapt
 hand-written V→C pushes (adapt_push.py, mx_manual.py), normalize hand-written Groups to one
 shared member ABI (group_abi.py), check the result (verifier.py, data_paths.py).
 
@@ -26,14 +27,15 @@ from pypto.passes.context import current_platform
 from pypto.passes.expand_mixed_kernel.affinity import PLACEMENT_ATTR, call_affinity, stmt_affinity  # noqa: F401 (re-export)
 from pypto.passes.expand_mixed_kernel.transpose_hazard import check_no_split_transpose
 from pypto.passes.expand_mixed_kernel.waiter_contract import check_waiters
-from pypto.passes.expand_mixed_kernel.construct import SideBuilder, fill_defs, is_mixed, store_writebacks
+from pypto.passes.expand_mixed_kernel.construct import is_mixed
 from pypto.passes.expand_mixed_kernel.adapt_push import adapt_manual_pushes
 from pypto.passes.expand_mixed_kernel.mx_manual import adapt_mx_pushes
 from pypto.passes.expand_mixed_kernel.data_paths import check_data_paths
-from pypto.passes.expand_mixed_kernel.gm_fence import plan_fences
 from pypto.passes.expand_mixed_kernel.group_abi import normalize_group_abis
-from pypto.passes.expand_mixed_kernel.dce import eliminate, free_vars
-from pypto.passes.expand_mixed_kernel.pipe_setup import insert_tfrees, pipe_prologue, transfers
+from pypto.passes.expand_mixed_kernel.dual_dispatch import stamp_dual_dispatch
+from pypto.passes.expand_mixed_kernel.side_body import side_body
+from pypto.passes.expand_mixed_kernel.versions import returned_params
+from pypto.passes.expand_mixed_kernel.pipe_setup import pipe_prologue, transfers
 from pypto.passes.expand_mixed_kernel.verifier import check_expanded
 from pypto.passes.base import Pass
 from pypto.passes.properties import IRProperty, PassProperties
@@ -46,48 +48,25 @@ def _calls_to(func: Function, name: str) -> bool:
     return any(isinstance(c.op, GlobalVar) and c.op.name == name for c in calls_in(func.body))
 
 
-def _side_body(func: Function, side: str, platform_name: str):
-    builder = SideBuilder(side, platform_name, plan_fences(func.body), fill_defs(func.body))
-    body = builder.body(func.body)
-    writebacks = store_writebacks(func.body, side)
-    if writebacks:
-        body = substitute(body, writebacks)
-    body = eliminate(body, set())
-    body = insert_tfrees(body, builder.carriers)
-    loose = free_vars(func.params, body)
-    if loose:
-        raise UnsupportedError(f"ExpandMixedKernel: kernel {func.name}: the {side} side reads "
-                               f"{', '.join(v.name for v in loose)}, which only the other core computes",
-                               func.span, hint="move the value across explicitly with pl.move (a tile) or "
-                                               "compute it on both sides (a scalar)")
-    return body
-
-
-def _returned_params(aiv: Function, writebacks: dict) -> list:
-    """For each AIV return value, the param it writes back (or None)."""
-    stmts = flatten_to_stmts(aiv.body)
-    ret = stmts[-1] if stmts and isinstance(stmts[-1], ReturnStmt) else None
-    if ret is None:
-        return []
-    defs = {}
-    for s in stmts:
-        if isinstance(s, AssignStmt) and isinstance(s.value, Call) and not isinstance(s.value.op, GlobalVar) \
-                and s.value.op.reuses_input is not None:
-            defs[s.var] = s.value.args[s.value.op.reuses_input]
-    out = []
-    for v in ret.values:
-        seen = 0
-        while v in defs and seen < 64:
-            v, seen = defs[v], seen + 1
-        out.append(v if v in aiv.params else None)
-    return out
+def _gathers_in_mat(func: Function) -> Function:
+    """A `tile.aic_gather` result bound to a Var typed outside Mat is the Mat tile the gather makes: its
+    readers (a Mat → Left move) then stay on the cube side instead of counting as a second boundary."""
+    from pypto.ir.walks import collect
+    retyped = {}
+    for s in collect(func.body, lambda n: isinstance(n, AssignStmt)):
+        c = s.value
+        if isinstance(c, Call) and not isinstance(c.op, GlobalVar) and c.op.name == "tile.aic_gather" \
+                and getattr(s.var.type, "memory_space", None) is not getattr(c.type, "memory_space", None):
+            retyped[s.var] = Var(s.var.name_hint, c.type, s.var.span)
+    return func.replace(body=substitute(func.body, retyped)) if retyped else func
 
 
 def _expand(func: Function, platform_name: str) -> tuple:
     """(aic, aiv) for a mixed kernel."""
+    func = _gathers_in_mat(func)
     attrs = dict(func.attrs)                   # a mixed kernel keeps its split mode for SplitVectorKernel
-    aic_body = _side_body(func, CUBE, platform_name)
-    aiv_body = _side_body(func, VECTOR, platform_name)
+    aic_body = side_body(func, CUBE, platform_name)
+    aiv_body = side_body(func, VECTOR, platform_name)
     if platform_name == "a5" and func.attrs.get("local_slot_num") is not None and \
             (transfers(aic_body)["c2v"] or transfers(aic_body)["v2c"]):
         raise UnsupportedError(f"pl.cross_core_slot(local_slot_num={func.attrs['local_slot_num']}) on kernel "
@@ -120,7 +99,7 @@ def _call(func: Function, args, span) -> Call:
 def _group(func: Function, aic: Function, aiv: Function) -> Function:
     params = [Var(p.name_hint, p.type, p.span) for p in func.params]
     stmts = [EvalStmt(_call(aic, params, func.span), func.span)]
-    rets = _returned_params(aiv, {})
+    rets = returned_params(aiv)
     aiv_call = _call(aiv, params, func.span)
     if rets and all(r is not None for r in rets):
         stmts.append(EvalStmt(aiv_call, func.span))
@@ -179,7 +158,8 @@ def _run(program: Program) -> Program:
     manual = {f.name for f in funcs if f.func_type is FunctionType.AIV} | set(retyped)
     hand_written = tuple(f for f in funcs if f.func_type in (FunctionType.AIC, FunctionType.AIV))
     if not split and not retyped and not (platform_name == "a5" and manual):
-        result = normalize_group_abis(program)
+        result = normalize_group_abis(program.with_functions(
+            [stamp_dual_dispatch(f, platform_name) for f in funcs]))
         check_expanded(result, hand_written)
         return result
     out = []
@@ -206,6 +186,9 @@ def _run(program: Program) -> Program:
             by_name.update(adapt_mx_pushes(by_name, by_name[name]))
         out = [by_name[f.name] for f in out]
     out = [adapt_manual_pushes(f, platform_name) if f.name in manual else f for f in out]
+    # a2a3: every AIV driving a pipe without a split mode runs on both vector lanes (step 12)
+    built = manual | {aiv.name for _aic, aiv in split.values()}
+    out = [stamp_dual_dispatch(f, platform_name) if f.name in built else f for f in out]
     # phase 4: hand-written Groups get one shared member ABI (after the pushes are adapted: clones keep them)
     result = normalize_group_abis(program.with_functions(out))
     platform = current_platform()

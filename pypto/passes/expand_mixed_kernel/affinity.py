@@ -7,6 +7,7 @@ memory their tile operands live in; a SHARED op with a tile result (e.g. `tile.c
 where that tile lives.
 
     move(acc: Acc → Vec)   → MIXED, boundary C2V        matmul → CUBE        add(Vec) → VECTOR
+    sync_set(4, core_type="aiv") → VECTOR (an explicit sync's core_type routes it to one lane)
 """
 
 from __future__ import annotations
@@ -59,6 +60,9 @@ def call_affinity(c: Call) -> str:
         return placed
     if isinstance(c.op, GlobalVar):
         return SHARED
+    lane = _PLACED.get(c.kwargs.get("core_type")) if "core_type" in c.kwargs else None
+    if lane is not None:             # an explicit sync event names the one core type that raises / awaits it
+        return lane
     if boundary_direction(c) is not None:
         return MIXED
     if c.op.affinity not in (None, SHARED):

@@ -12,8 +12,8 @@ transfer pair of its direction:
     V2C  a Vec constant fill (tile.full / tile.create) → a cube space: no transfer, the cube side
                       re-creates the fill typed for its space (a loop's missing init value, step 6)
 
-A tensor value the other side produced by `tile.store` (a write-back) stands for the tensor it
-wrote: references to it are remapped to the store's destination (step 6, last bullet).
+A loop or branch only the other side works in is left out whole (its tensor versions are then
+repointed by versions.py).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from pypto.ir.stmt import (AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, Se
 from pypto.ir.types import TensorType, TileType, TileView
 from pypto.passes.expand_mixed_kernel import mx_carrier
 from pypto.passes.expand_mixed_kernel.affinity import C2V, boundary_direction, stmt_affinity, stmt_call
+from pypto.passes.expand_mixed_kernel.dce import any_effects
 
 NZ = (TileLayout.col_major, TileLayout.row_major)
 
@@ -34,13 +35,13 @@ NZ = (TileLayout.col_major, TileLayout.row_major)
 def transfer_view(t: TileType, platform_name: str) -> TileType:
     """The cross-core TileView of a boundary tile: NZ towards Left / Right, the original layout otherwise."""
     if t.memory_space in (MemorySpace.Left, MemorySpace.Right):
-        view = (t.tile_view or TileView()).replace(blayout=NZ[0], slayout=NZ[1])
+        view = t.effective_view.replace(blayout=NZ[0], slayout=NZ[1], fractal=512)
         return t.replace(tile_view=view)
     return t
 
 
 def _layout(t: TileType) -> tuple:
-    v = t.tile_view or TileView()
+    v = t.effective_view
     return v.blayout, v.slayout
 
 
@@ -56,15 +57,18 @@ def _push_layout(src: TileType, dst: TileType, target):
 
 
 def _shard_transport(c, full: TileType) -> dict:
-    """The kwargs of the transfer pair a Cube→Vector boundary becomes (seed 004, step 4a / "split code"):
-    a tile.aiv_shard's authored mode (1 / 2) becomes the pto-isa code of its full-width operand's lane
-    extents, with the op's lane_stride riding along; a plain move transfers whole (split 0)."""
+    """The kwargs of the transfer pair a boundary becomes (seed 004, step 4a / "split code"): a
+    tile.aiv_shard's / tile.aic_gather's authored mode (1 / 2) becomes the pto-isa code of its full-width
+    tile's lane extents (the shard's operand, the gather's result), with the op's lane_stride riding
+    along; a plain move transfers whole (split 0)."""
     mode = c.kwargs.get("split")
-    if c.op.name != "tile.aiv_shard" or mode is None or int(getattr(mode, "value", mode)) == 0:
+    if c.op.name not in ("tile.aiv_shard", "tile.aic_gather") or mode is None \
+            or int(getattr(mode, "value", mode)) == 0:
         return {"split": 0}
     from pypto.passes.expand_mixed_kernel.split_code import transfer_code
     stride = c.kwargs.get("lane_stride")
-    code = transfer_code(full, SplitMode(int(getattr(mode, "value", mode))), span=c.span, stride=stride)
+    code = transfer_code(full, SplitMode(int(getattr(mode, "value", mode))), gather=c.op.name == "tile.aic_gather",
+                         span=c.span, stride=stride)
     return {"split": code, "lane_stride": stride} if stride is not None else {"split": code}
 
 
@@ -106,18 +110,26 @@ class SideBuilder:
                 return self.boundary(s, c, direction)
             aff = stmt_affinity(s)
             return [s] if aff in (SHARED, self.side) else []
-        if isinstance(s, ForStmt):
-            return [s.replace(body=self.body(s.body))]
-        if isinstance(s, WhileStmt):
-            return [s.replace(body=self.body(s.body))]
+        if isinstance(s, (ForStmt, WhileStmt)):
+            return self._compound(s, s.replace(body=self.body(s.body)))
         if isinstance(s, IfStmt):
             else_body = self.body(s.else_body) if s.else_body is not None else None
-            return [s.replace(then_body=self.body(s.then_body), else_body=else_body)]
+            return self._compound(s, s.replace(then_body=self.body(s.then_body), else_body=else_body))
         if isinstance(s, ReturnStmt):
             return [s] if self.side == VECTOR else []
         if isinstance(s, (YieldStmt, SeqStmts)):
             return [s] if isinstance(s, YieldStmt) else [self.body(s)]
         return [s]
+
+    def _compound(self, original, pruned) -> list:
+        """A loop or branch that only the other side works in is left out whole when nothing of it
+        matters here (no effect; no scalar result): the tensor versions it yields are then the other
+        side's, and versions.py repoints their readers to this side's nearest one."""
+        other = VECTOR if self.side == CUBE else CUBE
+        if stmt_affinity(original) == other and not any_effects([pruned]) \
+                and all(isinstance(rv.type, (TensorType, TileType)) for rv in original.return_vars):
+            return []
+        return [pruned]
 
     def boundary(self, s, c: Call, direction: str) -> list:
         if not isinstance(s, AssignStmt):
@@ -139,6 +151,7 @@ class SideBuilder:
                 return mx_carrier.vector_side(src, dst, target, c.span)
             return mx_carrier.cube_side(dst, target, c.span, self.carriers)
         cross = transfer_view(dst.type, self.platform_name)
+        kw = _shard_transport(c, c.type)
         if self.side == VECTOR:
             out = []
             pushed = src
@@ -146,23 +159,23 @@ class SideBuilder:
             if layout is not None:
                 # a5 inserts the Vec tile into the cube's FIFO in the layout the pop expects: NZ towards
                 # Left / Right, the layout the move spells towards Mat (seed 004, the a5 transfer table)
-                view = (src.type.tile_view or TileView()).replace(blayout=layout[0], slayout=layout[1])
+                view = src.type.effective_view.replace(blayout=layout[0], slayout=layout[1])
                 nz_type = src.type.replace(tile_view=view)
                 pushed = Var(f"{src.name_hint}_nz", nz_type, c.span)
                 move = op_call("tile.move", [src], {"target_memory": MemorySpace.Vec, "blayout": layout[0],
                                                     "slayout": layout[1]}, c.span)
                 out.append(AssignStmt(pushed, move.replace(type=nz_type), c.span))
-            out.append(EvalStmt(op_call("tile.tpush_to_aic", [pushed], {"split": 0}, c.span), c.span))
+            out.append(EvalStmt(op_call("tile.tpush_to_aic", [pushed], kw, c.span), c.span))
             return out
         if target is MemorySpace.Mat:
-            return [AssignStmt(dst, op_call("tile.tpop_from_aiv", [], {"split": 0}, c.span, dst.type), c.span)]
+            return [AssignStmt(dst, op_call("tile.tpop_from_aiv", [], kw, c.span, dst.type), c.span)]
         mat_type = cross.replace(memory_space=MemorySpace.Mat)
         mat = Var(f"{dst.name_hint}_mat", mat_type, c.span)
-        pop = AssignStmt(mat, op_call("tile.tpop_from_aiv", [], {"split": 0}, c.span, mat_type), c.span)
-        move = op_call("tile.move", [mat], {"target_memory": target, "blayout": dst.type.tile_view.blayout
-                                            if dst.type.tile_view else None,
-                                            "slayout": dst.type.tile_view.slayout if dst.type.tile_view else None},
-                       c.span)
+        pop = AssignStmt(mat, op_call("tile.tpop_from_aiv", [], kw, c.span, mat_type), c.span)
+        # the Mat → target move spells the target's layout (CreateMove forwards the result view's layouts)
+        dst_view = dst.type.effective_view
+        move = op_call("tile.move", [mat], {"target_memory": target, "blayout": dst_view.blayout,
+                                            "slayout": dst_view.slayout}, c.span)
         self.carriers[mat] = dst
         return [pop, AssignStmt(dst, move.replace(type=dst.type), c.span)]
 
@@ -185,30 +198,6 @@ def fill_defs(stmt) -> dict:
                 walk(child)
     walk(stmt)
     return found
-
-
-def store_writebacks(stmt, side: str) -> dict:
-    """Tensor Vars defined by a `tile.store` (or other tensor-writing op) that `side` drops → the tensor written."""
-    found: dict = {}
-
-    def walk(s):
-        for x in flatten_to_stmts(s):
-            c = stmt_call(x)
-            if isinstance(x, AssignStmt) and c is not None and isinstance(x.var.type, TensorType) \
-                    and not isinstance(c.op, GlobalVar) and c.op.reuses_input is not None:
-                if stmt_affinity(x) not in (SHARED, side):
-                    found[x.var] = c.args[c.op.reuses_input]
-            for child in child_bodies(x):
-                walk(child)
-    walk(stmt)
-    resolved = {}
-    for var, target in found.items():
-        while target in found:
-            target = found[target]
-        resolved[var] = target
-    return resolved
-
-
 
 
 def is_mixed(body) -> bool:

@@ -20,6 +20,10 @@ parameters, and both calls forward the full list:
     params, locals, loop carries, call results and the return types;
   * directions — a Group param is In unless the Group or a member writes it (Out / InOut);
     both members get the Group's directions;
+  * no_dep marks — a `pl.no_dep` argument position of a member call (attrs `arg_direction_overrides`)
+    is remapped to the Group parameter that argument binds (an omitted runtime output of a submit
+    was made an explicit argument by the parser, so positions and parameters line up); the call's
+    per-argument `arg_directions` describe the old list and are dropped;
   * private adapters — when either member has a call site outside this Group, the pair is
     cloned as `<group>_aic_adapter` / `<group>_aiv_adapter` (peer_func of
     `import_peer_buffer` renamed accordingly) and the originals keep their ABI for the others;
@@ -335,6 +339,27 @@ def _adapter_names(plan: _GroupPlan, taken: set) -> dict:
     return names
 
 
+def _remap_call_attrs(plan: _GroupPlan, site: _Site) -> dict:
+    """The member call's attrs on the widened argument list: a `pl.no_dep` position (arg_direction_overrides)
+    follows its argument to that argument's Group parameter; per-argument arg_directions described the
+    old list and are dropped (a direction is derived again from the Group's parameter directions)."""
+    attrs = {k: v for k, v in site.call.attrs.items() if k != "arg_directions"}
+    overrides = attrs.get("arg_direction_overrides")
+    if not overrides:
+        return attrs
+    remapped = []
+    for i in overrides:
+        kind, where = site.binding[i]
+        if kind != "param":
+            raise UnsupportedError(f"ExpandMixedKernel: Group {plan.group.name}: argument {i} of member "
+                                   f"{site.callee.name} is marked pl.no_dep but is no tensor of the Group "
+                                   "(a constant or a computed value), so the mark cannot follow it to a Group "
+                                   "parameter", site.call.span, hint="put pl.no_dep on a tensor the Group receives")
+        remapped.append(where)
+    attrs["arg_direction_overrides"] = sorted(set(remapped))
+    return attrs
+
+
 def _rewrite_group(plan: _GroupPlan, members: dict) -> Function:
     g = plan.group
     params = plan.params
@@ -350,7 +375,7 @@ def _rewrite_group(plan: _GroupPlan, members: dict) -> Function:
             continue
         member = members[site.callee.name]
         call = Call(GlobalVar(member.name, site.call.span), params, site.call.kwargs,
-                    _call_type(member.return_types), site.call.attrs, site.call.span)
+                    _call_type(member.return_types), _remap_call_attrs(plan, site), site.call.span)
         if isinstance(s, AssignStmt):
             var = s.var
             if var.type is not call.type:              # the normalized return type (bound dims)

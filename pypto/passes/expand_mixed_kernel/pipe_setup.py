@@ -1,9 +1,11 @@
 """tfree insertion and the automatic pipe-setup prologue of split kernels (seed 004 steps 10–11).
 
 Every consumer-side tpop gets its tfree after the last statement of its block that uses the
-popped tile or a same-side tile it was moved into (a Mat → Left carrier), and before a
-trailing yield / return. Then both sides get the frontend pipe setup: the consumer reserves
-each ring's buffer, the producer imports it, both initialize the pipe.
+popped tile, a name it goes by (`a = t`, an if result every branch yields from it) or a same-side
+tile it was moved into (a Mat → Left carrier), and before a trailing yield / return. A written
+tfree of an alias is rewritten to free the popped tile itself, its kwargs (id) kept. Then both sides get the frontend pipe setup: the consumer reserves
+each ring's buffer, the producer imports it (the V2C ring's statement before the C2V one), both
+initialize the pipe.
 
     dir_mask   1 C2V, 2 V2C, 3 both          slot_size  largest transferred tile in bytes
     slot_num   attrs["slot_num"] or 2 (always emitted)   buffer size slot_size × (local_slot_num or slot_num)
@@ -36,6 +38,7 @@ def tile_bytes(t: TileType) -> int:
 def insert_tfrees(body, carriers: dict) -> SeqStmts:
     stmts = flatten_to_stmts(body)
     out = [_recurse(s, carriers) for s in stmts]
+    out = _canonical_frees(out)
     for s in list(out):
         c = stmt_call(s)
         if not (isinstance(s, AssignStmt) and c is not None and getattr(c.op, "name", "") in _POPS):
@@ -48,12 +51,55 @@ def insert_tfrees(body, carriers: dict) -> SeqStmts:
         for j in range(pos + 1, len(out)):
             if watched & set(used_vars(out[j])):
                 last = j
+                watched |= _aliases(out[j], watched)
         if last > pos and isinstance(out[last], (YieldStmt, ReturnStmt)):
             last -= 1
         # the free's split code is StampTfreeSplit's to stamp (from its pop), after SplitVectorKernel
         free = EvalStmt(op_call(_POPS[c.op.name], [s.var], {"id": c.kwargs.get("id")}, c.span), c.span)
         out.insert(last + 1, free)
     return SeqStmts(out, getattr(body, "span", None))
+
+
+def _aliases(s, watched: set) -> set:
+    """Names `s` gives to a watched tile without copying it: `a = t`, or an if's result every branch
+    of which yields a watched tile (the slot stays in use while they are read)."""
+    if isinstance(s, AssignStmt) and isinstance(s.value, Var) and s.value in watched:
+        return {s.var}
+    if isinstance(s, IfStmt) and s.else_body is not None:
+        yielded = [_yielded_aliases(b, watched) for b in (s.then_body, s.else_body)]
+        if all(y is not None for y in yielded):
+            return {rv for i, rv in enumerate(s.return_vars) if all(i < len(y) and y[i] for y in yielded)}
+    return set()
+
+
+def _yielded_aliases(branch, watched: set):
+    """Per value of the branch's closing yield: whether it is a watched tile (through branch-local
+    `a = t` names); None when the branch does not end in a yield."""
+    stmts = flatten_to_stmts(branch)
+    if not stmts or not isinstance(stmts[-1], YieldStmt):
+        return None
+    names = set(watched)
+    for x in stmts[:-1]:
+        names |= _aliases(x, names)
+    return [v in names for v in stmts[-1].values]
+
+
+def _canonical_frees(stmts: list) -> list:
+    """A written tfree of an alias (`a = t; tfree(a)`) frees the popped tile itself, its kwargs kept."""
+    alias = {}
+    for s in stmts:
+        if isinstance(s, AssignStmt) and isinstance(s.value, Var):
+            alias[s.var] = alias.get(s.value, s.value)
+    if not alias:
+        return stmts
+    out = []
+    for s in stmts:
+        c = stmt_call(s)
+        if isinstance(s, EvalStmt) and c is not None and getattr(c.op, "name", "") in _POPS.values() \
+                and c.args and c.args[0] in alias:
+            s = s.replace(expr=c.replace(args=(alias[c.args[0]],) + tuple(c.args[1:])))
+        out.append(s)
+    return out
 
 
 def _has_tfree(stmts, var) -> bool:
@@ -103,7 +149,7 @@ def pipe_prologue(func_name: str, side: str, aic_body, aiv_body, attrs: dict) ->
     consumer_of = {"c2v": "aiv", "v2c": "aic"}
     me = "aic" if side == CUBE else "aiv"
     peer = "aiv" if me == "aic" else "aic"
-    for direction in sorted(("v2c", "c2v"), key=lambda d: consumer_of[d] != me):   # reserve, then import
+    for direction in ("v2c", "c2v"):          # the V2C ring's statement first on both sides
         if not kinds[direction]:
             continue
         name = f"{func_name}_{direction}_slot_buffer"

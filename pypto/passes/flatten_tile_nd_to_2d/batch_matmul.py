@@ -8,6 +8,11 @@ is one `pto.textract`. So the whole-batch Mat → Left / Right `tile.move` (writ
 ConvertTensorToTileOps) is replaced by per-batch extracts, before AutoTileMatmulL0 and before
 InferTileMemorySpace's operand moves ever see a batched operand; those passes stay 2-D only.
 A move whose only readers are batched matmuls is dropped (its whole-batch L0 buffer never exists).
+Batch dims broadcast like numpy's matmul: an operand with fewer or size-1 batch dims (e.g. a 2-D lhs
+against a [B, K, N] rhs) is read at its own batch for every product batch. A tile.transpose_view of a
+Mat operand with several batches (ConvertTensorToTileOps' a_trans / b_trans form) is dropped too: its
+flattened form is not a stack of per-batch transposes, so each batch's natural window is extracted
+(Mat → Mat) and viewed on its own.
 
 The per-batch results stay separate Acc tiles [M, N] (an Acc tile is fractal, so batches are not
 row slices of one [B * M, N] Acc tile). They may feed `tile.batch_matmul_acc` (per batch again),
@@ -35,16 +40,31 @@ BATCHED = ("tile.batch_matmul", "tile.batch_matmul_acc")
 _SPACE = {"lhs": MemorySpace.Left, "rhs": MemorySpace.Right}
 
 
-def batch_operand_moves(body) -> dict:
+def _batch_count(t) -> int:
+    count = 1
+    for d in t.shape[:-2]:
+        count *= as_int(d)
+    return count
+
+
+def batch_operand_moves(body) -> tuple:
     """Vars bound by a Mat → Left / Right tile.move → that move's Mat source, for the moves read only by
-    batched matmuls (as lhs / rhs). Those moves are dropped; the batches extract from the source."""
+    batched matmuls (as lhs / rhs). Those moves are dropped; the batches extract from the source.
+    Likewise a tile.transpose_view of a Mat tile with several batches (a b_trans / a_trans operand): its
+    flattened form is not a stack of per-batch transposes, so each batch is cut out of the natural source
+    and transposed on its own (BatchSplitter.matmul). Returns (every dropped Var, the dropped views)."""
     calls = collect(body, lambda n: isinstance(n, Call) and not isinstance(n.op, GlobalVar))
-    moves = {}
+    moves, views = {}, {}
     for s in collect(body, lambda n: isinstance(n, AssignStmt) and isinstance(n.value, Call)
-                     and not isinstance(n.value.op, GlobalVar) and n.value.op.name == "tile.move"):
+                     and not isinstance(n.value.op, GlobalVar) and n.value.op.name in ("tile.move",
+                                                                                         "tile.transpose_view")):
         src = s.value.args[0]
         if isinstance(src.type, TileType) and src.type.memory_space is MemorySpace.Mat and src.type.rank > 2:
-            moves[s.var] = src
+            if s.value.op.name == "tile.move":
+                moves[s.var] = src
+            elif _batch_count(src.type) > 1:
+                views[s.var] = src
+    moves.update(views)
     batch_reads = {v: 0 for v in moves}
     for c in calls:
         for i, a in enumerate(c.args):
@@ -53,7 +73,8 @@ def batch_operand_moves(body) -> dict:
     occurrences = {v: 0 for v in moves}          # binding site + every read, anywhere (calls, yields, returns)
     for v in collect(body, lambda n: isinstance(n, Var) and n in moves):
         occurrences[v] += 1
-    return {v: src for v, src in moves.items() if batch_reads[v] and occurrences[v] == batch_reads[v] + 1}
+    dropped = {v: src for v, src in moves.items() if batch_reads[v] and occurrences[v] == batch_reads[v] + 1}
+    return dropped, {v: src for v, src in views.items() if v in dropped}
 
 
 class BatchSplitter:
@@ -61,8 +82,8 @@ class BatchSplitter:
     `flat(e)` maps an original operand to its flattened value; `split` holds each batched result's
     per-batch Acc tiles."""
 
-    def __init__(self, flat, dropped_moves: dict, defs: dict):
-        self.flat, self.dropped, self.defs = flat, dropped_moves, defs
+    def __init__(self, flat, dropped: tuple, defs: dict):
+        (self.dropped, self.views), self.flat, self.defs = dropped, flat, defs
         self.split: dict = {}
 
     def _mat_source(self, operand, role: str, call: Call):
@@ -71,6 +92,8 @@ class BatchSplitter:
             raise UnsupportedError(f"FlattenTileNdTo2D: {call.op.name} operand '{role}' has a partial or dynamic "
                                    "valid region; the per-batch split extracts whole [M, K] / [K, N] windows",
                                    call.span, hint="pad the operand (pl.fillpad) or load whole batches")
+        if operand in self.views:
+            return None                      # cut and transposed per batch (matmul)
         if operand in self.dropped:
             return self.flat(self.dropped[operand])
         d = self.defs.get(operand)
@@ -89,9 +112,10 @@ class BatchSplitter:
         lhs, rhs = call.args[-2], call.args[-1]
         lt, rt = lhs.type, rhs.type
         m, k, n = (as_int(d) for d in (lt.shape[-2], lt.shape[-1], rt.shape[-1]))
+        out_batch = [as_int(d) for d in var.type.shape[:-2]]
         batches = 1
-        for d in lt.shape[:-2]:
-            batches *= as_int(d)
+        for d in out_batch:
+            batches *= d
         acc = None
         if call.op.name == "tile.batch_matmul_acc":
             acc = self.split.get(call.args[0])
@@ -107,11 +131,24 @@ class BatchSplitter:
             out.append(AssignStmt(v, value, span))
             return v
 
+        def block(operand, mat, b, rows, cols, space):
+            """Batch b's [rows, cols] window of an operand in `space`; a dropped transpose_view cuts the
+            natural [cols, rows] window out of its source and transposes that."""
+            name = f"{getattr(operand, 'name_hint', 'operand')}_b{b}"
+            j = _operand_batch(b, out_batch, operand.type)
+            if mat is not None:
+                return bind(name, create_op_call("tile.extract", [mat, j * rows, 0, [rows, cols]],
+                                                 {"target_memory": space}, span))
+            source = self.flat(self.views[operand])
+            natural = bind(f"{name}_mat", create_op_call("tile.extract", [source, j * cols, 0, [cols, rows]],
+                                                          {"target_memory": MemorySpace.Mat}, span))
+            view = bind(f"{name}_t", create_op_call("tile.transpose_view", [natural], {}, span))
+            return bind(name, create_op_call("tile.extract", [view, 0, 0, [rows, cols]], {"target_memory": space},
+                                             span))
+
         for b in range(batches):
-            left = bind(f"{getattr(lhs, 'name_hint', 'lhs')}_b{b}", create_op_call(
-                "tile.extract", [a_mat, b * m, 0, [m, k]], {"target_memory": MemorySpace.Left}, span))
-            right = bind(f"{getattr(rhs, 'name_hint', 'rhs')}_b{b}", create_op_call(
-                "tile.extract", [b_mat, b * k, 0, [k, n]], {"target_memory": MemorySpace.Right}, span))
+            left = block(lhs, a_mat, b, m, k, MemorySpace.Left)
+            right = block(rhs, b_mat, b, k, n, MemorySpace.Right)
             if acc is None:
                 product = create_op_call("tile.matmul", [left, right], {}, span)
             else:
@@ -168,6 +205,21 @@ class BatchSplitter:
             out.append((target, value))
             tensor = target if target is not None else tensor
         return out
+
+
+def _operand_batch(b: int, out_batch: list, operand_type) -> int:
+    """Which batch of an operand the product's batch `b` reads: numpy matmul broadcasting (the operand's
+    batch dims align to the right; a missing or size-1 dim is read at index 0)."""
+    own = [as_int(d) for d in operand_type.shape[:-2]]
+    index, rest = [], b
+    for d in reversed(out_batch):
+        index.insert(0, rest % d)
+        rest //= d
+    index = index[len(index) - len(own):] if own else []
+    linear = 0
+    for i, d in zip(index, own):
+        linear = linear * d + (0 if d == 1 else i)
+    return linear
 
 
 def split_loop(flattener, loop: ForStmt, split: dict) -> ForStmt:

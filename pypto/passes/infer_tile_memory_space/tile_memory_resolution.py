@@ -26,7 +26,7 @@ from pypto.ir.expr import Call, GlobalVar, IterArg, Var
 from pypto.ir.function import Function
 from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, SeqStmts, WhileStmt, YieldStmt, flatten_to_stmts
-from pypto.ir.types import TileType
+from pypto.ir.types import TileType, implicit_tile_view
 from pypto.ir.visitor import IRVisitor, SplicingMutator
 
 _LOADS_LAND_IN = (MemorySpace.Vec, MemorySpace.Mat)
@@ -129,7 +129,12 @@ class _Resolver(IRVisitor):
 
 
 def _retype(t: TileType, space: MemorySpace) -> TileType:
-    return t if t.memory_space is space else t.replace(memory_space=space)
+    """The tile in `space`: its data metadata (valid_shape, pad, ...) kept, its layout the space's own."""
+    if t.memory_space is space:
+        return t
+    native = implicit_tile_view(space)
+    view = t.effective_view.replace(blayout=native.blayout, slayout=native.slayout, fractal=native.fractal)
+    return t.replace(memory_space=space, tile_view=view)
 
 
 class _Apply(SplicingMutator):

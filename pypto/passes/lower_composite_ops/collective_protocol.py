@@ -156,3 +156,14 @@ def static_2d(op: str, t) -> tuple:
         raise UnsupportedError(f"{op} on a tensor of shape {list(t.shape)}: only static 2D [rows, cols] windows "
                                "are lowered")
     return dims[0], dims[1]
+
+
+def static_cols(op: str, t) -> int:
+    """The static column count of a 2D [rows, cols] window whose rows may be dynamic (a rank-count dim
+    such as `pl.dynamic("NR")`): a collective that addresses rows by rank index never needs their number."""
+    from pypto.errors import UnsupportedError
+    dims = list(t.shape)
+    if len(dims) != 2 or not isinstance(dims[1], ConstInt):
+        raise UnsupportedError(f"{op} on a tensor of shape {dims}: only 2D [rows, cols] windows with a static "
+                               "column count are lowered")
+    return dims[1].value

@@ -22,15 +22,14 @@ from pypto.ir.expr import BinaryExpr, MakeTuple, const
 from pypto.passes.lower_composite_ops.builder import LoweringBuilder
 from pypto.passes.lower_composite_ops.collective_protocol import (UB_CHUNK_BYTES, CommHandles, emit_barrier,
                                                               emit_chunked_peer_fold, emit_epilogue_reset, reduce,
-                                                              static_2d,
-                                                              validate_mesh_signal)
+                                                              static_cols, validate_mesh_signal)
 
 
 def lower_reduce_scatter_rule(call, args: tuple, b: LoweringBuilder):
     op = "pld.tensor.reduce_scatter"
     target, signal = args
     validate_mesh_signal(op, signal)
-    rows, size = static_2d(op, target.type)
+    size = static_cols(op, target.type)        # rows (one per rank) may be a dynamic rank count
     dtype = target.type.dtype
     rop = call.kwargs.get("op", ReduceOp.Sum)
     h = CommHandles.of(b, signal)

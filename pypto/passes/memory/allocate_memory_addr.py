@@ -25,6 +25,7 @@ from pypto.ir.stmt import AssignStmt
 from pypto.ir.types import TileType
 from pypto.ir.visitor import defined_vars
 from pypto.ir.visitor import IRMutator, collect
+from pypto.ir.walks import statements
 from pypto.passes.context import current_platform
 from pypto.passes.base import function_pass
 from pypto.passes.properties import IRProperty, PassProperties
@@ -92,7 +93,7 @@ def _place_ring_buffers(func: Function, platform, end_of: dict, addr_of: dict) -
 
 
 def _run(func: Function, program: Program) -> Function:
-    allocs = [s for s in collect(func.body, _is_alloc)]
+    allocs = [s for s in statements(func.body) if _is_alloc(s)]
     platform = current_platform()
     if not allocs and not (platform.name == "a5" and collect(func.body, _is_auto_ring_buffer)):
         return func
@@ -128,7 +129,7 @@ class _FillAddresses(IRMutator):
             kwargs = dict(s.value.kwargs)
             kwargs["base" if s.value.op.name == "system.reserve_buffer" else "addr"] = addr
             return s.replace(value=s.value.replace(kwargs=kwargs))
-        return self.mutate_children(s)
+        return s                      # an assignment holds no statement, so nothing placed below it
 
 
 def allocate_memory_addr():

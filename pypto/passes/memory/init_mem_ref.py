@@ -123,6 +123,8 @@ def _run(func: Function, program: Program) -> Function:
 
 
 def _tile_memrefs(func: Function) -> Function:
+    if not any(isinstance(v.type, TileType) for v in (*func.params, *defined_vars(func.body))):
+        return func                               # no tiles (an orchestration function): no buffers to plan
     func, pinned = _declared_allocs(func)
     func, groups = plan_carry_buffers(func)
     planner = _Planner(func, groups)

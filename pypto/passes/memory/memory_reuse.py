@@ -22,13 +22,14 @@ over the direct on-chip path and are packed like any other tile).
 from __future__ import annotations
 
 import bisect
+from typing import Optional
 
 from pypto.ir.expr import Call, GlobalVar
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import AssignStmt
 from pypto.ir.types import MemRef, TileType
 from pypto.ir.visitor import defined_vars
-from pypto.ir.visitor import collect
+from pypto.ir.walks import statements
 from pypto.passes.analysis import as_seq, body_list
 from pypto.passes.context import current_platform
 from pypto.passes.memory.init_mem_ref import apply_memrefs
@@ -48,7 +49,9 @@ _TPOPS = frozenset({"tile.tpop_from_aic", "tile.tpop_from_aiv"})
 def _written_by(func: Function) -> dict:
     """{base Var: names of the ops whose results live in it}."""
     out: dict = {}
-    for s in collect(func.body, lambda n: isinstance(n, AssignStmt)):
+    for s in statements(func.body):
+        if not isinstance(s, AssignStmt):
+            continue
         t = s.var.type
         if isinstance(t, TileType) and t.memref is not None and isinstance(s.value, Call) \
                 and not isinstance(s.value.op, GlobalVar):
@@ -103,10 +106,12 @@ class _Group:
         return True
 
 
-def plan_reuse(func: Function) -> dict:
+def plan_reuse(func: Function, allocs: Optional[list] = None) -> dict:
     """{dropped base Var: the base Var it now shares}, largest buffers placed first; each joins the
-    first group (in creation order) that accepts it."""
-    allocs = [s for s in collect(func.body, is_alloc)]
+    first group (in creation order) that accepts it. `allocs`: the function's tile.alloc statements,
+    if the caller found them already."""
+    if allocs is None:
+        allocs = [s for s in statements(func.body) if is_alloc(s)]
     life, stmt_at = buffer_lifetimes(func)
     written = _written_by(func) if current_platform().name == "a2a3" else {}
     order = {s.var: i for i, s in enumerate(allocs)}
@@ -129,7 +134,10 @@ def plan_reuse(func: Function) -> dict:
 
 
 def _run(func: Function, program: Program) -> Function:
-    merged = plan_reuse(func)
+    allocs = [s for s in statements(func.body) if is_alloc(s)]
+    if not allocs:                                # no tile buffers (an orchestration function): nothing to share
+        return func
+    merged = plan_reuse(func, allocs)
     memref: dict = {}
     for v in [*func.params, *defined_vars(func.body)]:
         t = v.type

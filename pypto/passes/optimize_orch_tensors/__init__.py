@@ -159,7 +159,7 @@ class _DropArg(IRMutator):
         c = self.mutate_children(c)
         if isinstance(c.op, GlobalVar) and c.op.name == self.name:
             self.dropped.add(c.args[self.i_out])
-            return c.replace(args=tuple(a for j, a in enumerate(c.args) if j != self.i_out))
+            return c.without_arg(self.i_out)
         return c
 
     def mutate_seq_stmts(self, seq):

@@ -2,7 +2,8 @@
 
 Entry: `launch(compiled, args, config=)` (launch.py), which every call goes through
 (`CompiledProgram.__call__`, `ChipWorker.run`, the distributed call, `@pl.jit`). Module map:
-launch (binding, the one scheduler loop over N ranks), codegen (IR → Python source), host_level
+launch (binding, the one scheduler loop over N ranks), launch_plan (task templates of an orchestration
+that only submits), gc_pause (no automatic collection during the loop), codegen (IR → Python source), host_level
 (HOST orchestrators: a generator of dispatches), fastpath (specialized whole-tile ops), machine
 (cores, arenas), layout (tile placement), scheduler (one rank's tasks and placement), world (the
 ranks' windows), contexts (`_sim_ctx`), host_args (user arrays in / out), poison (the poison

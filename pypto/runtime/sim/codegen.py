@@ -47,7 +47,8 @@ HOST_TYPES = (FunctionType.Orchestration, FunctionType.Opaque)
 NO_DATA_OPS = frozenset({"tensor.create", "tensor.slice", "tensor.view", "tensor.reshape", "tensor.dim",
                          "tensor.transpose_view", "system.task_invalid", "tile.alloc", "system.task_options",
                          "system.task_id", "system.task_dummy", "system.task_id_array", "system.task_id_array_get",
-                         "system.task_id_array_set", "system.manual_scope_begin", "system.manual_scope_end"})
+                         "system.task_id_array_set", "system.manual_scope_begin", "system.manual_scope_end",
+                         "pld.get_comm_ctx"})          # a window's comm context is metadata, not its data
 _PY_BINARY = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "floormod": "%", "truediv": "/", "pow": "**",
               "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "and": "and", "or": "or",
               "bitand": "&", "bitor": "|", "bitxor": "^", "xor": "^", "shl": "<<", "shr": ">>"}

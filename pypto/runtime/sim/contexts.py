@@ -79,7 +79,8 @@ class CoreContext:
         return views
 
     def bind_tile(self, slot, byte_offset) -> TileValue:
-        """A tile whose byte offset is only known at run time."""
+        """A tile whose byte offset is only known at run time (its kernel has allocations, so its prologue's
+        `views` already poisoned them)."""
         data = self.core.bind(slot.space, slot.addr + int(byte_offset), slot.shape, slot.dtype,
                               f"tile '{slot.name}'", slot.span)
         return TileValue(data, slot.valid, slot.space)

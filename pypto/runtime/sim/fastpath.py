@@ -26,8 +26,9 @@ _FAST_DTYPES = (FP32, INT32)
 
 def load_2d(out, tensor, o0, o1, r, c, full, slow, args, kwargs):
     if 0 <= o0 and 0 <= o1 and o0 + r <= tensor.shape[0] and o1 + c <= tensor.shape[1]:
-        if args[0].run.race is not None:        # args[0] is the kernel's _sim_ctx
-            note_gm(args[0], tensor, (slice(o0, o0 + r), slice(o1, o1 + c)), False)
+        race = args[0].run.race                 # args[0] is the kernel's _sim_ctx
+        if race is not None:
+            note_gm(args[0], tensor, (slice(o0, o0 + r), slice(o1, o1 + c)), False, race)
         out.data[...] = tensor[o0:o0 + r, o1:o1 + c]
         out.valid = full
         return out
@@ -37,8 +38,9 @@ def load_2d(out, tensor, o0, o1, r, c, full, slow, args, kwargs):
 def store_2d(tile, o0, o1, tensor, full, slow, args, kwargs):
     r, c = full
     if tile.valid == full and 0 <= o0 and 0 <= o1 and o0 + r <= tensor.shape[0] and o1 + c <= tensor.shape[1]:
-        if args[0].run.race is not None:
-            note_gm(args[0], tensor, (slice(o0, o0 + r), slice(o1, o1 + c)), True)
+        race = args[0].run.race
+        if race is not None:
+            note_gm(args[0], tensor, (slice(o0, o0 + r), slice(o1, o1 + c)), True, race)
         tensor[o0:o0 + r, o1:o1 + c] = tile.data
         return tensor
     return slow(*args, **kwargs)

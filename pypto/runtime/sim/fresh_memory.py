@@ -61,15 +61,42 @@ def _alloc_ranges(code) -> tuple:
     return ranges
 
 
+def _fresh_fills(core, code) -> tuple:
+    """The arena bytes of `code`'s allocations on `core`, as uint8 views (adjacent allocations merged):
+    what each launch refills, worked out once per (core, kernel)."""
+    fills = core.fresh_fills
+    got = fills.get(code.key)
+    if got is None:
+        merged: list = []
+        for space, addr, size in sorted((r for r in _alloc_ranges(code) if r[0] in core.spaces),
+                                        key=lambda r: (r[0].value, r[1])):
+            if merged and merged[-1][0] is space and addr <= merged[-1][2]:
+                merged[-1][2] = max(merged[-1][2], addr + size)
+            else:
+                merged.append([space, addr, addr + size])
+        if len(fills) > 4096:
+            fills.clear()
+        got = fills[code.key] = tuple(core.arena(space)[lo:hi] for space, lo, hi in merged)
+    return got
+
+
 def poison_fresh(core, code) -> None:
     """A kernel starts on `core`: all of its allocations become poison (and unwritten), including
-    tiles placed at run time (slots picked by a loop index)."""
+    tiles placed at run time (slots picked by a loop index). The core's first launch in a run refills
+    its whole arenas (Core.poison_if_due), which covers the allocations too."""
+    refilled = core.poison_if_due()
     flags = getattr(core, "written_bytes", None)
+    if flags is None:
+        if not refilled:
+            for buf in _fresh_fills(core, code):
+                buf.fill(POISON_BYTE)
+        return
     for space, addr, size in _alloc_ranges(code):
         if space not in core.spaces:
             continue
-        core.arena(space)[addr:addr + size] = POISON_BYTE
-        if flags is not None and space in flags:
+        if not refilled:
+            core.arena(space)[addr:addr + size] = POISON_BYTE
+        if space in flags:
             flags[space][addr:addr + size] = False
 
 

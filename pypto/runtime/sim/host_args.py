@@ -11,6 +11,7 @@ gave one. A caller that already classified its arguments (@pl.jit) passes numpy 
 
 from __future__ import annotations
 
+import weakref
 from typing import Optional
 
 import numpy as np
@@ -21,12 +22,14 @@ from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import ConstInt, Var
 from pypto.ir.function import Function
 from pypto.ir.types import ScalarType, TensorType
-from pypto.runtime.sim.poison import poison_output, unwritten_mask, warn_unwritten
+from pypto.runtime.sim.poison import copy_if_written, poison_output, unwritten_mask, warn_unwritten
+from pypto.runtime.sim.race_detector import array_bounds
 
 
 class ParamPlan:
     """What a function's parameters need from host values, worked out once per compiled program."""
-    __slots__ = ("var", "name", "direction", "is_scalar", "convert", "dtype", "static_shape", "dtype_name")
+    __slots__ = ("var", "name", "direction", "is_scalar", "convert", "dtype", "static_shape", "dtype_name",
+                 "_last_bounds")
 
     def __init__(self, var: Var, direction: ParamDirection):
         t = var.type
@@ -47,6 +50,20 @@ class ParamPlan:
             self.static_shape = tuple(dims) if None not in dims else None
         else:
             raise TypeCheckError(f"parameter '{self.name}' has type {type(t).__name__}, which the host cannot pass")
+        self._last_bounds = None
+
+    def bounds_of(self, arr: np.ndarray, bounds_of) -> tuple:
+        """`bounds_of(arr)` (the scheduler's byte bounds), remembered for the array the last call passed: a
+        cached call passes the same arrays again, and an array's bounds change only with its shape / strides."""
+        last = self._last_bounds
+        if last is not None and last[0]() is arr and last[1] == arr.shape and last[2] == arr.strides:
+            return last[3]
+        got = bounds_of(arr)
+        try:
+            self._last_bounds = (weakref.ref(arr), arr.shape, arr.strides, got)
+        except TypeError:                          # an array type without weak references: not remembered
+            pass
+        return got
 
 
 def plan_params(func: Function) -> list:
@@ -65,6 +82,7 @@ class HostArgs:
         self.any_torch = torch
         self.return_style = return_style
         self.dims: dict = {}
+        self._bounded: list = []           # (sim-side array, the array whose bounds it has, its plan)
         it = iter(args)
         late = []
         for plan in plans:
@@ -114,6 +132,7 @@ class HostArgs:
         if d is ParamDirection.In:
             view = arr.view()
             view.flags.writeable = False
+            self._bounded.append((view, arr, plan))     # a view has its array's bounds
             return view
         if not user.flags.writeable:
             raise TypeCheckError(f"parameter '{plan.name}' is {d.name} (the kernel writes it), but the array passed "
@@ -124,9 +143,15 @@ class HostArgs:
         if d is ParamDirection.Out:
             poison_output(buf)
         else:
-            np.copyto(buf, arr)
+            buf[...] = arr                          # (arr has the buffer's dtype and shape)
         self.writebacks.append((user, buf, plan))
+        self._bounded.append((buf, buf, plan))
         return buf
+
+    def bounds(self) -> dict:
+        """{id(sim-side array): (array, array_bounds)} of the bound arrays: what the Run's OverlapMap starts
+        from (asked for only when the run submits through it, not when a launch plan replays the tasks)."""
+        return {id(a): (a, plan.bounds_of(of, array_bounds)) for a, of, plan in self._bounded}
 
     def _check_shape(self, p: Var, arr: np.ndarray) -> None:
         shape = p.type.shape
@@ -152,9 +177,14 @@ class HostArgs:
                 raise TypeCheckError(f"output '{plan.name}' cannot be written back (read-only or reshaped array); "
                                      "no output was changed")
         for user, buf, plan in self.writebacks:
+            if plan.direction is ParamDirection.Out and copy_if_written(user, buf):
+                continue                                # every element written: checked and copied in one pass
             unwritten = unwritten_mask(buf) if plan.direction is ParamDirection.Out else None
             if unwritten is None:
-                np.copyto(user, buf, casting="unsafe")  # same dtype unless sim_strict=False converted it
+                if user.dtype == buf.dtype and user.__class__ is np.ndarray:
+                    user[...] = buf                     # (a plain copy, without copyto's dispatch)
+                else:                                   # sim_strict=False converted it
+                    np.copyto(user, buf, casting="unsafe")
             else:
                 warn_unwritten(plan.name, unwritten)
                 np.copyto(user, buf, casting="unsafe", where=~unwritten)

@@ -50,6 +50,7 @@ class HostLevel:
         self.world = world
         self.functions = functions
         self.native = None
+        self.commless_dispatches = 0             # device-less dispatches so far: they go round-robin over the chips
         if collectives == "native":              # host collectives as runtime builtins (host_collectives.py)
             from pypto.runtime.sim.host_collectives import NativeCollectives
             self.native = NativeCollectives(world)
@@ -84,6 +85,13 @@ class HostLevel:
         return WindowBinding(buffer, tuple(int(d) for d in shape), dtype)
 
     @staticmethod
+    def create_tensor(shape, dtype, span) -> np.ndarray:
+        if not all(isinstance(d, (int, np.integer)) and d >= 0 for d in shape):
+            raise TypeCheckError(f"pl.create_tensor on the host: the shape must be non-negative integers, got "
+                                 f"{list(shape)}", span)
+        return np.zeros(tuple(int(d) for d in shape), dtype)
+
+    @staticmethod
     def stacked_index(arr, r, span):
         if not isinstance(r, (int, np.integer)):
             raise TypeCheckError(f"x[...] indexes a stacked host tensor by rank, got {type(r).__name__} {r!r}", span,
@@ -110,22 +118,18 @@ class HostLevel:
         return contextlib.nullcontext()
 
     def dispatch(self, rank, callee: str, args: tuple, span, returns=None) -> "Dispatch":
-        if rank is None:                         # no device=: the world's only chip
-            if self.world.nranks != 1:
-                raise TypeCheckError(f"the host calls '{callee}' without device=r in a world of {self.world.nranks} "
-                                     "ranks", span, hint="pick the chip: self.chip(..., device=r)")
-            rank = 0
+        if rank is None:   # no device=: a comm-less dispatch, handed to the chips round-robin in submit order
+            if self.world.nranks != 1 and any(isinstance(a, WindowBinding) for a in args):
+                raise TypeCheckError(f"the host calls '{callee}' with a window but without device=r in a world of "
+                                     f"{self.world.nranks} ranks", span, hint="pick the chip: self.chip(..., device=r)")
+            rank = self.commless_dispatches % self.world.nranks
+            self.commless_dispatches += 1
         rank = int(rank)
         if not 0 <= rank < self.world.nranks:
             raise TypeCheckError(f"device={rank} is outside the world of {self.world.nranks} ranks", span)
         code = self.functions[callee]
-        for p, a in zip(code.func.params, args):       # a window bound with another shape than the parameter's
-            want = getattr(p.type, "shape", None)
-            if isinstance(a, WindowBinding) and want is not None and (
-                    len(want) != len(a.shape) or any(as_int(d) not in (None, n) for d, n in zip(want, a.shape))):
-                raise TypeCheckError(f"'{callee}' parameter '{p.name_hint}' is a {len(want)}-d window "
-                                     f"{[as_int(d) for d in want]}, but the window passed is {list(a.shape)}", span,
-                                     hint="bind the window with the parameter's shape: pld.window(buf, shape, dtype=)")
+        args = tuple(_window_as_param(p, a, callee, span) if isinstance(a, WindowBinding) else a
+                     for p, a in zip(code.func.params, args))
         bound = [a.buffer.view(rank, a.shape, a.dtype) if isinstance(a, WindowBinding) else a for a in args]
         if self.native is not None and code.func.attrs.get("host_collective"):
             from pypto.runtime.sim.host_collectives import SUPPORTED
@@ -141,6 +145,23 @@ class HostLevel:
 
     def sub_worker(self, name: str, args: tuple, span) -> "SubWorkerCall":
         return SubWorkerCall(name, args, span)
+
+
+def _window_as_param(p, a: WindowBinding, callee: str, span) -> WindowBinding:
+    """A window as the chip parameter sees it. A window is raw memory, so one bound with another shape of
+    the same element count (`[64]` for a `[1, 64]` parameter) is viewed with the parameter's static shape;
+    a dynamic dim must agree with the window's, and a different element count is an error."""
+    want = getattr(p.type, "shape", None)
+    if want is None:
+        return a
+    dims = [as_int(d) for d in want]
+    if len(dims) == len(a.shape) and all(d in (None, n) for d, n in zip(dims, a.shape)):
+        return a
+    if None not in dims and int(np.prod(dims, dtype=np.int64)) == int(np.prod(a.shape, dtype=np.int64)):
+        return WindowBinding(a.buffer, tuple(dims), a.dtype)
+    raise TypeCheckError(f"'{callee}' parameter '{p.name_hint}' is a {len(dims)}-d window {dims}, but the window "
+                         f"passed is {list(a.shape)}", span,
+                         hint="bind the window with the parameter's shape: pld.window(buf, shape, dtype=)")
 
 
 @dataclass(eq=False)
@@ -238,6 +259,9 @@ class _HostLevelGenerator(SourceGenerator):
             t = c.type
             shape = self.tuple_text([self.expr(d) for d in t.shape]) if t.shape else "()"
             return f"pld.window({self.expr(c.args[0])}, {shape}, {self.dtype_const(t.dtype)})"
+        if name == "tensor.create":               # a host-side intermediate (pl.create_tensor): zeroed host memory
+            shape = self.tuple_text([self.expr(d) for d in c.type.shape]) if c.type.shape else "()"
+            return f"pld.create_tensor({shape}, {self.dtype_const(c.type.dtype)}, {sp})"
         if name == "pld.stacked_index":
             return f"pld.stacked_index({self.expr(c.args[0])}, {self.expr(c.args[1])}, {sp})"
         if name.startswith("pld.tensor."):

@@ -31,7 +31,9 @@ from pypto.log_level import pypto_logger
 from pypto.runtime.config import default_config, require_simulator
 from pypto.runtime.sim.blocking import Block
 from pypto.runtime.sim.contexts import HostContext
+from pypto.runtime.sim.gc_pause import collect_if_due, collections_paused
 from pypto.runtime.sim.host_args import HostArgs, plan_params
+from pypto.runtime.sim.launch_plan import launch_plan
 from pypto.runtime.sim.machine import machine_for
 from pypto.runtime.sim.progress import TICK_STEPS, RunProgress
 from pypto.runtime.sim.scheduler import Agent, Run
@@ -63,8 +65,16 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
             name = getattr(compiled, "entry", None) or getattr(host_function, "name", None) or "program"
             _LOG.info("running %s on %s (%d rank(s), %s schedule)", name, config.platform, len(per_rank),
                      config.sim_schedule)
-        return run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
-                         window=config.sim_task_window, race_check=config.sim_race_check, recorder=recorder)
+        busy = [] if spans is not None else None
+        results = run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
+                            window=config.sim_task_window, race_check=config.sim_race_check, recorder=recorder,
+                            busy=busy, known_bounds=host.bounds if host_function is None else None,
+                            planned=host_function is None and worker is None)
+        if busy is not None:                       # benchmark: each rank's dispatches, in order, over all phases
+            timed = spans.setdefault("dispatches", {})
+            for r, records in enumerate(busy):
+                timed.setdefault(r, []).extend((code.name, *rec) for (code, _), rec in zip(per_rank[r], records))
+        return results
 
     compiled.last_timeline = None
     try:
@@ -107,8 +117,11 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
     host.write_back()
     if spans is not None:
         spans["write_back"] = time.perf_counter()
-    if host_function is not None or not host.return_style:
+    if not host.return_style:
         return None
+    if host_function is not None:                  # a HOST orchestrator returns its Out tensors, allocated here
+        outs = host.outputs
+        return host.results(outs[0] if len(outs) == 1 else tuple(outs))
     return host.results(results[0][0])
 
 
@@ -263,12 +276,18 @@ def _returned_params(compiled) -> Optional[tuple]:
 # ------------------------------------------------------------------ 3. the scheduler loop
 def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic", seed: Optional[int] = None,
               window: int = 64, race_check: bool = True, recorder=None,
-              watchdog_seconds: Optional[float] = None) -> list:
+              watchdog_seconds: Optional[float] = None, busy: Optional[list] = None, known_bounds=None,
+              planned: bool = False) -> list:
     """Run `per_rank[r]` = [(FunctionCode, args), ...] on rank r, all ranks under one loop.
 
     Returns, per rank, the results of its dispatches. Deterministic: the first runnable agent in
     round-robin order (agents within a rank, and ranks, rotate). Random: a seeded choice among
     every runnable agent. A rank starts its next dispatch once the previous one's tasks finished.
+    `busy` (a list, for benchmark) receives per rank [[busy s, start, end], ...] per dispatch: the time
+    spent stepping that dispatch's agents, and the perf_counter window from its start to its last step.
+    `known_bounds` (one rank): a function giving the byte bounds of its arguments (HostArgs.bounds).
+    `planned` (one rank): the arguments are a chip call's bound buffers (none aliases another that a task
+    writes), so an orchestration with a launch plan submits its tasks from it (pypto.runtime.sim.launch_plan).
     """
     n = len(per_rank)
     runs = []
@@ -277,12 +296,17 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
         rank_seed = seed if n == 1 or seed is None else seed * 7919 + r
         # the race detector checks a chip's task graph (the ranks of a world also sync through signals)
         run = Run(sim, machine_for(sim.platform, r), schedule=schedule, seed=rank_seed, window=window,
-                  race_check=race_check and world is None)
+                  race_check=race_check and world is None, known_bounds=known_bounds if n == 1 else None)
         run.world, run.rank, run.recorder = world, r, recorder
+        run.busy = None
+        if busy is not None:
+            run.busy = []
+            busy.append(run.busy)
         dispatches = per_rank[r]
         name = f"host orchestrator ({dispatches[0][0].name})" if n == 1 and dispatches else \
             f"rank {r} host orchestrator"
-        run.host = Agent(name, _rank_host(run, dispatches), None, None, dispatches[0][0] if dispatches else None)
+        run.host = Agent(name, _rank_host(run, dispatches, planned and n == 1 and world is None), None, None,
+                         dispatches[0][0] if dispatches else None)
         run.agents.append(run.host)
         runs.append(run)
     rng = None
@@ -292,8 +316,10 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
     # a progress line once a run takes > 2 s: the terminal is asked only once a run is long enough to tick
     progress, steps, started = None, 0, time.perf_counter()
     dog_steps = 0
-    with np.errstate(all="ignore"), watching(watchdog_seconds) as dog:  # overflow / NaN are data, not warnings
+    # overflow / NaN are data, not warnings; no automatic collection while tasks pile up (gc_pause)
+    with np.errstate(all="ignore"), watching(watchdog_seconds) as dog, collections_paused():
         while True:
+            collect_if_due()
             dog_steps += 1
             if dog is not None and dog_steps % 256 == 0 and dog.expired():
                 raise _livelock(runs, dog, None, None)
@@ -327,6 +353,8 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
                 if n > 1:
                     runs.remove(run)             # rotate ranks too, so no rank starves another
                     runs.append(run)
+            if busy is not None:
+                step_start = time.perf_counter()
             try:
                 blk = agent.gen.send(None)
             except StopIteration as stop:
@@ -340,12 +368,19 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
                 raise _livelock(runs, dog, agent, e.span) from None
             except BaseException as e:
                 raise run.located(e, _label(run, agent, n))
+            finally:
+                if busy is not None and run.busy:     # the step belongs to the rank's current dispatch
+                    record, now = run.busy[-1], time.perf_counter()
+                    record[0] += now - step_start
+                    record[1] = min(record[1], step_start)   # the step that began the dispatch counts whole
+                    record[2] = now
             agent.block = blk
 
 
-def _rank_host(run: Run, dispatches: list):
-    """A rank's host agent: its dispatched Orchestration functions, one after another."""
-    ctx = HostContext(run)
+def _rank_host(run: Run, dispatches: list, planned: bool = False):
+    """A rank's host agent: its dispatched Orchestration functions, one after another. `planned`: the
+    arguments are a chip call's own buffers, so an orchestration with a LaunchPlan replays it."""
+    ctx = None
     results = []
     for i, (code, args) in enumerate(dispatches):
         if i and (run.live or run.ready):      # a rank finishes one dispatch before the next starts
@@ -353,6 +388,16 @@ def _rank_host(run: Run, dispatches: list):
             yield Block(lambda: not run.live and not run.ready, "end of dispatch", f"tasks of {prev} still running")
         if i:
             run.dispatch_done()
+        if run.busy is not None:                # benchmark: a record per dispatch (run_ranks adds the steps)
+            run.busy.append([0.0, time.perf_counter(), 0.0])
+        if run.recorder is not None:            # dfx_outputs/rank{r}/d{k}: the tasks from here on are dispatch k
+            run.recorder.dispatch_started(run, code.name)
+        plan = launch_plan(run.program, code) if planned and run.recorder is None else None
+        if plan is not None and plan.fits(run.window):
+            results.append(plan.replay(run, args))
+            continue
+        if ctx is None:
+            ctx = HostContext(run)
         results.append((yield from code.fn(ctx, *args)))
     return results
 

@@ -4,6 +4,8 @@ An arena is a `uint8` numpy buffer at the platform's real capacity for that spac
 typed view into it at the tile's assigned address, so two tiles a planner put on overlapping
 bytes really overwrite each other. Arenas are created the first time a core is used and
 refilled with poison (pypto.runtime.sim.poison: 0xFF bytes) at the first use in each run, so nothing leaks between runs and fresh memory is never zero.
+The refill covers the bytes tile views were ever handed on that core (the rest still holds its first
+fill) and happens when a kernel first binds its tiles in the run (`poison_if_due`).
 
     machine = Machine(get_platform("a2a3"))
     core = machine.aiv_cores[0]
@@ -36,6 +38,10 @@ class Core:
         self.spaces = machine.platform.aiv_spaces if kind == "AIV" else machine.platform.aic_spaces
         self.arenas: dict = {}
         self.bound: dict = {}             # kernel key → tuple of TileValues bound once on this core
+        self.handed: dict = {}            # space → [first, end) of the bytes `bind` ever handed out: all a
+                                          # kernel can have written (the rest is still poison)
+        self.poison_due = False           # a run reserved the core; its arenas are not yet refilled
+        self.fresh_fills: dict = {}       # kernel key → the arena views its launches refill (fresh_memory)
         self.epoch = -1
         self.busy = False
 
@@ -51,12 +57,22 @@ class Core:
         return buf
 
     def begin_run(self, epoch: int) -> None:
-        """Poison this core's arenas once per run (lazily: only cores a run touches pay for it)."""
+        """Poison this core's arenas once per run (lazily: only cores a run touches pay for it, when a
+        kernel first binds its tiles on it)."""
         if self.epoch != epoch:
             self.epoch = epoch
             self.machine.touched.add(self.cluster)
-            for buf in self.arenas.values():
-                poison_bytes(buf)
+            self.poison_due = True
+
+    def poison_if_due(self) -> bool:
+        """The run's refill, if still due: every byte a tile view was ever handed becomes poison again, so
+        the whole arena is poison afterwards. True when it filled."""
+        if not self.poison_due:
+            return False
+        self.poison_due = False
+        for space, (lo, hi) in self.handed.items():
+            poison_bytes(self.arenas[space][lo:hi])
+        return True
 
     def bind(self, space: MemorySpace, addr: int, shape: tuple, dtype: np.dtype, what: str,
              span=None) -> np.ndarray:
@@ -79,7 +95,12 @@ class Core:
         if addr + nbytes > cap:
             raise CapacityError(f"{what} occupies {space.name} bytes [{addr}, {addr + nbytes}) but {self.name} has "
                                 f"only {cap} bytes of {space.name}", span)
-        return self.arena(space)[addr:addr + nbytes].view(np_dtype).reshape(shape)
+        arena = self.arena(space)
+        handed = self.handed.get(space)
+        if handed is None or addr < handed[0] or addr + nbytes > handed[1]:
+            self.handed[space] = (addr, addr + nbytes) if handed is None else \
+                (min(addr, handed[0]), max(addr + nbytes, handed[1]))
+        return arena[addr:addr + nbytes].view(np_dtype).reshape(shape)
 
 
 class Cluster:

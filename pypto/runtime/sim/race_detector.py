@@ -28,10 +28,23 @@ except ImportError:                       # numpy < 2
     byte_bounds = np.byte_bounds
 
 
-def note_gm(ctx, tensor, window: tuple, write: bool) -> None:
-    """A kernel's load (write=False) or store of `tensor[window]` (`window`: a tuple of slices)."""
-    run = getattr(ctx, "run", None)
-    detector = getattr(run, "race", None)
+def array_bounds(a: np.ndarray) -> tuple:
+    """(id of the buffer `a` views, first byte, end byte): what the scheduler's OverlapMap compares."""
+    base = a.base
+    root = a if base is None or not isinstance(base, np.ndarray) else base
+    ai = a.__array_interface__
+    if ai["strides"] is None:                # C-contiguous: the bytes from its start, without byte_bounds' loop
+        lo = ai["data"][0]
+        return id(root), lo, lo + a.nbytes
+    lo, hi = byte_bounds(a)
+    return id(root), lo, hi
+
+
+def note_gm(ctx, tensor, window: tuple, write: bool, detector=None) -> None:
+    """A kernel's load (write=False) or store of `tensor[window]` (`window`: a tuple of slices);
+    `detector`: the run's RaceDetector when the caller already looked it up."""
+    if detector is None:
+        detector = getattr(getattr(ctx, "run", None), "race", None)
     task = getattr(ctx, "task", None)
     if detector is None or task is None:
         return
@@ -64,7 +77,11 @@ class RaceDetector:
 
     def check(self) -> None:
         records, self.records = self.records, []
-        if not records or all(r[0] is records[0][0] for r in records):
+        first = records[0][0] if records else None
+        for r in records:
+            if r[0] is not first:
+                break
+        else:
             return                           # one task's own accesses: a race needs two tasks
         tasks = sorted({id(r[0]): r[0] for r in records}.values(), key=lambda t: t.id)
         if all((b.ancestors >> a.id) & 1 for a, b in zip(tasks, tasks[1:])):

@@ -11,16 +11,19 @@ from dataclasses import dataclass
 from typing import Optional
 
 from pypto.errors import UnsupportedError
-from pypto.ir.enums import ParamDirection
+from pypto.ir.enums import FunctionType, ParamDirection
 from pypto.ir.expr import Call, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ReturnStmt, WhileStmt, YieldStmt, flatten_to_stmts
 from pypto.ir.types import ScalarType, TensorType
 from pypto.ir.visitor import IRVisitor
+from pypto.ir.walks import collect
 
 READ, WRITE, READWRITE = "in", "out", "inout"
+_NO_DEP = "no_dep"              # an argument direction: tracked by the callee's direction, ordered by nothing
 _DIRECTION_NAMES = {"in": READ, "input": READ, "out": WRITE, "output": WRITE, "outputexisting": WRITE,
-                    "output_existing": WRITE, "inout": READWRITE, "nodep": None, "no_dep": None, "scalar": None}
+                    "output_existing": WRITE, "inout": READWRITE, "nodep": _NO_DEP, "no_dep": _NO_DEP,
+                    "scalar": None}
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,7 @@ class CallSite:
     multi: bool                 # the call's value is a tuple
     span: object
     core_num: int = 1           # blocks of an Spmd launch
+    no_dep: tuple = ()          # arguments left out of dependency tracking (pl.no_dep / pl.adir.no_dep)
 
 
 def _direction(value) -> Optional[str]:
@@ -48,7 +52,7 @@ def call_directions(call: Call, callee: Function) -> tuple:
     for i, arg in enumerate(call.args):
         if not isinstance(arg.type, TensorType):
             out.append(None)
-        elif given is not None and i < len(given):
+        elif given is not None and i < len(given) and _direction(given[i]) is not _NO_DEP:
             out.append(_direction(given[i]))
         elif i < len(callee.param_directions):
             d = callee.param_directions[i]
@@ -147,4 +151,23 @@ def make_call_site(call: Call, callee: Function, program: Program, span) -> Call
         core_num = getattr(core_num, "value", None)
         if not isinstance(core_num, int):
             raise UnsupportedError(f"Spmd launch of '{callee.name}' with a core_num that is not a constant", span)
-    return CallSite(callee.name, call_directions(call, callee), ret_map, n_results > 1, span, core_num)
+    return CallSite(callee.name, call_directions(call, callee), ret_map, n_results > 1, span, core_num,
+                    _no_dep_args(call, callee))
+
+
+def _no_dep_args(call: Call, callee: Function) -> tuple:
+    """The arguments of `call` the runtime leaves out of dependency tracking: its own `pl.no_dep` positions
+    (attrs arg_direction_overrides, or a pl.adir.no_dep direction) and, for a Group / Spmd launch, those of
+    its member calls that pass one of the wrapper's parameters."""
+    marked = set(_marked(call))
+    if callee.func_type in (FunctionType.Group, FunctionType.Spmd):
+        params = {p: i for i, p in enumerate(callee.params)}
+        for inner in collect(callee.body, lambda n: isinstance(n, Call) and n.is_function_call()):
+            marked.update(params[inner.args[i]] for i in _marked(inner) if inner.args[i] in params)
+    return tuple(sorted(i for i in marked if i < len(call.args)))
+
+
+def _marked(call: Call) -> list:
+    given = call.attrs.get("arg_directions") or ()
+    return list(call.attrs.get("arg_direction_overrides") or ()) + \
+        [i for i, d in enumerate(given) if _direction(d) is _NO_DEP]

@@ -25,7 +25,7 @@ from pypto.errors import PyptoError, SimulationError, UnsupportedError
 from pypto.ir.enums import FunctionType, MemorySpace, SplitMode
 from pypto.runtime.sim.blocking import Block
 from pypto.runtime.sim.contexts import CoreContext
-from pypto.runtime.sim.race_detector import RaceDetector, byte_bounds
+from pypto.runtime.sim.race_detector import RaceDetector, array_bounds
 
 
 class Task:
@@ -84,13 +84,6 @@ _PREDICATES = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "gt": lambd
                "lt": lambda a, b: a < b, "ge": lambda a, b: a >= b, "le": lambda a, b: a <= b}
 
 
-def _bounds(a: np.ndarray) -> tuple:
-    """(id of the buffer a views, first byte, end byte): what the OverlapMap compares."""
-    root = a if a.base is None or not isinstance(a.base, np.ndarray) else a.base
-    lo, hi = byte_bounds(a)
-    return id(root), lo, hi
-
-
 def _conflict(a: list, b: list) -> bool:
     for x, wx in a:
         for y, wy in b:
@@ -132,7 +125,7 @@ def _await_all(blocks: list):
 
 class Run:
     def __init__(self, program, machine, *, schedule: str = "deterministic", seed: Optional[int] = None,
-                 window: int = 64, race_check: bool = False):
+                 window: int = 64, race_check: bool = False, known_bounds=None):
         self.program = program
         self.machine = machine
         self.epoch = machine.new_run()
@@ -141,7 +134,10 @@ class Run:
         self.agents: list = []
         self.live: dict = {}             # unfinished tasks by id, in submission order
         self._placement: dict = _placements_of(program)   # kernel code → (core kind, dual lane)
-        self._bounds_seen: dict = {}     # id(array) → (array, _bounds(array)) for the OverlapMap
+        # id(array) → (array, array_bounds(array)) for the OverlapMap; a launch knows its arguments' (`known_bounds`
+        # gives them), asked for when the first task is submitted
+        self._bounds_seen: Optional[dict] = None
+        self._known_bounds = known_bounds
         self.ready: list = []
         self.ids = itertools.count()
         self.host: Optional[Agent] = None
@@ -166,23 +162,42 @@ class Run:
         accesses = [(a, d != "in") for a, d in zip(args, site.directions)
                     if d is not None and isinstance(a, np.ndarray)]
         task = Task(next(self.ids), site, code, args, accesses)
-        for a, _ in accesses:
-            key, lo, hi = self._bounds_of(a)
-            self.touched.setdefault(key, []).append((task, lo, hi))
+        bounded = []                              # (array, writes, its bounds): what the OverlapMap compares
+        touched = self.touched
+        for a, writes in accesses:
+            bounds = self._bounds_of(a)
+            bounded.append((a, writes, bounds))
+            got = touched.get(bounds[0])
+            if got is None:
+                touched[bounds[0]] = [(task, bounds[1], bounds[2])]
+            else:
+                got.append((task, bounds[1], bounds[2]))
         options, self.options = self.options, None
-        deps, no_dep = (options[0], options[1]) if options else ((), ())
-        if options:
+        no_dep = tuple([args[i] for i in site.no_dep]) if site.no_dep else ()    # pl.no_dep at an argument
+        if options is not None:
+            no_dep = tuple(options[1]) + no_dep
+        if self.manual_depth:
+            tracked = []
+        elif not no_dep and not self.manual_dep:   # the usual case: nothing opted out
+            tracked = bounded
+        else:
+            tracked = [x for x in bounded if not self._opted_out(x[0], no_dep)]
+        preds = self._inferred(task, tracked)
+        if options is not None:
             task.predicate, task.early_resolve = options[2], options[3]
-        tracked = [] if self.manual_depth else [(a, w) for a, w in accesses if not self._opted_out(a, no_dep)]
-        self._add(task, self._inferred(task, tracked) + self._declared(deps))
+            preds += self._declared(options[0])
+        self._add(task, preds)
         return self._results(site, args)
 
     # ------------------------------------------------------------------ the task graph
     def _bounds_of(self, a: np.ndarray) -> tuple:
-        """_bounds(a), worked out once per array of the run (a run passes the same arrays to task after task)."""
-        got = self._bounds_seen.get(id(a))
+        """array_bounds(a), worked out once per array of the run (a run passes the same arrays to task after task)."""
+        seen = self._bounds_seen
+        if seen is None:
+            seen = self._bounds_seen = self._known_bounds() if self._known_bounds is not None else {}
+        got = seen.get(id(a))
         if got is None or got[0] is not a:
-            got = self._bounds_seen[id(a)] = (a, _bounds(a))
+            got = seen[id(a)] = (a, array_bounds(a))
         return got[1]
 
     def set_task_options(self, deps, no_dep_args, predicate, op: str, value: int, early: bool) -> None:
@@ -192,24 +207,28 @@ class Run:
 
     def note_manual_dep(self, tensor: np.ndarray) -> np.ndarray:
         """pl.create_tensor(..., manual_dep=True): no task infers an edge through this buffer."""
-        self.manual_dep[_bounds(tensor)[0]] = tensor
+        self.manual_dep[array_bounds(tensor)[0]] = tensor
         return tensor
 
     def _opted_out(self, a: np.ndarray, no_dep: tuple) -> bool:
         if not no_dep and not self.manual_dep:     # the usual case: nothing opted out, no bounds to work out
             return False
-        if _bounds(a)[0] in self.manual_dep:
+        if array_bounds(a)[0] in self.manual_dep:
             return True
-        return any(a is t or (isinstance(t, np.ndarray) and _bounds(a) == _bounds(t)) for t in no_dep)
+        return any(a is t or (isinstance(t, np.ndarray) and array_bounds(a) == array_bounds(t)) for t in no_dep)
 
     def _inferred(self, task: Task, accesses: list) -> list:
         """The OverlapMap: the earlier tasks (done or not) whose accesses conflict with these; then insert them.
         A write that covers an earlier entry replaces it (anything meeting those bytes later meets the write,
-        which comes after that entry)."""
+        which comes after that entry). `accesses`: (array, writes, its bounds)."""
         preds = []
-        for a, writes in accesses:
-            key, lo, hi = self._bounds_of(a)
-            writers, readers = self.overlap.setdefault(key, ([], []))
+        overlap = self.overlap
+        for _, writes, (key, lo, hi) in accesses:
+            got = overlap.get(key)
+            if got is None:
+                writers, readers = overlap[key] = ([], [])
+            else:
+                writers, readers = got
             for entries in ((writers, readers) if writes else (writers,)):   # a read meets only writes
                 for other, olo, ohi in entries:
                     if olo < hi and lo < ohi and other is not task:
@@ -390,8 +409,8 @@ class Run:
         task.cores.append(core)
 
     def _launch(self, task: Task, lanes: list) -> None:
-        for core, *_ in lanes:
-            self._reserve(task, core)
+        for spec in lanes:
+            self._reserve(task, spec[0])
         task.lanes_left += len(lanes)
         for core, code, args, lane, nlanes in lanes:
             ctx = CoreContext(self, core, task, task.block_idx, task.block_num, lane, nlanes)

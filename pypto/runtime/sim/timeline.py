@@ -120,6 +120,15 @@ class TimelineRecorder:
         self.signals: dict = {}        # signal cell address → (time of its last notify, flow source)
         self.counters: list = []       # (rank, name, ts, value)
         self.generated_files: dict = {}   # filename → FunctionCode (op → source line)
+        self.dispatch_of: dict = {}    # (rank, task number) → the rank's dispatch (0, 1, ... over the call) it ran in
+        self.dispatch_names: dict = {}  # (rank, dispatch) → the dispatched orchestration function
+        self._dispatches: dict = {}    # rank → dispatches started so far
+
+    def dispatch_started(self, run, name: str) -> None:
+        """A rank starts its next dispatch: its tasks from now on belong to it (dfx_outputs/rank{r}/d{k})."""
+        k = self._dispatches.get(run.rank, 0)
+        self._dispatches[run.rank] = k + 1
+        self.dispatch_names[(run.rank, k)] = name
 
     # ------------------------------------------------------------------ scheduler hooks
     def submitted(self, run, task) -> None:
@@ -130,6 +139,7 @@ class TimelineRecorder:
         deps = [self._num(run, o.id) for o in run.live.values() if o.dependents and o.dependents[-1] is task]
         self.tasks[(rank, number)] = _TaskTimes(submit=t, deps=deps)
         self.names[(rank, number)] = task.code.name
+        self.dispatch_of[(rank, number)] = self._dispatches.get(rank, 1) - 1
         self.host_ops.append((rank, f"submit {task.code.name} #{number}", t - self.cost.host_submit_ns,
                               self.cost.host_submit_ns, {"task": number}))
 
@@ -156,6 +166,7 @@ class TimelineRecorder:
             times = self.tasks[key] = _TaskTimes(submit=parent.submit if parent else 0.0,
                                                  deps=list(parent.deps) if parent else [])
             self.names[key] = task.code.name
+            self.dispatch_of[key] = self._dispatches.get(run.rank, 1) - 1
         return times
 
     def _ready_at(self, run, times: _TaskTimes) -> float:
@@ -383,18 +394,37 @@ class TimelineRecorder:
         events.append({"ph": "f", "bp": "e", "id": fid, "name": name, "cat": cat, "pid": dst[0], "tid": dst[1],
                        "ts": dst[2] * us})
 
-    def dependency_graph(self) -> dict:
-        """The task graph of the run (deps.json): each task with its kernel, times and predecessors."""
+    def _selected(self, dispatch) -> list:
+        """The ((rank, task), times) of the run, or of one (rank, dispatch) only."""
+        items = sorted(self.tasks.items())
+        if dispatch is None:
+            return items
+        return [(key, times) for key, times in items if (key[0], self.dispatch_of.get(key, 0)) == dispatch]
+
+    def dispatches(self) -> list:
+        """Every (rank, dispatch) of the run that submitted tasks."""
+        return sorted({(r, self.dispatch_of.get((r, t), 0)) for r, t in self.tasks})
+
+    def dependency_graph(self, dispatch=None) -> dict:
+        """The task graph of the run (deps.json): each task with its kernel, times and predecessors
+        (`dispatch=(rank, k)`: of that dispatch only)."""
+        items = self._selected(dispatch)
         tasks = [{"rank": r, "task": t, "kernel": self.names.get((r, t)), "start_ns": times.start,
                   "end_ns": times.end, "depends_on": times.deps}
-                 for (r, t), times in sorted(self.tasks.items())]
-        edges = [{"rank": r, "from": d, "to": t} for (r, t), times in sorted(self.tasks.items()) for d in times.deps]
+                 for (r, t), times in items]
+        edges = [{"rank": r, "from": d, "to": t} for (r, t), times in items for d in times.deps]
         return {"tasks": tasks, "edges": edges}
 
-    def scope_stats(self) -> dict:
+    def lane_records(self, dispatch=None) -> list:
+        """One record per kernel lane (task, kernel, core, estimated start / end): a dispatch's swimlane."""
+        return [{"rank": r, "task": t, "kernel": lane.name, "core": f"{lane.core.kind} {lane.core.index}",
+                 "start_ns": lane.start, "end_ns": max(lane.clock, lane.start), "depends_on": times.deps}
+                for (r, t), times in self._selected(dispatch) for lane in times.lanes]
+
+    def scope_stats(self, dispatch=None) -> dict:
         """Per scope (the kernel a `pl.at` region became): tasks launched and their estimated times."""
         out: dict = {}
-        for (rank, _n), times in sorted(self.tasks.items()):
+        for (rank, _n), times in self._selected(dispatch):
             if times.end is None or times.start is None:
                 continue
             name = self.names.get((rank, _n))
@@ -448,7 +478,38 @@ def write_outputs(recorder: TimelineRecorder, compiled, config) -> dict:
     if config.enable_scope_stats:
         paths["scope_stats"] = out / "scope_stats.json"
         paths["scope_stats"].write_text(json.dumps(recorder.scope_stats(), indent=1))
+    if getattr(compiled, "host_function", None) is not None:
+        paths["dispatches"] = _write_per_dispatch(recorder, out, config)
     return paths
+
+
+def _write_per_dispatch(recorder: TimelineRecorder, out, config) -> dict:
+    """A distributed run's artifacts per dispatch, as the reference lays them out: rank{r}/d{k}/ (the rank's
+    k-th dispatch of the call) with deps.json (with dep_gen, or with a swimlane, which needs the graph),
+    chip_swimlane_records.json (with a swimlane) and scope_stats/scope_stats.jsonl. Directories of an
+    earlier, larger run are removed first, so the folder describes this run only."""
+    import json
+    import shutil
+    for stale in out.glob("rank*"):
+        if stale.is_dir():
+            shutil.rmtree(stale, ignore_errors=True)
+    swimlane = config.enable_chip_swimlane or swimlane_forced()
+    written: dict = {}
+    for rank, k in recorder.dispatches():
+        folder = out / f"rank{rank}" / f"d{k}"
+        folder.mkdir(parents=True, exist_ok=True)
+        if config.enable_dep_gen or swimlane:
+            (folder / "deps.json").write_text(json.dumps(recorder.dependency_graph((rank, k)), indent=1))
+        if swimlane:
+            (folder / "chip_swimlane_records.json").write_text(json.dumps(
+                {"dispatch": recorder.dispatch_names.get((rank, k)), "records": recorder.lane_records((rank, k))},
+                indent=1))
+        if config.enable_scope_stats:
+            (folder / "scope_stats").mkdir(exist_ok=True)
+            lines = [json.dumps({"scope": name, **row}) for name, row in recorder.scope_stats((rank, k)).items()]
+            (folder / "scope_stats" / "scope_stats.jsonl").write_text("\n".join(lines) + "\n")
+        written[(rank, k)] = folder
+    return written
 
 
 def traced_ops(ops: dict) -> dict:

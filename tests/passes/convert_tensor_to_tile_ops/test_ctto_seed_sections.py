@@ -38,7 +38,8 @@ def test_matmul_slice_loads_into_mat_and_transposed_operand_gets_a_transpose_vie
                                                                        target_memory=pl.Mem.Mat, attrs=BRIDGE)
             b_s: pl.Tile[[32, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(b, [0, 0], [32, 64], [32, 64],
                                                                        target_memory=pl.Mem.Mat, attrs=BRIDGE)
-            b_t: pl.Tile[[64, 32], pl.FP32, pl.Mem.Mat, pl.TileView(blayout=pl.TileLayout.col_major)] = \
+            b_t: pl.Tile[[64, 32], pl.FP32, pl.Mem.Mat,
+                        pl.TileView(blayout=pl.TileLayout.row_major, slayout=pl.TileLayout.col_major)] = \
                 pl.tile.transpose_view(b_s)
             c: pl.Tile[[32, 32], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(a_s, b_t)
             ret0_store: pl.Tensor[[32, 32], pl.FP32] = pl.tile.store(c, [0, 0], ret0_out)
@@ -57,10 +58,11 @@ def test_infer_tile_memory_space_adds_the_mat_to_left_right_moves():
                                                                        target_memory=pl.Mem.Mat, attrs=BRIDGE)
             b_s: pl.Tile[[32, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(b, [0, 0], [32, 64], [32, 64],
                                                                        target_memory=pl.Mem.Mat, attrs=BRIDGE)
-            b_t: pl.Tile[[64, 32], pl.FP32, pl.Mem.Mat, pl.TileView(blayout=pl.TileLayout.col_major)] = \
+            b_t: pl.Tile[[64, 32], pl.FP32, pl.Mem.Mat,
+                        pl.TileView(blayout=pl.TileLayout.row_major, slayout=pl.TileLayout.col_major)] = \
                 pl.tile.transpose_view(b_s)
             a_l: pl.Tile[[32, 64], pl.FP32, pl.Mem.Left] = pl.tile.move(a_s, target_memory=pl.Mem.Left)
-            b_r: pl.Tile[[64, 32], pl.FP32, pl.Mem.Right, pl.TileView(blayout=pl.TileLayout.col_major)] = \
+            b_r: pl.Tile[[64, 32], pl.FP32, pl.Mem.Right] = \
                 pl.tile.move(b_t, target_memory=pl.Mem.Right)
             c: pl.Tile[[32, 32], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(a_l, b_r)
             ret0_store: pl.Tensor[[32, 32], pl.FP32] = pl.tile.store(c, [0, 0], ret0_out)
@@ -92,7 +94,8 @@ def test_a_vec_operand_moves_to_mat_in_its_own_shape_then_views():
             a_m: pl.Tile[[16, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(a, [0, 0], [16, 64], [16, 64],
                                                                        target_memory=pl.Mem.Mat, attrs=BRIDGE)
             bt_m: pl.Tile[[32, 64], pl.FP32, pl.Mem.Mat] = pl.tile.move(bt, target_memory=pl.Mem.Mat)
-            bt_v: pl.Tile[[64, 32], pl.FP32, pl.Mem.Mat, pl.TileView(blayout=pl.TileLayout.col_major)] = \
+            bt_v: pl.Tile[[64, 32], pl.FP32, pl.Mem.Mat,
+                        pl.TileView(blayout=pl.TileLayout.row_major, slayout=pl.TileLayout.col_major)] = \
                 pl.tile.transpose_view(bt_m)
             y: pl.Tile[[16, 32], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(a_m, bt_v)
             ret0_store: pl.Tensor[[16, 32], pl.FP32] = pl.tile.store(y, [0, 0], ret0_out)
@@ -334,3 +337,35 @@ def test_entry_loads_follow_the_parameter_order():
     body = _convert(Before).get_function("k").body.stmts
     loaded = [s.value.args[0].name_hint for s in body[:3]]
     assert all(s.value.op.name == "tile.load" for s in body[:3]) and loaded == ["a", "b", "c"]
+
+
+def test_a_branch_that_passes_a_loaded_param_through_yields_its_entry_tile():
+    """`y = x` of a param a converted op also reads aliases x's entry tile (no second load in the branch)."""
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[32], pl.FP32], flag: pl.Scalar[pl.INDEX]) -> pl.Tensor[[32], pl.FP32]:
+            if flag > 0:
+                same: pl.Tensor[[32], pl.FP32] = x
+                r = pl.yield_(same)
+            else:
+                e: pl.Tensor[[32], pl.FP32] = pl.exp(x)
+                r = pl.yield_(e)
+            return r
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[32], pl.FP32], flag: pl.Scalar[pl.INDEX],
+              ret0_out: pl.Out[pl.Tensor[[32], pl.FP32]]) -> pl.Tensor[[32], pl.FP32]:
+            x_tile: pl.Tile[[32], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0], [32], [32])
+            if flag > 0:
+                same: pl.Tile[[32], pl.FP32, pl.Mem.Vec] = x_tile
+                r = pl.yield_(same)
+            else:
+                e: pl.Tile[[32], pl.FP32, pl.Mem.Vec] = pl.tile.exp(x_tile)
+                r = pl.yield_(e)
+            ret0_store: pl.Tensor[[32], pl.FP32] = pl.tile.store(r, [0], ret0_out)
+            return ret0_store
+
+    ir.assert_structural_equal(_convert(Before), Expected)

@@ -69,3 +69,19 @@ def test_slices_of_a_view_and_stores_into_a_view_address_the_viewed_tensor(platf
     run(SliceOfView, x, out, config=RunConfig(platform=platform))
     lo = x.reshape(32, 16)[16:32]
     np.testing.assert_allclose(out.reshape(32, 16), np.concatenate([lo * lo, lo]), rtol=1e-6)
+
+
+@pl.program
+class ViewOfAWindow:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[8, 16], pl.FP32]) -> pl.Tensor[[128], pl.FP32]:
+        w: pl.Tensor[[8, 16], pl.FP32] = pl.slice(x, [8, 16], [0, 0])
+        flat: pl.Tensor[[128], pl.FP32] = pl.tensor.view(w, [128])
+        return flat
+
+
+def test_a_view_of_a_value_lowered_to_a_tile_is_refused():
+    from pypto.errors import ValueCheckError
+    with pytest.raises(ValueCheckError, match="'w' is the result of an op lowered to Tile") as info:
+        passes.convert_tensor_to_tile_ops()(ViewOfAWindow)
+    assert info.value.span.line > 0

@@ -76,7 +76,12 @@ class Example1Expected:
 
 @A2A3_AND_A5
 def test_example1_no_group_caller_creates_a_group_with_the_kernel_name(platform):
-    ir.assert_structural_equal(_expand(Example1, platform), passes.convert_to_ssa()(Example1Expected))
+    expected = passes.convert_to_ssa()(Example1Expected)
+    if platform == "a2a3":     # seed 004 step 12: the no-split AIV is marked for dual AIV dispatch there
+        aiv = expected.get_function("compute_incore_0_aiv")
+        expected = expected.with_functions([aiv.replace(attrs={"dual_aiv_dispatch": True}) if f is aiv else f
+                                            for f in expected.functions.values()])
+    ir.assert_structural_equal(_expand(Example1, platform), expected)
 
 
 @pl.program
@@ -151,7 +156,7 @@ def test_v2c_boundary_pops_into_mat_then_moves_to_left(platform):
                          "tile.tpop_from_aiv", "tile.move", "system.tfree_to_aiv", "tile.load", "tile.move",
                          "tile.matmul", "tile.tpush_to_aiv"]
     adapter = ["tile.move"] if platform == "a5" else []      # a5 moves to an NZ Vec tile before the push
-    assert _ops(aiv) == ["system.reserve_buffer", "system.import_peer_buffer", "system.aiv_initialize_pipe",
+    assert _ops(aiv) == ["system.import_peer_buffer", "system.reserve_buffer", "system.aiv_initialize_pipe",
                          "tile.load", *adapter, "tile.tpush_to_aic", "tile.tpop_from_aic", "tile.store",
                          "system.tfree_to_aic"]
     init = flatten_to_stmts(aic.body)[2].expr
@@ -161,7 +166,7 @@ def test_v2c_boundary_pops_into_mat_then_moves_to_left(platform):
     assert reserve.kwargs == {"name": "main_incore_0_v2c_slot_buffer", "size": 16384, "base": -1}
     pop = flatten_to_stmts(aic.body)[3].var.type
     assert pop.memory_space is pl.Mem.Mat
-    assert (pop.tile_view.blayout, pop.tile_view.slayout) == (pl.TileLayout.col_major, pl.TileLayout.row_major)
+    assert (pop.effective_view.blayout, pop.effective_view.slayout) == (pl.TileLayout.col_major, pl.TileLayout.row_major)
     assert not [f for f in after.functions.values() if f.func_type is pl.FunctionType.InCore]
 
 
@@ -171,5 +176,5 @@ def test_slot_num_attr_sizes_the_ring():
     prog = prog.with_functions([f.replace(attrs={**f.attrs, "slot_num": 16})])
     with PassContext(PassContext.current().instruments, platform="a5"):
         after = passes.expand_mixed_kernel()(prog)
-    stmts = flatten_to_stmts(after["main_incore_0_aiv"].body)
-    assert stmts[0].value.kwargs["size"] == 8192 * 16 and stmts[2].expr.kwargs["slot_num"] == 16
+    stmts = flatten_to_stmts(after["main_incore_0_aiv"].body)      # the V2C import, then the C2V reserve
+    assert stmts[1].value.kwargs["size"] == 8192 * 16 and stmts[2].expr.kwargs["slot_num"] == 16

@@ -15,12 +15,16 @@ def _host_run(ctx, name: str):
     return ctx.run
 
 
-def _options(ctx, out, deps, no_dep_args, predicate, pred_op="", pred_value=0, allow_early_resolve=False, **kw):
+def _options(ctx, out, deps, no_dep_args, predicate, dumps=(), pred_op="", pred_value=0, allow_early_resolve=False,
+             **kw):   # dumps= marks tensors for a selective dump; the simulator collects no dumps
     _host_run(ctx, "system.task_options").set_task_options(deps, no_dep_args, predicate, pred_op, pred_value,
                                                            allow_early_resolve)
 
 
 def _task_id(ctx, out, **kw):
+    task = getattr(ctx, "task", None)
+    if task is not None:        # a pl.submit in a Group / Spmd body: the member is a lane of the wrapper's task
+        return (task.parent or task).id
     return _host_run(ctx, "system.task_id").last_task_id
 
 

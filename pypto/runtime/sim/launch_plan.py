@@ -1,0 +1,135 @@
+"""Launch plans: what a chip call submits when that is the same on every call, worked out once.
+
+An Orchestration function whose body is only kernel calls on its own parameters (none marked
+`pl.no_dep`) and a return of them (what a `@pl.jit` function made of `pl.at` scopes lowers to)
+submits the same tasks, with the same dependency edges, on every call; only the arrays differ. Its LaunchPlan holds one
+TaskTemplate per call — the call site, the kernel's code, which parameters it takes and the
+earlier tasks the OverlapMap makes it wait for (found once with the scheduler's own `_inferred`,
+every parameter one whole buffer) — and where the returned values come from. `replay` then
+submits the tasks straight from the templates (Run._add: the same ids, edges, happens-before
+sets and ready order as the generated code's `submit`s), without running the orchestration's
+code, binding byte bounds or filling the OverlapMap; the tasks run as any others do.
+
+A plan is used only where every parameter is its own buffer (or only read): for the arrays a
+chip call binds (read-only views of the caller's In arrays, private Out / InOut buffers), never
+for a ChipWorker's device tensors or a world's windows, which may alias. The generated code would
+stop for the task window before the window-th task; a plan longer than the window is not used.
+
+    plan = launch_plan(sim, code)          # None: the orchestration does more than submit
+    result = plan.replay(run, args)        # inside the rank's host agent
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from pypto.ir.enums import ParamDirection
+from pypto.ir.expr import Call, GlobalVar, Var
+from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, flatten_to_stmts
+from pypto.runtime.sim.codegen import HOST_TYPES
+from pypto.runtime.sim.scheduler import Task
+
+
+class TaskTemplate:
+    """One submitted task: its site and code, its argument parameters, its OverlapMap predecessors."""
+    __slots__ = ("site", "code", "params", "accesses", "preds")
+
+    def __init__(self, site, code, params: tuple):
+        self.site = site
+        self.code = code
+        self.params = params              # parameter index of each argument
+        self.accesses = tuple((k, d != "in") for k, d in enumerate(site.directions) if d is not None)
+        self.preds: tuple = ()            # template indices, in the order the OverlapMap finds them
+
+
+class LaunchPlan:
+    __slots__ = ("templates", "returns", "multi")
+
+    def __init__(self, templates: list, returns: Optional[tuple], multi: bool):
+        self.templates = tuple(templates)
+        self.returns = returns            # per returned value: ("param", i) or ("site", template k); None: no return
+        self.multi = multi
+
+    def fits(self, window: int) -> bool:
+        return len(self.templates) <= window
+
+    def replay(self, run, args):
+        """Submit the templates' tasks on `args` (the dispatch's argument list); the orchestration's result."""
+        tasks = []
+        for t in self.templates:
+            task_args = tuple([args[i] for i in t.params])
+            accesses = [(task_args[k], w) for k, w in t.accesses if isinstance(task_args[k], np.ndarray)]
+            task = Task(next(run.ids), t.site, t.code, task_args, accesses)
+            run._add(task, [tasks[j] for j in t.preds])
+            tasks.append(task)
+        if self.returns is None:
+            return None
+        values = [args[i] if kind == "param" else run._results(self.templates[i].site, tasks[i].args)
+                  for kind, i in self.returns]
+        return tuple(values) if self.multi else values[0]
+
+
+def launch_plan(sim, code) -> Optional[LaunchPlan]:
+    """The plan of host function `code` of SimProgram `sim` (worked out once, kept on the code), or None."""
+    plan = getattr(code, "_launch_plan", False)
+    if plan is False:
+        plan = _make_plan(sim, code)
+        code._launch_plan = plan
+    return plan
+
+
+def _make_plan(sim, code) -> Optional[LaunchPlan]:
+    func = code.func
+    where = {p: ("param", i) for i, p in enumerate(func.params)}
+    templates: list = []
+    returns, multi = None, False
+    stmts = flatten_to_stmts(func.body)
+    for n, s in enumerate(stmts):
+        if isinstance(s, ReturnStmt):
+            if n != len(stmts) - 1 or not all(isinstance(v, Var) and v in where for v in s.values):
+                return None
+            returns, multi = tuple(where[v] for v in s.values), len(s.values) != 1
+            if not s.values:
+                returns = None
+            continue
+        call = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+        if not isinstance(call, Call) or not isinstance(call.op, GlobalVar):
+            return None
+        callee = sim.program.get_function(call.op.name)
+        k = len(templates)
+        if (callee is None or callee.func_type in HOST_TYPES or k >= len(code.sites)
+                or code.sites[k].callee != call.op.name or call.op.name not in sim.functions):
+            return None
+        site = code.sites[k]
+        if getattr(site, "no_dep", ()):
+            return None                          # an argument left out of dependency tracking: the general path
+        params = []
+        for a, d in zip(call.args, site.directions):
+            got = where.get(a) if isinstance(a, Var) else None
+            if got is None or got[0] != "param":
+                return None
+            if d not in (None, "in") and func.param_directions[got[1]] is ParamDirection.In:
+                return None                  # a kernel writing an In parameter (it fails): the general path
+            params.append(got[1])
+        if len(params) != len(call.args):
+            return None
+        templates.append(TaskTemplate(site, sim.functions[call.op.name], tuple(params)))
+        if isinstance(s, AssignStmt):           # the call's value: the argument it returns, else the site's results
+            single = site.ret_map is not None and len(site.ret_map) == 1 and not site.multi
+            where[s.var] = ("param", params[site.ret_map[0]]) if single else ("site", k)
+    if len(templates) != len(code.sites):
+        return None
+    _find_preds(templates)
+    return LaunchPlan(templates, returns, multi)
+
+
+def _find_preds(templates: list) -> None:
+    """Each template's OverlapMap predecessors: the scheduler's `_inferred` over whole-parameter buffers."""
+    from pypto.runtime.sim.scheduler import Run
+    probe = Run.__new__(Run)
+    probe.overlap = {}
+    for t in templates:
+        found = Run._inferred(probe, t, [(None, w, (t.params[k], 0, 1)) for k, w in t.accesses])
+        t.preds = tuple(templates.index(p) for p in found)
