@@ -82,16 +82,6 @@ def forgot_out(a: pl.Tensor, c: pl.Tensor):                 # FORGOT-OUT-PARAM
     return c
 
 
-def test_writing_an_input_parameter_of_the_entry_is_a_compile_time_error_naming_it():
-    a = np.ones((16, 64), np.float32)
-    c = np.zeros_like(a)
-    with pytest.raises(PyptoError, match=r"pl.store writes 'c', an input parameter") as info:
-        forgot_out(a, c)
-    assert info.value.span.line == _line("FORGOT-OUT")
-    assert f"c: pl.Out[...] at line {_line('FORGOT-OUT-PARAM')}" in info.value.hint
-    assert (c == 0).all()
-
-
 @pl.jit.incore
 def copy_kernel(a: pl.Tensor, out: pl.Out[pl.Tensor]):
     pl.store(pl.load(a, [0, 0], [16, 64]), [0, 0], out)
@@ -104,14 +94,18 @@ def forgot_out_of_a_sub_kernel_call(a: pl.Tensor, c: pl.Tensor):     # FORGOT-OU
     return c
 
 
-def test_passing_an_input_parameter_where_a_kernel_writes_is_a_compile_time_error_naming_it():
+@pytest.mark.parametrize("kernel, message, write, param", [
+    (forgot_out, r"pl.store writes 'c', an input parameter", "FORGOT-OUT", "FORGOT-OUT-PARAM"),
+    (forgot_out_of_a_sub_kernel_call, r"copy_kernel\(\) writes its parameter 'out' \(pl.Out\), and 'c' passed for "
+                                      "it is an input parameter", "FORGOT-OUT-CALL", "FORGOT-OUT-CALLER"),
+])
+def test_writing_an_input_parameter_of_the_entry_is_a_compile_time_error_naming_it(kernel, message, write, param):
     a = np.ones((16, 64), np.float32)
     c = np.zeros_like(a)
-    with pytest.raises(PyptoError, match=r"copy_kernel\(\) writes its parameter 'out' \(pl.Out\), and 'c' passed "
-                                         "for it is an input parameter") as info:
-        forgot_out_of_a_sub_kernel_call(a, c)
-    assert info.value.span.line == _line("FORGOT-OUT-CALL")
-    assert f"c: pl.Out[...] at line {_line('FORGOT-OUT-CALLER')}" in info.value.hint
+    with pytest.raises(PyptoError, match=message) as info:
+        kernel(a, c)
+    assert info.value.span.line == _line(write)
+    assert f"c: pl.Out[...] at line {_line(param)}" in info.value.hint
     assert (c == 0).all()
 
 
