@@ -151,3 +151,33 @@ class TwoHosts:
     with pytest.raises(TypeCheckError, match=r"exactly one HOST orchestrator, found 2 \('inspect', 'host'") as info:
         _compiled(pl.parse(text))
     assert info.value.span is not None and "def inspect(" in info.value.span.text
+
+
+def test_a_put_into_a_window_of_another_rank_than_the_source_is_an_error_at_the_put():
+    text = f"""
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+@pl.program
+class PutIntoAWiderWindow:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, x: pl.Tensor[[1, {C}], pl.FP32], data: pl.InOut[pld.DistributedTensor[[1, {C}], pl.FP32]]):
+        ctx = pld.get_comm_ctx(data)
+        pld.tensor.put(data, (pld.rank(ctx) + 1) % pld.nranks(ctx), x)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def per_rank(self, x: pl.Tensor[[1, {C}], pl.FP32], data: pld.DistributedTensor[[1, {C}, 1], pl.FP32]):
+        self.kernel(x, data)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, x: pl.Tensor[[{N}, 1, {C}], pl.FP32]):
+        buf = pld.alloc_window_buffer([1, {C}, 1], dtype=pl.FP32)
+        for r in pl.range(pld.world_size()):
+            data = pld.window(buf, [1, {C}, 1], dtype=pl.FP32)
+            self.per_rank(x[r], data, device=r)
+"""
+    with pytest.raises(PyptoError, match=rf"pld.tile.put: the destination \[1, {C}, 1\] and the source \[1, {C}\]") \
+            as info:
+        _compiled(pl.parse(text))(np.ones((N, 1, C), np.float32))
+    assert not isinstance(info.value, InternalError)
+    assert "pld.tensor.put(" in info.value.span.text

@@ -164,6 +164,10 @@ def _transfer_regions(dst, src, dst_offsets, src_offsets, shape, what):
         shape = src.shape
     dst_offsets = dst_offsets if dst_offsets is not None else (0,) * dst.ndim
     src_offsets = src_offsets if src_offsets is not None else (0,) * src.ndim
+    if not dst.ndim == src.ndim == len(shape) == len(dst_offsets) == len(src_offsets):
+        raise SimulationError(f"{what}: the destination {list(dst.shape)} and the source {list(src.shape)} "
+                              f"(a region of {list(shape)}) do not have the same rank",
+                              hint="declare the window and the tensor with shapes of one rank")
     return _region(dst, dst_offsets, shape, what), _region(src, src_offsets, shape, what)
 
 
