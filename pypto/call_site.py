@@ -15,6 +15,12 @@ from pypto.ir.span import NO_SPAN, Span
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
+def called_from_user_code(depth: int = 1) -> bool:
+    """Whether the frame `depth` levels above the caller of this function is outside the pypto package."""
+    frame = sys._getframe(depth + 1)
+    return frame is not None and not os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR)
+
+
 def user_call_span() -> Span:
     """The span of the innermost frame whose code is not pypto's own (NO_SPAN if there is none)."""
     frame = sys._getframe(1)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from pypto.call_site import called_from_user_code, user_call_span
 from pypto.ir.dtypes import INDEX, DataType
 from pypto.ir.enums import MemorySpace, ParamDirection, TensorLayout
 from pypto.ir.expr import ConstInt, Expr, Var, const as _ir_const
@@ -105,22 +106,34 @@ def tuple_type(item) -> TupleType:
     return TupleType(types)
 
 
+def _built_for_the_user(build, item):
+    """The type `build(item)`; a mistake in it is located at the user's line when Python itself evaluated the
+    annotation (a module-level alias, a method's annotations at class definition), which pypto's parser,
+    evaluating annotations with their spans, would otherwise never see."""
+    try:
+        return build(item)
+    except ParserTypeError as e:
+        if called_from_user_code(2):
+            e.with_span(user_call_span())
+        raise
+
+
 class Tensor:
     """`pl.Tensor[[shape], dtype, ...]`: a tensor in global memory."""
     def __class_getitem__(cls, item):
-        return tensor_type(item)
+        return _built_for_the_user(tensor_type, item)
 
 
 class Tile:
     """`pl.Tile[[shape], dtype, ...]`: an on-chip tile."""
     def __class_getitem__(cls, item):
-        return tile_type(item)
+        return _built_for_the_user(tile_type, item)
 
 
 class Scalar:
     """`pl.Scalar[dtype]`: a scalar value."""
     def __class_getitem__(cls, item):
-        return scalar_type(item)
+        return _built_for_the_user(scalar_type, item)
 
 
 class Array:

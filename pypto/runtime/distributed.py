@@ -60,8 +60,12 @@ def split_host(program: Program):
     """(host orchestrator, chip-only program, {name: HOST SubWorker})."""
     hosts = [f for f in program.functions.values() if is_host_orchestrator(f)]
     if len(hosts) != 1:
-        raise TypeCheckError(f"a distributed program needs exactly one HOST orchestrator, found {len(hosts)}",
-                             hint="mark it @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)")
+        names = ", ".join(f"'{f.name}'" for f in hosts)
+        raise TypeCheckError(f"a distributed program needs exactly one HOST orchestrator, found {len(hosts)}"
+                             + (f" ({names}; a HOST function without role= is one)" if hosts else ""),
+                             next((f.span for f in hosts if f.role is None), hosts[-1].span) if hosts else None,
+                             hint="mark it @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator), and a "
+                                  "Python callback role=pl.Role.SubWorker")
     subs = {f.name: f for f in program.functions.values() if is_host_sub_worker(f)}
     chip = Program([f for f in program.functions.values() if f is not hosts[0] and f.name not in subs], program.name)
     return hosts[0], chip, subs

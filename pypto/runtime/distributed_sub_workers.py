@@ -20,6 +20,7 @@ import warnings
 import numpy as np
 
 from pypto.errors import SimulationError, UnsupportedError
+from pypto.runtime.sim.watchdog import watching_python
 
 _CODE_CACHE: dict = {}
 
@@ -34,7 +35,8 @@ def sub_worker_runner(compiled, worker, host_args):
             raise UnsupportedError(f"the host calls '{call.name}', which is not a HOST SubWorker", call.span)
         args = [_host_value(a, call, to_torch) for a in call.args]
         if call.name in callbacks and not fn.requires_runtime_binding:     # prepare(sub_worker_overrides=)
-            callbacks[call.name](args)
+            with watching_python():
+                callbacks[call.name](args)
             return
         if fn.requires_runtime_binding:
             bound = callbacks.get(call.name)
@@ -42,9 +44,11 @@ def sub_worker_runner(compiled, worker, host_args):
                 raise SimulationError(f"HOST SubWorker '{call.name}' is a runtime-bound callback (`...` body) and "
                                       "nothing is bound to it", call.span,
                                       hint=f"run through compiled.prepare(callbacks={{'{call.name}': fn}})")
-            bound(args)
+            with watching_python():
+                bound(args)
             return
-        python_function(fn)(*args)
+        with watching_python():                  # a loop that never ends in the callback: the watchdog's error
+            python_function(fn)(*args)
 
     return run
 

@@ -151,33 +151,57 @@ def test_an_unbound_callback_fails_at_dispatch_and_leaves_the_outputs_alone():
     np.testing.assert_array_equal(y, 7.0)
 
 
+CHECK_MODE = {"mode": "raise"}                 # what CopyThenCheck's SubWorker does: raise, or never return
+
+
+@pl.program
+class CopyThenCheck:
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy_k(self, x: pl.Tensor[[R, C], pl.FP32], y: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
+        y = pl.store(pl.load(x, [0, 0], [R, C]), [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def copy(self, x: pl.Tensor[[R, C], pl.FP32], y: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
+        return self.copy_k(x, y)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
+    def check(y: pl.Tensor[[R, C], pl.FP32]):
+        while CHECK_MODE["mode"] == "spin":
+            pass                                          # SPIN-LINE
+        raise RuntimeError(f"checked {y.shape}")      # BOOM-LINE
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, x: pl.Tensor[[R, C], pl.FP32], y: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
+        y1 = self.copy(x, y)
+        self.check(y1)
+        return y1
+
+
 def test_a_failing_sub_worker_reports_the_users_own_line():
-    @pl.program
-    class Boom:
-        @pl.function(type=pl.FunctionType.InCore)
-        def copy_k(self, x: pl.Tensor[[R, C], pl.FP32], y: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
-            y = pl.store(pl.load(x, [0, 0], [R, C]), [0, 0], y)
-            return y
-
-        @pl.function(type=pl.FunctionType.Orchestration)
-        def copy(self, x: pl.Tensor[[R, C], pl.FP32], y: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
-            return self.copy_k(x, y)
-
-        @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
-        def check(y: pl.Tensor[[R, C], pl.FP32]):
-            raise RuntimeError(f"checked {y.shape}")      # BOOM-LINE
-
-        @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
-        def host(self, x: pl.Tensor[[R, C], pl.FP32], y: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
-            y1 = self.copy(x, y)
-            self.check(y1)
-            return y1
-
-    c = _compile(Boom)
+    c = _compile(CopyThenCheck)
     with pytest.raises(RuntimeError, match=r"checked \(8, 16\)") as info:
         c(np.ones((R, C), np.float32), np.zeros((R, C), np.float32))
     last = traceback.extract_tb(info.value.__traceback__)[-1]
     assert last.filename == __file__ and "BOOM-LINE" in open(__file__).read().splitlines()[last.lineno - 1]
+
+
+def test_a_sub_worker_that_never_returns_is_stopped_by_the_watchdog_at_its_loop():
+    import sys
+    from pypto.runtime import RunConfig
+    if sys.gettrace() is not None:
+        pytest.skip("a debugger or coverage tracer is active: the watchdog leaves Python callbacks to it")
+    c = _compile(CopyThenCheck)
+    CHECK_MODE["mode"] = "spin"
+    try:
+        with pytest.raises(SimulationError, match="watchdog budget") as info:
+            c(np.ones((R, C), np.float32), np.zeros((R, C), np.float32), config=RunConfig(sim_watchdog_seconds=0.3))
+    finally:
+        CHECK_MODE["mode"] = "raise"
+    span = info.value.span
+    line = open(__file__).read().splitlines()[span.line - 1]
+    assert span.filename == __file__ and ("SPIN-LINE" in line or "CHECK_MODE" in line), (span, line)
+    assert sys.gettrace() is None                  # the tracer is gone after the run
 
 
 def test_a_sub_worker_with_self_is_a_parse_error():

@@ -277,3 +277,35 @@ def test_rebinding_an_input_parameter_warns_at_the_users_line():
     assert len(ours) == 1
     assert "'out' is an input parameter" in str(ours[0].message) and "pl.Out" in str(ours[0].message)
     assert ours[0].filename == __file__
+
+
+def test_a_tuple_of_results_passed_as_an_operand_is_described_with_the_unpacking_hint():
+    text = """
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def two(self, x: pl.Tensor[[16, 16], pl.FP32]) -> tuple[pl.Tensor[[16, 16], pl.FP32], pl.Tensor[[16, 16], pl.FP32]]:
+        return x, x
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32]) -> pl.Tensor[[16, 16], pl.FP32]:
+        r = self.two(x)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            y = pl.exp(r)
+        return y
+"""
+    with pytest.raises(TypeCheckError, match=r"pl.exp: the first operand must be a Tensor or a Tile, got a tuple of 2 "
+                                             r"values \(Tensor\[16, 16\] FP32, Tensor\[16, 16\] FP32\)") as info:
+        pl.parse(text)
+    assert info.value.span.line == 14 and "a, b = " in info.value.hint
+
+
+def test_an_annotation_python_evaluates_itself_reports_the_users_line():
+    # a module-level alias, or a method's annotations when its class is defined: Python builds the type before
+    # pypto's parser sees the kernel
+    with pytest.raises(ParserTypeError, match="shape entries must be integers or pl.dynamic dims") as info:
+        pl.Tensor[[range, 64], pl.FP32]                    # BAD-ALIAS
+    line = inspect.currentframe().f_lineno - 1
+    assert info.value.span is not None and info.value.span.filename == __file__ and info.value.span.line == line

@@ -109,6 +109,20 @@ def test_subscript_sugar_slice_read_and_assemble():
     assert [e.value for e in asm2.value.args[2].elements] == [0, 0]
 
 
+@pytest.mark.parametrize("target", ["o[i:i + 2, 0:32]", "o[0:16, :]", "o[i, 0:16]"])
+def test_a_subscript_region_of_another_static_shape_than_the_value_is_an_error_at_the_assignment(target):
+    from pypto.language.parser.diagnostics import ParserTypeError
+    text = ("import pypto.language as pl\n\n"
+            "@pl.function(type=pl.FunctionType.Opaque)\n"
+            "def f(a: pl.Tensor[[1, 32], pl.FP32], o: pl.Tensor[[64, 64], pl.FP32], i: pl.Scalar[pl.INDEX]):\n"
+            f"    {target} = a\n"
+            "    return o\n")
+    with pytest.raises(ParserTypeError, match=r"'o\[...\]' is a \[\d+, \d+\] region, the value assigned to it is "
+                                              r"\[1, 32\]") as info:
+        pl.parse(text)
+    assert info.value.span.line == 5
+
+
 def test_a_slice_whose_symbolic_bounds_cancel_has_a_static_extent():
     # q * 128 : (q + 8) * 128 is 1024 wide for every q; a symbolic extent would make the
     # tile made from it partial and stop a later reshape (the reference's Qwen3 RoPE kernel)

@@ -8,7 +8,7 @@ import pytest
 
 import pypto.language as pl
 from pypto import ir
-from pypto.errors import PyptoError, PyptoWarning, SimulationError, TypeCheckError, UnsupportedError
+from pypto.errors import InternalError, PyptoError, PyptoWarning, SimulationError, TypeCheckError, UnsupportedError
 from pypto.runtime import RunConfig
 
 KERNEL = """
@@ -75,20 +75,66 @@ def test_swapped_store_arguments_are_named_as_swapped():
 
 
 @pl.jit
-def forgot_out(a: pl.Tensor, c: pl.Tensor):
+def forgot_out(a: pl.Tensor, c: pl.Tensor):                 # FORGOT-OUT-PARAM
     with pl.at(level=pl.Level.CORE_GROUP):
         t = pl.load(a, [0, 0], [16, 64])
         pl.store(t, [0, 0], c)                # FORGOT-OUT
     return c
 
 
-def test_writing_an_input_parameter_of_the_entry_is_a_compile_time_error_naming_it():
+@pl.jit.incore
+def copy_kernel(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    pl.store(pl.load(a, [0, 0], [16, 64]), [0, 0], out)
+    return out
+
+
+@pl.jit
+def forgot_out_of_a_sub_kernel_call(a: pl.Tensor, c: pl.Tensor):     # FORGOT-OUT-CALLER
+    c = copy_kernel(a, c)                     # FORGOT-OUT-CALL
+    return c
+
+
+@pytest.mark.parametrize("kernel, message, write, param", [
+    (forgot_out, r"pl.store writes 'c', an input parameter", "FORGOT-OUT", "FORGOT-OUT-PARAM"),
+    (forgot_out_of_a_sub_kernel_call, r"copy_kernel\(\) writes its parameter 'out' \(pl.Out\), and 'c' passed for "
+                                      "it is an input parameter", "FORGOT-OUT-CALL", "FORGOT-OUT-CALLER"),
+])
+def test_writing_an_input_parameter_of_the_entry_is_a_compile_time_error_naming_it(kernel, message, write, param):
     a = np.ones((16, 64), np.float32)
     c = np.zeros_like(a)
-    with pytest.raises(PyptoError, match=r"pl.store writes 'c', an input parameter") as info:
-        forgot_out(a, c)
-    assert info.value.span.line == _line("FORGOT-OUT") and "pl.Out[" in info.value.hint
+    with pytest.raises(PyptoError, match=message) as info:
+        kernel(a, c)
+    assert info.value.span.line == _line(write)
+    assert f"c: pl.Out[...] at line {_line(param)}" in info.value.hint
     assert (c == 0).all()
+
+
+@pl.jit.inline
+def copy_inline(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pl.store(pl.load(a, [0, 0], [16, 64]), [0, 0], out)
+    return out
+
+
+@pl.jit
+def forgot_out_of_an_inline_call(a: pl.Tensor, c: pl.Tensor):
+    c = copy_inline(a, c)                     # FORGOT-OUT-INLINE
+    return c
+
+
+def test_passing_an_input_parameter_where_an_inline_function_writes_warns_at_compile_time():
+    # the reference compiles this (its Qwen3 jit example updates an In KV cache so); the simulator refuses
+    # the write when it runs
+    import warnings
+    a = np.ones((16, 64), np.float32)
+    with pytest.warns(PyptoWarning, match="copy_inline\\(\\) writes its parameter 'out'") as record, \
+            pytest.raises(SimulationError, match="In parameter"):
+        forgot_out_of_an_inline_call(a, np.zeros_like(a))
+    assert any(w.lineno == _line("FORGOT-OUT-INLINE") for w in record)
+    with warnings.catch_warnings():          # warnings as errors: the warning itself, not an InternalError
+        warnings.simplefilter("error")
+        with pytest.raises(PyptoWarning, match="copy_inline\\(\\) writes its parameter 'out'"):
+            forgot_out_of_an_inline_call(a, np.zeros_like(a), config=RunConfig(platform="a5sim"))
 
 
 def test_a_second_return_is_unreachable_code():
@@ -119,6 +165,20 @@ def test_out_of_range_run_time_windows_are_simulation_errors(body, n, message, p
     with pytest.raises(SimulationError, match=message) as info:
         _run(_kernel(body), n, platform)
     _at_mistake(info.value, MISTAKE_LINE + body.count("\n") - 1)      # the line before the final store
+
+
+@pytest.mark.parametrize("reduce", ["row_max", "row_min", "row_argmax"])
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_a_max_over_an_empty_valid_region_is_an_error_at_the_reduction(reduce, platform):
+    body = ("u = pl.load(a, [0, 0], [64, 128], valid_shapes=[64, 0])\n"
+            "        s = pl.create_tile([64, 128], dtype=pl.FP32, target_memory=pl.Mem.Vec)\n"
+            f"        m = pl.{reduce}(u, s)\n"
+            "        c = pl.store(pl.row_expand_sub(t, pl.cast(m, pl.FP32)), [0, 0], c)")
+    with pytest.raises(PyptoError, match=rf"tile.{reduce}: reduces an empty valid region \(valid shape \[64, 0\]\)") \
+            as info:
+        _run(_kernel(body), platform=platform)
+    assert not isinstance(info.value, InternalError)
+    _at_mistake(info.value, MISTAKE_LINE + 2)
 
 
 @pl.jit
@@ -152,6 +212,20 @@ def test_tile_ops_outside_pl_at_are_an_error_at_the_first_op(kernel, marker):
 
 
 @pl.jit
+def tensor_compute_in_host_code(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    c[:] = pl.exp(a)                          # FORGOT-AT-TENSOR
+    return c
+
+
+def test_tensor_compute_outside_pl_at_names_the_host_function_and_pl_at():
+    a = np.ones((16, 64), np.float32)
+    with pytest.raises(UnsupportedError, match="tensor.exp in 'tensor_compute_in_host_code', which runs on the host "
+                                               r"\(Orchestration function\): tensor compute runs on a core") as info:
+        tensor_compute_in_host_code(a, np.zeros_like(a))
+    assert info.value.span.line == _line("FORGOT-AT-TENSOR") and "with pl.at(" in info.value.hint
+
+
+@pl.jit
 def mixes_in_a_float32_tile(a: pl.Tensor, c: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         t = pl.load(a, [0, 0], [16, 64])
@@ -166,6 +240,14 @@ def test_float64_arrays_are_blamed_at_the_call_with_the_conversion():
         mixes_in_a_float32_tile(a, np.zeros_like(a))      # FLOAT64-CALL
     assert info.value.span.line == _line("FLOAT64-CALL")
     assert "astype(np.float32)" in info.value.hint
+
+
+def test_float64_arrays_passed_to_a_compiled_program_name_the_parameter_and_the_conversion():
+    compiled = ir.compile(pl.parse(_kernel("c = pl.store(t, [0, 0], c)")), platform="a2a3sim")
+    a = np.ones((64, 128), np.float32)
+    with pytest.raises(TypeCheckError, match="parameter 'b' expects dtype FP32 \\(float32\\), got float64") as info:
+        compiled(a, np.ones((64, 128)), np.zeros_like(a), 0)      # FLOAT64-PROGRAM
+    assert info.value.span.line == _line("FLOAT64-PROGRAM") and "b.astype(np.float32)" in info.value.hint
 
 
 SCALE = 2.0

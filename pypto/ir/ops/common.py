@@ -13,8 +13,8 @@ from typing import Optional
 from pypto.errors import TypeCheckError
 from pypto.ir.dtypes import INDEX, UINT8, DataType
 from pypto.ir.expr import BinaryExpr, ConstInt, Expr, MakeTuple, as_int
-from pypto.ir.types import (ScalarType, ShapedType, TensorType, TensorView, TileType, TileView, Type, implicit_tile_view,
-                            static_dims)
+from pypto.ir.types import (ScalarType, ShapedType, TensorType, TensorView, TileType, TileView, TupleType, Type,
+                            UnknownType, implicit_tile_view, static_dims)
 
 
 # ---------------------------------------------------------------------------- argument checks
@@ -135,6 +135,10 @@ def describe(t: Optional[Type]) -> str:
         return f"Tensor{fmt_shape(t.shape)} {t.dtype.name}"
     if isinstance(t, ScalarType):
         return f"Scalar {t.dtype.name}"
+    if isinstance(t, TupleType):             # several results (a call returning a tuple)
+        return f"a tuple of {len(t.types)} values ({', '.join(describe(x) for x in t.types)})"
+    if isinstance(t, UnknownType):
+        return "nothing (a call without a result)"
     return type(t).__name__
 
 

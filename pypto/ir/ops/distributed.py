@@ -19,6 +19,7 @@ from __future__ import annotations
 from pypto.errors import TypeCheckError
 from pypto.ir.comm_enums import NotifyOp, ReduceOp, WaitCmp
 from pypto.ir.dtypes import INT32, INT64, DataType
+from pypto.ir.expr import ConstInt
 from pypto.ir.enums import AtomicType, MemorySpace
 from pypto.ir.ops.common import describe, dims_equal, expect_scalar, expect_tile, expect_tuple
 from pypto.ir.ops.registry import READ, READWRITE, SHARED, VECTOR, WRITE, Kwarg, OpDef, register_op
@@ -62,7 +63,11 @@ def _comm_ctx(args, kw):
 
 def _rank_query(name):
     def deduce(args, kw):
-        expect_scalar(name, "ctx", args[0])
+        t = expect_scalar(name, "ctx", args[0])
+        if isinstance(args[0], ConstInt) or t.dtype is not INT64:
+            got = f"the constant {args[0].value}" if isinstance(args[0], ConstInt) else describe(t)
+            raise TypeCheckError(f"{name}: argument 'ctx' must be a communication context, got {got}",
+                                 hint="pass the handle of pld.get_comm_ctx(window)")
         return ScalarType(INT32)
     return deduce
 

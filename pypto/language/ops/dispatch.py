@@ -22,7 +22,7 @@ from pypto.ir.expr import Expr, const
 from pypto.ir.ops.common import describe
 from pypto.ir.ops.registry import all_ops, create_op_call, get_op, has_op, op_count
 from pypto.ir.span import Span
-from pypto.ir.types import ScalarType, TensorType, TileType
+from pypto.ir.types import ScalarType, TensorType, TileType, TupleType
 from pypto.language.ops.binding import bind, unwrap_const
 from pypto.language.ops.scalar import SCALAR_ONLY_PATHS, build_scalar, is_scalar_expr
 
@@ -146,7 +146,7 @@ def _normalize(args) -> list:
 
 def build_call(path: str, args, kwargs: Optional[dict] = None, span: Optional[Span] = None) -> Expr:
     path = _strip(path)
-    display = f"pl.{path}"
+    display = path if path.startswith("pld.") else f"pl.{path}"       # as the user spelled it
     args = _normalize(args)
     kwargs = dict(kwargs or {})
     if path == "const":
@@ -190,9 +190,11 @@ def build_call(path: str, args, kwargs: Optional[dict] = None, span: Optional[Sp
     if kind not in _FAMILIES:
         if family:
             return _call(path, display, args, kwargs, span)   # let the op's type rule name the argument
+        first_type = getattr(first, "type", None)
         raise TypeCheckError(f"{display}: the first operand must be a Tensor or a Tile, got "
-                             f"{describe(getattr(first, 'type', None)) if first is not None else 'nothing'}", span,
-                             hint="scalar arithmetic uses + - * / and pl.min / pl.max / pl.cast / pl.abs")
+                             f"{describe(first_type) if first is not None else 'nothing'}", span,
+                             hint="unpack the results first: a, b = ..." if isinstance(first_type, TupleType) else
+                             "scalar arithmetic uses + - * / and pl.min / pl.max / pl.cast / pl.abs")
     fam = family or kind
     if len(args) >= 2 and is_scalar_expr(args[1]):
         s_form = f"{fam}.{SCALAR_FORM.get(short, short + 's')}"

@@ -9,12 +9,14 @@ from __future__ import annotations
 import ast
 import builtins
 import enum
+import warnings
 
-from pypto.errors import PyptoError
+from pypto.errors import PyptoError, PyptoWarning
 from pypto.ir.expr import BinaryExpr, Call, Expr, GlobalVar
 from pypto.ir.dtypes import DataType
+from pypto.ir.enums import FunctionType, ParamDirection
 from pypto.ir.function import Function
-from pypto.ir.types import ScalarType, TensorType, TupleType, UnknownType
+from pypto.ir.types import DistributedTensorType, ScalarType, TensorType, TupleType, UnknownType
 from pypto.language import scopes, typing as pl_typing
 from pypto.language.parser.diagnostics import InvalidOperationError, ParserSyntaxError, ParserTypeError
 from pypto.language.parser.dispatch import eval_expr, expression
@@ -203,11 +205,32 @@ def _reject_write_to_input(ctx, path: str, call, span) -> None:
         target = call.args[i] if i < len(call.args) else None
         if effect in ("write", "readwrite") and target in getattr(ctx, "caller_inputs", ()):
             name = target.name_hint
+            where = f" at line {target.span.line}" if target.span is not None and target.span.is_known() else ""
             raise ParserTypeError(f"pl.{path} writes '{name}', an input parameter", span,
-                                  hint=f"declare the parameter as {name}: pl.Out[...] (or pl.InOut[...] when the "
-                                       "kernel also reads it)",
-                                  note=f"'{name}' is declared at line {target.span.line}" if target.span is not None
-                                  and target.span.is_known() else "")
+                                  hint=f"declare it as {name}: pl.Out[...]{where} (or pl.InOut[...] when the kernel also "
+                                       "reads it)",
+                                  note=f"'{name}' is declared at line {target.span.line}" if where else "")
+
+
+def _reject_input_passed_for_writing(ctx, fname: str, param_names: list, directions: list, args: list, span,
+                                     warn_only: bool = False) -> None:
+    """An Orchestration function passing one of its In tensors where the callee writes (pl.Out / pl.InOut):
+    the forgotten `pl.Out` on the caller (otherwise found only at run time, at the callee's store). A
+    distributed window is the ranks' shared buffer, not a caller's array: it is written through an In.
+    An inline callee only warns: the reference compiles such programs (its Qwen3 jit example updates an
+    In KV cache through one), and the simulator refuses the write when it runs."""
+    for pname, direction, arg in zip(param_names, directions, args):
+        if direction is not ParamDirection.In and arg in getattr(ctx, "caller_inputs", ()) \
+                and not isinstance(arg.type, DistributedTensorType):
+            name = arg.name_hint
+            where = f" at line {arg.span.line}" if arg.span is not None and arg.span.is_known() else ""
+            error = ParserTypeError(f"{fname}() writes its parameter '{pname}' (pl.{direction.name}), and '{name}' "
+                                    "passed for it is an input parameter", span,
+                                    hint=f"declare it as {name}: pl.Out[...]{where} (or pl.InOut[...] when the "
+                                         "kernel also reads it)")
+            if not warn_only:
+                raise error
+            warnings.warn_explicit(str(error), PyptoWarning, span.filename or "<pypto>", span.line or 0)
 
 
 def _scalar_form(path: str, args: list, kwargs: dict, span):
@@ -228,9 +251,10 @@ def function_call(ctx, node, name: str, args: list, kwargs: dict, callee: Functi
     if callee is not None:
         param_names = [p.name_hint for p in callee.params]
         param_types = [p.type for p in callee.params]
+        directions = list(callee.param_directions)
         return_types = list(callee.return_types)
     elif sig is not None:
-        param_names, param_types = sig.param_names, sig.param_types
+        param_names, param_types, directions = sig.param_names, sig.param_types, list(sig.directions or ())
         return_types = sig.return_types
         if return_types is None:
             return_types = ctx.env.resolve_return(name)
@@ -255,6 +279,8 @@ def function_call(ctx, node, name: str, args: list, kwargs: dict, callee: Functi
         e = to_expr(v, span, "argument")
         _check_arg_type(name, pname, ptype, e, span)
         exprs.append(e)
+    inline = callee is not None and callee.func_type is FunctionType.Inline
+    _reject_input_passed_for_writing(ctx, name, param_names, directions, exprs, span, warn_only=inline)
     if len(return_types) == 1:
         rtype = return_types[0]
     elif return_types:

@@ -75,7 +75,7 @@ def with_span(ctx, node, fn, *args):
         return fn(*args)
     except PyptoError as e:
         raise e.with_span(ctx.span(node))
-    except RecursionError:
+    except (RecursionError, Warning):            # a PyptoWarning the caller's filters turned into an error
         raise
     except Exception as e:  # noqa: BLE001 - never let a bare traceback reach the user
         from pypto.errors import InternalError

@@ -141,7 +141,9 @@ def parse_function_def(env: ModuleEnv, node: ast.FunctionDef, opts: FunctionOpti
     ctx.auto_scope = opts.auto_scope
     params, directions = bind_params(ctx, node, method, overrides)
     # an Orchestration function's In tensors are the caller's arrays: an op writing one is the forgotten pl.Out
-    ctx.caller_inputs = set(ctx.input_params) if opts.func_type is FunctionType.Orchestration else set()
+    # (in the user's source; printed IR may write them after InlineFunctions placed an inline body there)
+    ctx.caller_inputs = set(ctx.input_params) if opts.func_type is FunctionType.Orchestration \
+        and not env.source.is_printed_ir() else set()
     return_types = with_span(ctx, node.returns or node, eval_return_annotation, ctx, node.returns)
     attrs = dict(opts.attrs)
     if opts.attrs_node is not None:

@@ -27,6 +27,10 @@ class SourceFile:
     line_offset: int = 0
     col_offset: int = 0
 
+    def is_printed_ir(self) -> bool:
+        """The compiler's own printed IR (a pass dump, a round trip): user-mistake checks do not apply."""
+        return bool(self.lines) and self.lines[0].startswith("# pypto.program:")
+
     def span(self, node) -> Span:
         line = getattr(node, "lineno", None)
         if line is None:

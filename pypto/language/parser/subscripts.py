@@ -117,6 +117,27 @@ def _dims(ctx, node, base: Expr):
     return out
 
 
+def _check_region_fits_value(name: str, sizes: list, value, span) -> None:
+    """`dst[a:b, ...] = value` with a region of another static shape than the value (numpy refuses to
+    broadcast it; assemble would silently write the value's shape at the region's offsets)."""
+    shape = getattr(value.type, "shape", None)
+    if shape is None or len(shape) != len(sizes):
+        return
+    region = [_static(n) for n in sizes]
+    have = [_static(d) for d in shape]
+    if any(r is not None and v is not None and r != v for r, v in zip(region, have)):
+        show = [r if r is not None else "?" for r in region]
+        raise ParserTypeError(f"'{name}[...]' is a {show} region, the value assigned to it is "
+                              f"{[v if v is not None else '?' for v in have]}", span,
+                              hint="make the slice's extents the value's shape")
+
+
+def _static(n):
+    if isinstance(n, ConstInt):
+        return n.value
+    return n if isinstance(n, int) and not isinstance(n, bool) else None
+
+
 def _is_full_slice(n) -> bool:
     return isinstance(n, ast.Slice) and n.lower is None and n.upper is None and n.step is None
 
@@ -179,6 +200,7 @@ def assign_subscript(ctx, target: ast.Subscript, value, span) -> None:
         if not is_shaped_expr(value):
             raise ParserTypeError(f"the value stored into '{name}[...]' must be a tensor or tile, "
                                   f"got {describe_value(value)}", span)
+        _check_region_fits_value(name, [size for _, size, _ in dims], value, span)
         result = build_call("assemble", [base, value, to_expr(offsets, span)], {}, span)
     if isinstance(result.type, (TensorType, TileType)):
         var = ctx.assign_var(name, result.type, span)

@@ -156,9 +156,12 @@ def _run(program: Program) -> Program:
             attrs = {k: v for k, v in f.attrs.items() if k not in _DROPPED_ATTRS}
             retyped[f.name] = f.with_type(kind).replace(attrs=attrs)
     manual = {f.name for f in funcs if f.func_type is FunctionType.AIV} | set(retyped)
+    hand_written = tuple(f for f in funcs if f.func_type in (FunctionType.AIC, FunctionType.AIV))
     if not split and not retyped and not (platform_name == "a5" and manual):
-        return normalize_group_abis(program.with_functions(
+        result = normalize_group_abis(program.with_functions(
             [stamp_dual_dispatch(f, platform_name) for f in funcs]))
+        check_expanded(result, hand_written)
+        return result
     out = []
     rewrite = _GroupCallerRewrite(split)
     for f in funcs:
@@ -192,7 +195,7 @@ def _run(program: Program) -> Program:
     for f in out:
         if f.func_type in (FunctionType.AIC, FunctionType.AIV) and (f.name in retyped or f.name.endswith(("_aic", "_aiv"))):
             check_data_paths(f, platform)
-    check_expanded(result)
+    check_expanded(result, hand_written)
     return _strip_placement(result)
 
 

@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from pypto.errors import InternalError
+from pypto.errors import InternalError, ValueCheckError
 from pypto.ir.enums import FunctionType, MemorySpace
 from pypto.ir.expr import ConstInt, GlobalVar
 from pypto.ir.function import Program
@@ -51,23 +51,24 @@ def _kernel_problems(f) -> list:
         kind, space = _POP_SPACE.get(name, (None, None))
         if f.func_type is kind and getattr(s.var.type, "memory_space", None) is not space:
             got = getattr(getattr(s.var.type, "memory_space", None), "name", "none")
-            found.append(f"Function '{f.name}': a {name} result in MemorySpace::{space.name} is required, "
-                         f"'{s.var.name}' lands in {got}")
+            found.append(_Problem(f"Function '{f.name}': a {name} result in MemorySpace::{space.name} is "
+                                  f"required, '{s.var.name}' lands in {got}", s.span))
     first_transfer = next((i for i, n in enumerate(names) if n in _TRANSFER), None)
     if first_transfer is not None:
         if setup not in names[:first_transfer]:
-            found.append(f"Function '{f.name}' uses cross-core tile ops but has no '{setup}' call before the "
-                         "first of them")
+            found.append(_Problem(f"Function '{f.name}' uses cross-core tile ops but has no '{setup}' call before "
+                                  "the first of them", calls[first_transfer].span))
         inits = [c for c in calls if c.op.name == setup]
         wanted = sum(1 for c in inits if _mask(c) & _CONSUMED_BIT[f.func_type])
         if wanted and names.count("system.reserve_buffer") < wanted:
-            found.append(f"Function '{f.name}' has fewer 'system.reserve_buffer' calls than initialized pipe "
-                         f"directions require ({names.count('system.reserve_buffer')} for {wanted})")
+            found.append(_Problem(f"Function '{f.name}' has fewer 'system.reserve_buffer' calls than initialized "
+                                  f"pipe directions require ({names.count('system.reserve_buffer')} for {wanted})",
+                                  inits[0].span))
         for c in calls:
             if c.op.name in _TRANSFER:
                 t = c.args[0].type if c.args else c.type
                 if not all(isinstance(d, ConstInt) for d in getattr(t, "shape", ())):
-                    found.append(f"{f.name}: {c.op.name} moves a tile with a non-static shape")
+                    found.append(_Problem(f"{f.name}: {c.op.name} moves a tile with a non-static shape", c.span))
     # pop / free pairing, per tile value: each popped tile is freed once
     pops = [s for s in collect(f.body, lambda n: isinstance(n, AssignStmt))
             if getattr(getattr(s.value, "op", None), "name", "").startswith("tile.tpop_from_")]
@@ -80,13 +81,13 @@ def _kernel_problems(f) -> list:
             if outstanding.get(tile, 0) > 0:
                 outstanding[tile] -= 1
             else:
-                found.append(f"Function '{f.name}' has '{c.op.name}' without a matching outstanding tpop on "
-                             f"the same tile value ('{getattr(tile, 'name', tile)}')")
+                found.append(_Problem(f"Function '{f.name}' has '{c.op.name}' without a matching outstanding tpop "
+                                      f"on the same tile value ('{getattr(tile, 'name', tile)}')", c.span))
     for s in pops:
         if s.var not in frees:
             side = s.value.op.name.rsplit("_", 1)[-1]
-            found.append(f"Function '{f.name}' uses {s.value.op.name} but has no matching "
-                         f"'system.tfree_to_{side}' call for '{s.var.name}'")
+            found.append(_Problem(f"Function '{f.name}' uses {s.value.op.name} but has no matching "
+                                  f"'system.tfree_to_{side}' call for '{s.var.name}'", s.span))
     return found
 
 
@@ -95,10 +96,28 @@ def _mask(call) -> int:
     return int(getattr(m, "value", m) or 0)
 
 
-def check_expanded(program: Program) -> None:
+class _Problem(str):
+    """A broken rule, and the statement or call that breaks it (for a hand-written kernel: the user's line)."""
+
+    def __new__(cls, message: str, span=None):
+        problem = super().__new__(cls, message)
+        problem.span = span
+        return problem
+
+
+def check_expanded(program: Program, hand_written: tuple = ()) -> None:
+    """InternalError when the pass broke a rule; a ValueCheckError at the user's line when a `hand_written`
+    AIC / AIV function (as the user wrote it, before the pass) already broke it."""
     bad = problems(program)
-    if bad:
-        raise InternalError("MixedKernelExpanded violated:\n  " + "\n  ".join(bad))
+    if not bad:
+        return
+    for f in hand_written:
+        mine = _kernel_problems(f)
+        if mine:
+            raise ValueCheckError(f"the cross-core pipe protocol is broken: {mine[0]}", mine[0].span or f.span,
+                                  hint="an AIC / AIV kernel initializes its pipe before the first tpush / tpop, "
+                                       "and frees each popped tile with tfree")
+    raise InternalError("MixedKernelExpanded violated:\n  " + "\n  ".join(bad))
 
 
 def _diagnostics(program: Program) -> list:

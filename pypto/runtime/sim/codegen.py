@@ -180,6 +180,11 @@ class SourceGenerator:
     def op_fn(self, call: Call) -> tuple:
         name = call.op.name
         fn = self.ops.get(name)
+        if fn is None and self.is_host and name.startswith("tensor."):      # compute left outside `pl.at`
+            raise UnsupportedError(f"{name} in '{self.func.name}', which runs on the host "
+                                   f"({self.func.func_type.name} function): tensor compute runs on a core",
+                                   call.span, hint="put it inside `with pl.at(level=pl.Level.CORE_GROUP):`, or "
+                                                   "call an InCore function that computes it")
         if fn is None:
             raise UnsupportedError(f"the simulator has no semantics for op '{name}'", call.span,
                                    hint="add it to pypto/runtime/sim/ops (SIM_OPS)")

@@ -124,7 +124,7 @@ class HostArgs:
         if arr.dtype != want:
             if strict:
                 raise TypeCheckError(f"parameter '{plan.name}' expects dtype {plan.dtype_name} ({want}), got "
-                                     f"{arr.dtype}", hint="convert the array with .astype(...) before the call")
+                                     f"{arr.dtype}", hint=f"pass {plan.name}.astype({_numpy_spelling(want)})")
             arr = arr.astype(want)
         if plan.static_shape is None or arr.shape != plan.static_shape:
             self._check_shape(plan.var, arr)
@@ -201,3 +201,9 @@ class HostArgs:
         if isinstance(value, tuple):
             return tuple(numpy_to_torch(v) if isinstance(v, np.ndarray) else v for v in value)
         return numpy_to_torch(value) if isinstance(value, np.ndarray) else value
+
+
+def _numpy_spelling(dtype) -> str:
+    """How a user writes `dtype` in numpy: np.float32, or ml_dtypes.bfloat16 for the dtypes numpy lacks."""
+    name = np.dtype(dtype).name
+    return f"np.{name}" if hasattr(np, name) else f"ml_dtypes.{name}"

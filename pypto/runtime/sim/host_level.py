@@ -93,6 +93,9 @@ class HostLevel:
 
     @staticmethod
     def stacked_index(arr, r, span):
+        if not isinstance(r, (int, np.integer)):
+            raise TypeCheckError(f"x[...] indexes a stacked host tensor by rank, got {type(r).__name__} {r!r}", span,
+                                 hint="index with a rank number (e.g. the loop variable of pld.world_size())")
         r = int(r)
         if not isinstance(arr, np.ndarray):
             raise TypeCheckError(f"x[{r}] indexes a stacked host tensor, got {type(arr).__name__}", span,

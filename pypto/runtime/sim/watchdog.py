@@ -4,11 +4,14 @@ The deadlock detector sees agents that can never run again; it cannot see a loop
 (`while True: pass` in a kernel or an orchestrator, a loop bound that runs away). Generated code
 calls `tick(span)` at the top of every loop body, and the scheduler loop checks the same deadline
 between steps, so both a spinning agent and agents that keep yielding to each other are stopped.
-The budget is `RunConfig(sim_watchdog_seconds=...)` (wall time, generous by default).
+Plain Python run inside a call (a HOST SubWorker's body) has no ticks: `watching_python()` traces
+its lines instead, for as long as it runs. The budget is `RunConfig(sim_watchdog_seconds=...)` (wall
+time, generous by default).
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import Optional
 
@@ -56,3 +59,34 @@ class watching:
     def __exit__(self, *exc) -> None:
         global _current
         _current = self.outer
+
+
+class watching_python:
+    """`with watching_python():` — the current watchdog over plain Python code (a line tracer reads the
+    clock every CHECK_EVERY lines; WatchdogExpired at the line then running). Off without a watchdog,
+    or when a debugger already traces."""
+
+    def __enter__(self) -> None:
+        self.installed = _current is not None and sys.gettrace() is None
+        if self.installed:
+            sys.settrace(_line_tracer(_current))
+
+    def __exit__(self, *exc) -> None:
+        if self.installed:
+            sys.settrace(None)
+
+
+def _line_tracer(dog: Watchdog):
+    from pypto.ir.span import Span
+    lines = 0
+
+    def on_line(frame, event, arg):
+        nonlocal lines
+        if event == "line":
+            lines += 1
+            if lines % CHECK_EVERY == 0 and dog.expired():
+                raise WatchdogExpired("loop still running when the watchdog expired",
+                                      Span(frame.f_code.co_filename, frame.f_lineno, 1))
+        return on_line
+
+    return lambda frame, event, arg: on_line

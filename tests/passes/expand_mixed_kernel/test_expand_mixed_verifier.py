@@ -1,5 +1,7 @@
 """The MixedKernelExpanded checks (seed 004 "属性验证器") on hand-written split kernels."""
 
+import pytest
+
 import pypto.language as pl
 from pypto.passes.expand_mixed_kernel.verifier import problems
 
@@ -99,3 +101,24 @@ def test_the_checks_are_the_property_verifier():
     assert [d.message for d in found] == [
         "Function 'vec' uses tile.tpop_from_aic but has no matching 'system.tfree_to_aic' call for 't'"]
     assert ir.verifier.verify_property("MixedKernelExpanded", _program()) == []
+
+
+def _source_line(text: str) -> int:
+    import inspect
+    lines, first = inspect.getsourcelines(_program)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+@pytest.mark.parametrize("broken, line_of", [
+    (dict(tfree=False), "t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.tpop_from_aic"),
+    (dict(init=False), "pl.tile.tpop_from_aic(split=0)"),
+    (dict(reserve=False), "pl.system.aiv_initialize_pipe("),
+])
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_a_hand_written_kernel_breaking_the_protocol_is_a_user_error_at_its_line(broken, line_of, platform):
+    from pypto import ir
+    from pypto.errors import InternalError, ValueCheckError
+    with pytest.raises(ValueCheckError, match="the cross-core pipe protocol is broken") as info:
+        ir.compile(_program(**broken), platform=platform)
+    assert not isinstance(info.value, InternalError)
+    assert info.value.span.filename == __file__ and info.value.span.line == _source_line(line_of)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pypto.errors import SimulationError
+from pypto.errors import SimulationError, TypeCheckError
 from pypto.ir.comm_enums import NotifyOp, WaitCmp
 from pypto.ir.enums import AtomicType
 from pypto.runtime.sim.blocking import Block, may_block
@@ -22,10 +22,27 @@ from pypto.runtime.sim.ops.numeric import write_valid
 from pypto.runtime.sim.values import TileValue
 
 
+def _not_a_number(self, *other):
+    raise TypeCheckError("a communication context (pld.get_comm_ctx) is a handle, not a number",
+                         hint="read its rank with pld.rank(ctx) and its size with pld.nranks(ctx)")
+
+
 @dataclass(frozen=True)
 class CommCtx:
+    """The value of pld.get_comm_ctx in the model; arithmetic on it is the user's mistake (a pointer on the chip)."""
     rank: int
     nranks: int
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _not_a_number
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __neg__ = __lt__ = __le__ = __gt__ = __ge__ = _not_a_number
+    __int__ = __float__ = __index__ = _not_a_number
+
+
+def _comm_ctx(value) -> CommCtx:
+    if not isinstance(value, CommCtx):
+        raise TypeCheckError(f"expects a communication context, got {type(value).__name__} {value!r}",
+                             hint="pass the handle of pld.get_comm_ctx(window)")
+    return value
 
 
 def _world(ctx, what: str):
@@ -148,6 +165,10 @@ def _transfer_regions(dst, src, dst_offsets, src_offsets, shape, what):
         shape = src.shape
     dst_offsets = dst_offsets if dst_offsets is not None else (0,) * dst.ndim
     src_offsets = src_offsets if src_offsets is not None else (0,) * src.ndim
+    if not dst.ndim == src.ndim == len(shape) == len(dst_offsets) == len(src_offsets):
+        raise SimulationError(f"{what}: the destination {list(dst.shape)} and the source {list(src.shape)} "
+                              f"(a region of {list(shape)}) do not have the same rank",
+                              hint="declare the window and the tensor with shapes of one rank")
     return _region(dst, dst_offsets, shape, what), _region(src, src_offsets, shape, what)
 
 
@@ -180,8 +201,8 @@ def get(ctx, out, dst, peer, src, *staged):
 
 def table() -> dict:
     return {"pld.get_comm_ctx": get_comm_ctx,
-            "pld.rank": lambda ctx, out, c: c.rank,
-            "pld.nranks": lambda ctx, out, c: c.nranks,
+            "pld.rank": lambda ctx, out, c: _comm_ctx(c).rank,
+            "pld.nranks": lambda ctx, out, c: _comm_ctx(c).nranks,
             "pld.system.notify": notify,
             "pld.system.wait": wait,
             "pld.system.defer_wait": defer_wait,

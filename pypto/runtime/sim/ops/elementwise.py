@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pypto.errors import ValueCheckError
 from pypto.ir.ops.registry import all_ops
 from pypto.runtime.sim.ops.numeric import scalar_as, widen, write_valid
 
@@ -61,9 +62,15 @@ def _unary(fn):
 
 def _reduce(axis: int):
     """Reduce the valid region along `axis` (1: per row → [M, 1]; 0: per column → [1, N]).
-    The scratch tile argument, when present, is not needed by the model and left untouched."""
+    The scratch tile argument, when present, is not needed by the model and left untouched.
+    max / min / arg* of an empty valid region have no value: a user error, not numpy's ValueError."""
     def wrap(fn):
+        needs_an_element = fn not in (np.sum, np.prod)
+
         def op(ctx, out, x, tmp=None, **kwargs):
+            if needs_an_element and x.view().shape[axis] == 0:
+                raise ValueCheckError(f"reduces an empty valid region (valid shape {list(x.valid)}): the result "
+                                      "has no value", hint="check the valid_shapes of the load or the tile")
             with np.errstate(all="ignore"):
                 return write_valid(out, fn(widen(x.view()), axis=axis, keepdims=True))
         return op
