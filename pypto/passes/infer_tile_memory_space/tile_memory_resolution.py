@@ -63,7 +63,7 @@ class _Resolver(IRVisitor):
             return call.kwargs["target_memory"]
         tile_args = [a for a in call.args if isinstance(getattr(a, "type", None), TileType)]
         if rule == "inherit" and tile_args:
-            return self.of(tile_args[0]) or MemorySpace.Vec
+            return self._inherited_space(call, tile_args[0])
         if self.of(call) is not None:
             return self.of(call)
         try:
@@ -73,6 +73,15 @@ class _Resolver(IRVisitor):
         if isinstance(deduced, TileType) and deduced.memory_space is not None:
             return deduced.memory_space
         return (self.of(tile_args[0]) if tile_args else None) or MemorySpace.Vec
+
+    def _inherited_space(self, call: Call, first_tile) -> MemorySpace:
+        """The first tile operand's space, unless the op cannot read that space: then insert_operand_moves
+        will move the operand into the op's first accepted space, and the result lands there. (A loop
+        carry resolved from the unmoved space would disagree with the value its body finally yields.)"""
+        space = self.of(first_tile) or MemorySpace.Vec
+        index = next(i for i, a in enumerate(call.args) if a is first_tile)
+        allowed = call.op.input_memory.get(index)
+        return allowed[0] if allowed and space not in allowed else space
 
     def visit_assign_stmt(self, s):
         self.visit(s.value)
