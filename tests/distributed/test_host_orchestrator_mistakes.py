@@ -153,7 +153,7 @@ class TwoHosts:
     assert info.value.span is not None and "def inspect(" in info.value.span.text
 
 
-def test_a_put_into_a_window_of_another_rank_than_the_source_is_an_error_at_the_put():
+def test_a_window_of_another_rank_than_the_kernel_parameter_is_an_error_at_the_call():
     text = f"""
 import pypto.language as pl
 import pypto.language.distributed as pld
@@ -176,8 +176,8 @@ class PutIntoAWiderWindow:
             data = pld.window(buf, [1, {C}, 1], dtype=pl.FP32)
             self.per_rank(x[r], data, device=r)
 """
-    with pytest.raises(PyptoError, match=rf"pld.tile.put: the destination \[1, {C}, 1\] and the source \[1, {C}\]") \
+    with pytest.raises(PyptoError, match=rf"kernel\(\): the tensor passed for parameter 'data' has shape \[1, {C}, 1\]") \
             as info:
         _compiled(pl.parse(text))(np.ones((N, 1, C), np.float32))
     assert not isinstance(info.value, InternalError)
-    assert "pld.tensor.put(" in info.value.span.text
+    assert "self.kernel(x, data)" in info.value.span.text      # the orchestration's call, before the kernel runs

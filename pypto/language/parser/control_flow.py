@@ -103,6 +103,10 @@ def _bound(ctx, v, span, fn: str) -> Expr:
         raise ParserTypeError(f"pl.{fn}() bounds must be integers or scalars, got {describe_value(v)}", span)
     if not isinstance(v, Expr) and (isinstance(v, bool) or not isinstance(v, int)):
         raise ParserTypeError(f"pl.{fn}() bounds must be integers or scalars, got {describe_value(v)}", span)
+    dtype = getattr(getattr(v, "type", None), "dtype", None)
+    if dtype is not None and dtype.is_float():
+        raise ParserTypeError(f"pl.{fn}() bounds must be integer scalars, got a {dtype.name} scalar", span,
+                              hint="convert it first: pl.cast(x, pl.INDEX)")
     return to_expr(v, span)
 
 

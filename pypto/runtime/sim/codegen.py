@@ -253,8 +253,11 @@ class SourceGenerator:
         elif isinstance(s, ForStmt):
             self.carry_init(s.iter_args, ind)
             lv = self.namer.name(s.loop_var)
-            self.emit(ind, f"for {lv} in range({self.expr(s.start)}, {self.expr(s.stop)}, {self.expr(s.step)}):",
-                      "for", s.span)
+            step = self.expr(s.step)
+            if not (isinstance(s.step, ConstInt) and s.step.value != 0):   # a run-time step: 0 never advances
+                self.g["_sim_step"] = _nonzero_step
+                step = f"_sim_step({step})"
+            self.emit(ind, f"for {lv} in range({self.expr(s.start)}, {self.expr(s.stop)}, {step}):", "for", s.span)
             self.yield_targets.append([self.namer.name(a) for a in s.iter_args])
             self.watchdog_tick(s, ind + 1)
             self.body(s.body, ind + 1)
@@ -461,6 +464,14 @@ class SourceGenerator:
                           self.sites)
         self.g["_sim_F"] = fc
         return fc
+
+
+def _nonzero_step(step):
+    """A loop's step, checked: Python's range() would stop the run with a bare ValueError."""
+    if step == 0:
+        raise SimulationError("the loop's step is 0 at run time: it would never advance",
+                              hint="check the step argument of pl.range (or the scalar it is computed from)")
+    return step
 
 
 def load_source(source: str, filename: str) -> str:

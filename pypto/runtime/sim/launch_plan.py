@@ -29,7 +29,7 @@ from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import Call, GlobalVar, Var
 from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, flatten_to_stmts
 from pypto.runtime.sim.codegen import HOST_TYPES
-from pypto.runtime.sim.scheduler import Task
+from pypto.runtime.sim.scheduler import Task, check_argument_ranks
 
 
 class TaskTemplate:
@@ -45,12 +45,13 @@ class TaskTemplate:
 
 
 class LaunchPlan:
-    __slots__ = ("templates", "returns", "multi")
+    __slots__ = ("templates", "returns", "multi", "ranks_seen")
 
     def __init__(self, templates: list, returns: Optional[tuple], multi: bool):
         self.templates = tuple(templates)
         self.returns = returns            # per returned value: ("param", i) or ("site", template k); None: no return
         self.multi = multi
+        self.ranks_seen: set = set()      # the argument ranks whose tasks' parameters were checked
 
     def fits(self, window: int) -> bool:
         return len(self.templates) <= window
@@ -58,6 +59,11 @@ class LaunchPlan:
     def replay(self, run, args):
         """Submit the templates' tasks on `args` (the dispatch's argument list); the orchestration's result."""
         tasks = []
+        ranks = tuple([getattr(a, "ndim", -1) for a in args])
+        if ranks not in self.ranks_seen:          # as Run.submit does, once per argument ranks
+            for t in self.templates:
+                check_argument_ranks(t.site, t.code.func, tuple([args[i] for i in t.params]))
+            self.ranks_seen.add(ranks)
         for t in self.templates:
             task_args = tuple([args[i] for i in t.params])
             accesses = [(task_args[k], w) for k, w in t.accesses if isinstance(task_args[k], np.ndarray)]

@@ -123,6 +123,19 @@ def _await_all(blocks: list):
             yield blk
 
 
+def check_argument_ranks(site, kernel, args: tuple) -> None:
+    """A tensor passed for a kernel parameter of another rank (an orchestration parameter annotated
+    `[64]` feeding a kernel's `[1, 64]`) cannot be indexed as the kernel does: say so at the call,
+    naming both shapes, instead of failing inside the kernel's first load or store."""
+    for param, arg in zip(kernel.params, args):
+        shape = getattr(param.type, "shape", None)
+        if isinstance(arg, np.ndarray) and shape is not None and arg.ndim != len(shape):
+            raise SimulationError(
+                f"{site.callee}(): the tensor passed for parameter '{param.name_hint}' has shape "
+                f"{list(arg.shape)}, but the parameter is declared with {len(shape)} dims",
+                site.span, hint="make the caller's annotation of that tensor match the kernel parameter's shape")
+
+
 class Run:
     def __init__(self, program, machine, *, schedule: str = "deterministic", seed: Optional[int] = None,
                  window: int = 64, race_check: bool = False, known_bounds=None):
@@ -149,6 +162,7 @@ class Run:
         self.touched: dict = {}          # buffer id → [(task, lo, hi)] every access, opted out or not, that the
                                          # host has not yet waited for (a host access orders itself after them)
         self.options = None              # the next task's declared deps / opt-outs (system.task_options)
+        self.ranks_checked: set = set()  # call sites whose tensor arguments' ranks matched their parameters
         self.last_task_id = None         # what system.task_id returns
         self.manual_depth = 0            # inside pl.manual_scope: no inferred edges
         self.manual_dep: dict = {}       # buffer id → buffer of pl.create_tensor(..., manual_dep=True)
@@ -159,6 +173,9 @@ class Run:
     # ------------------------------------------------------------------ host side
     def submit(self, site, args: tuple):
         code = self.program.functions[site.callee]
+        if id(site) not in self.ranks_checked:        # a site lives as long as the program's code
+            check_argument_ranks(site, code.func, args)
+            self.ranks_checked.add(id(site))
         accesses = [(a, d != "in") for a, d in zip(args, site.directions)
                     if d is not None and isinstance(a, np.ndarray)]
         task = Task(next(self.ids), site, code, args, accesses)
@@ -300,7 +317,13 @@ class Run:
 
     def _predicate_holds(self, task: Task) -> bool:
         tensor, indices, op, value = task.predicate
-        return bool(_PREDICATES[op](tensor[indices].item(), value))
+        try:
+            element = tensor[indices].item()
+        except IndexError:
+            raise SimulationError(f"predicate= reads element {list(indices)} of a tensor of shape {list(tensor.shape)}: "
+                                  "outside the tensor", getattr(task.site, "span", None),
+                                  hint="the predicate's index must lie inside the tensor it reads") from None
+        return bool(_PREDICATES[op](element, value))
 
     @staticmethod
     def _results(site, args):

@@ -1,0 +1,46 @@
+"""An orchestration that passes a tensor of another rank than the kernel parameter declares fails
+at the call, naming the parameter and both shapes, instead of inside the kernel's first store
+(found by the mutation fuzzer: an orchestration annotation `[1, 64, 1]` feeding a kernel's `[1, 64]`)."""
+
+import numpy as np
+import pytest
+
+import pypto.language as pl
+from pypto import ir
+from pypto.errors import SimulationError
+from pypto.runtime import RunConfig
+
+
+def doubled(orchestration_shape):
+    @pl.program
+    class Doubled:
+        @pl.function(type=pl.FunctionType.InCore)
+        def twice(self, x: pl.Tensor[[1, 64], pl.FP32], y: pl.Out[pl.Tensor[[1, 64], pl.FP32]]) -> pl.Tensor[[1, 64], pl.FP32]:
+            t = pl.load(x, [0, 0], [1, 64])
+            y = pl.store(pl.add(t, t), [0, 0], y)
+            return y
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[orchestration_shape, pl.FP32],
+                 y: pl.Out[pl.Tensor[[1, 64], pl.FP32]]) -> pl.Tensor[[1, 64], pl.FP32]:
+            y = self.twice(x, y)
+            return y
+
+    return Doubled
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_a_tensor_of_another_rank_is_refused_at_the_call(platform):
+    compiled = ir.compile(doubled([1, 64, 1]), platform=platform)
+    x, y = np.ones((1, 64, 1), np.float32), np.zeros((1, 64), np.float32)
+    with pytest.raises(SimulationError, match=r"twice\(\): the tensor passed for parameter 'x' has shape \[1, 64, 1\]"):
+        compiled(x, y, config=RunConfig(platform=platform))
+    assert not y.any()                              # a failed run leaves the caller's output as it was
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_matching_ranks_run(platform):
+    compiled = ir.compile(doubled([1, 64]), platform=platform)
+    x, y = np.arange(64, dtype=np.float32).reshape(1, 64), np.zeros((1, 64), np.float32)
+    compiled(x, y, config=RunConfig(platform=platform))
+    np.testing.assert_array_equal(y, 2 * x)
