@@ -14,8 +14,9 @@ initialize the pipe.
 
 from __future__ import annotations
 
+from pypto.errors import UnsupportedError
 from pypto.ir.dtypes import INT32
-from pypto.ir.expr import Var, const
+from pypto.ir.expr import ConstInt, Var, const
 from pypto.ir.ops.registry import CUBE
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, SeqStmts, WhileStmt, YieldStmt, \
     flatten_to_stmts
@@ -122,14 +123,23 @@ def transfers(body) -> dict:
     for c in calls_in(body):
         name = getattr(c.op, "name", "")
         if name == "tile.tpush_to_aiv":
-            found["c2v"].append(c.args[0].type)
+            found["c2v"].append(_static_transfer(c, c.args[0].type))
         elif name == "tile.tpush_to_aic":
-            found["v2c"].append(c.args[0].type)
+            found["v2c"].append(_static_transfer(c, c.args[0].type))
         elif name == "tile.tpop_from_aic":
-            found["c2v"].append(c.type)
+            found["c2v"].append(_static_transfer(c, c.type))
         elif name == "tile.tpop_from_aiv":
-            found["v2c"].append(c.type)
+            found["v2c"].append(_static_transfer(c, c.type))
     return found
+
+
+def _static_transfer(call, t: TileType) -> TileType:
+    """A tile crossing between the cores fills a pipe slot sized at compile time: its shape must be static."""
+    if any(not isinstance(d, ConstInt) for d in t.shape):
+        raise UnsupportedError(f"a tile moved between the cube and vector cores needs a static shape (its pipe slot "
+                               f"is sized at compile time), got [{', '.join(str(d) for d in t.shape)}]", call.span,
+                               hint="give the tile a static shape and put the run-time extent in valid_shape=")
+    return t
 
 
 def pipe_prologue(func_name: str, side: str, aic_body, aiv_body, attrs: dict) -> list:
