@@ -56,6 +56,16 @@ def is_host_sub_worker(f: Function) -> bool:
     return f.level is Level.HOST and f.role is Role.SubWorker
 
 
+def _host_count_span(program: Program, hosts: list):
+    """Where to point when the HOST orchestrator count is wrong: a role-less HOST function among
+    several, else the last one; with none, a HOST function of another role (the likely mislabel),
+    else the program."""
+    if hosts:
+        return next((f.span for f in hosts if f.role is None), hosts[-1].span)
+    other = [f for f in program.functions.values() if f.level is Level.HOST]
+    return other[0].span if other else program.span
+
+
 def split_host(program: Program):
     """(host orchestrator, chip-only program, {name: HOST SubWorker})."""
     hosts = [f for f in program.functions.values() if is_host_orchestrator(f)]
@@ -63,7 +73,7 @@ def split_host(program: Program):
         names = ", ".join(f"'{f.name}'" for f in hosts)
         raise TypeCheckError(f"a distributed program needs exactly one HOST orchestrator, found {len(hosts)}"
                              + (f" ({names}; a HOST function without role= is one)" if hosts else ""),
-                             next((f.span for f in hosts if f.role is None), hosts[-1].span) if hosts else None,
+                             _host_count_span(program, hosts),
                              hint="mark it @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator), and a "
                                   "Python callback role=pl.Role.SubWorker")
     subs = {f.name: f for f in program.functions.values() if is_host_sub_worker(f)}

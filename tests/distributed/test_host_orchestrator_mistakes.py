@@ -181,3 +181,24 @@ class PutIntoAWiderWindow:
         _compiled(pl.parse(text))(np.ones((N, 1, C), np.float32))
     assert not isinstance(info.value, InternalError)
     assert "self.kernel(x, data)" in info.value.span.text      # the orchestration's call, before the kernel runs
+
+
+def test_no_host_orchestrator_points_at_the_host_function_of_another_role():
+    text = f"""
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+@pl.program
+class NoHost:
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy_k(self, x: pl.Tensor[[1, {C}], pl.FP32], y: pl.Out[pl.Tensor[[1, {C}], pl.FP32]]) -> pl.Tensor[[1, {C}], pl.FP32]:
+        y = pl.store(pl.load(x, [0, 0], [1, {C}]), [0, 0], y)
+        return y
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
+    def host(x: pl.Tensor[[{N}, 1, {C}], pl.FP32], y: pl.Out[pl.Tensor[[{N}, 1, {C}], pl.FP32]]):
+        pass
+"""
+    with pytest.raises(TypeCheckError, match=r"exactly one HOST orchestrator, found 0") as info:
+        _compiled(pl.parse(text))
+    assert info.value.span is not None and "def host(" in info.value.span.text
