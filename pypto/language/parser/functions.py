@@ -64,8 +64,13 @@ def read_decorator_options(ctx: FunctionContext, deco: ast.expr) -> FunctionOpti
                 raise ParserTypeError(f"type= expects pl.FunctionType.X, got {value!r}", ctx.span(kw.value))
             opts.func_type = value
         elif kw.arg == "level":
+            if value is not None and not isinstance(value, Level):
+                raise ParserTypeError(f"level= expects pl.Level.X, got {value!r}", ctx.span(kw.value))
             opts.level = value
         elif kw.arg == "role":
+            if value is not None and not isinstance(value, Role):
+                raise ParserTypeError(f"role= expects pl.Role.Orchestrator or pl.Role.SubWorker, got {value!r}",
+                                      ctx.span(kw.value))
             opts.role = value
         elif kw.arg == "strict_ssa":
             opts.strict_ssa = bool(value)
