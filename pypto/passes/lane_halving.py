@@ -177,10 +177,11 @@ class LaneHalver(SplicingMutator):
             self._reject(c, f"moves a {c.args[0].type.memory_space.name} tile that is not cut per lane "
                             f"({'rows' if self.axis == 0 else 'columns'}: "
                             f"{dim(c.args[0].type, self.axis)}) to the cube")
+        transfer_code(full, self.mode, gather=True, span=c.span)     # lanes the pipe cannot rejoin: its message
         gather = create_op_call("tile.aic_gather", [part], {"split": self.axis + 1}, c.span)
         if dim(gather.type, self.axis) != dim(full, self.axis):
-            self._reject(c, f"gathers {dim(gather.type, self.axis)} lanes' cells into a tile of "
-                            f"{dim(full, self.axis)}")
+            self._reject(c, f"rejoins two lane parts of {dim(part.type, self.axis)} into "
+                            f"{dim(gather.type, self.axis)}, not the {dim(full, self.axis)} the cube expects")
         target = c.kwargs.get("target_memory")
         mat = full if target is MemorySpace.Mat else full.replace(memory_space=MemorySpace.Mat, tile_view=None)
         t = _boundary_type(gather.type, mat, full.valid_shape)

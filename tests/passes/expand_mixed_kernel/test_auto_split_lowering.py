@@ -207,3 +207,29 @@ def test_a_left_right_gather_into_mat_runs_numpy_equal(platform):
     split_v2c_mat(a, b, c, config=RunConfig(platform=platform))
     sq = (a * a).astype(np.float32)
     np.testing.assert_allclose(c, b.astype(np.float32) @ sq, rtol=1e-3, atol=1e-3)
+
+
+@pl.jit
+def shard_then_gather(q: pl.Tensor, k: pl.Tensor, v: pl.Tensor, o: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN)]):
+        s = pl.matmul(q, k, b_trans=True, out_dtype=pl.FP32)
+        p = pl.cast(pl.exp(s), pl.FP16)
+        o = pl.assemble(o, pl.matmul(p, v, out_dtype=pl.FP32), [0, 0])
+    return o
+
+
+def test_an_odd_extent_gathered_back_to_the_cube_is_refused_with_the_feasible_extents():
+    args = (np.zeros((15, 32), np.float16), np.zeros((16, 32), np.float16), np.zeros((16, 32), np.float16),
+            np.zeros((15, 32), np.float32))
+    with pytest.raises(UnsupportedError, match=r"lanes 8 and 7 cells.*a vector → cube gather needs equal halves"):
+        shard_then_gather.lower(*args, config=RunConfig(platform="a5sim"))
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_shard_then_gather_in_one_kernel_runs_numpy_equal(platform):
+    rng = np.random.default_rng(22)
+    q, k, v = (rng.uniform(-1, 1, (16, 32)).astype(np.float16) for _ in range(3))
+    o = np.full((16, 32), np.nan, np.float32)
+    shard_then_gather(q, k, v, o, config=RunConfig(platform=platform))
+    p = np.exp(q.astype(np.float32) @ k.astype(np.float32).T).astype(np.float16).astype(np.float32)
+    np.testing.assert_allclose(o, p @ v.astype(np.float32), rtol=2e-3, atol=2e-3)
