@@ -50,13 +50,13 @@ def lane_type(t: TileType, axis: int) -> TileType:
     return lane.with_valid_shape(valid)
 
 
-def _boundary_type(created: TileType, full: TileType, lane_valid) -> TileType:
+def _boundary_type(created: TileType, full: TileType, valid) -> TileType:
     """The type of a synthesized shard / gather: the one its op's Create deduces, so the AUTO path and
-    the explicit pl.aiv_shard / pl.aic_gather path agree (seed 003); a ragged full tile (a valid extent
-    short of its box) keeps the lane's valid extent on top."""
+    the explicit pl.aiv_shard / pl.aic_gather path agree (seed 003). Only a ragged full tile (a valid
+    extent short of its box) adds `valid` (the lane's for a shard, the full tile's for a gather)."""
     if structural_equal(tuple(full.valid_shape), tuple(full.shape)):
         return created
-    return created.with_valid_shape(lane_valid)
+    return created.with_valid_shape(valid)
 
 
 class LaneHalver(SplicingMutator):
@@ -155,7 +155,7 @@ class LaneHalver(SplicingMutator):
         return new
 
     def _rebind(self, var: Var, t) -> Var:
-        if t == var.type:
+        if structural_equal(t, var.type):
             return var
         new = Var(var.name_hint, t, var.span)
         self.map[var] = new
@@ -183,8 +183,7 @@ class LaneHalver(SplicingMutator):
             self._reject(c, f"rejoins two lane parts of {dim(part.type, self.axis)} into "
                             f"{dim(gather.type, self.axis)}, not the {dim(full, self.axis)} the cube expects")
         target = c.kwargs.get("target_memory")
-        mat = full if target is MemorySpace.Mat else full.replace(memory_space=MemorySpace.Mat, tile_view=None)
-        t = _boundary_type(gather.type, mat, full.valid_shape)
+        t = _boundary_type(gather.type, full, full.valid_shape)
         if target is MemorySpace.Mat:
             return AssignStmt(self._rebind(s.var, t), gather.replace(type=t), s.span)
         joined = Var(f"{s.var.name_hint}_mat", t, s.span)
