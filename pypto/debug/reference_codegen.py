@@ -27,7 +27,7 @@ import math
 import os
 import re
 
-from pypto.debug.reference_run import NotRunnable, entry_function, group_plan, runs_split
+from pypto.debug.reference_run import NotRunnable, entry_function, group_plan, refuse_lane_code, runs_split
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import FunctionType, ParamDirection
 from pypto.ir.expr import (BinaryExpr, Call, ConstBool, ConstFloat, ConstInt, Expr, GlobalVar, MakeTuple,
@@ -120,6 +120,7 @@ class _Generator:
 
     # ------------------------------------------------------------------ functions
     def function(self, f) -> list:
+        refuse_lane_code(f)
         self.names: dict = {}
         self.taken = set(self.func_names.values())
         self.lines = []

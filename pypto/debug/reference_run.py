@@ -105,6 +105,7 @@ class Interpreter:
                         env[d] = n
         if func.func_type is FunctionType.Group:
             return self._group(func, env, ctx)
+        refuse_lane_code(func)
         if func.func_type is FunctionType.Spmd:
             n = int(func.attrs.get("core_num") or 1)
             result = None
@@ -379,6 +380,15 @@ def group_plan(program, func):
 
 def _flat(s):
     return list(s.stmts) if isinstance(s, SeqStmts) else [s]
+
+
+def refuse_lane_code(func) -> None:
+    """LowerAutoVectorSplit's output: one InCore body holding the cube code and one lane's vector code,
+    joined by shard / gather boundaries that need both lanes at once; it runs once ExpandMixedKernel
+    has split it into an AIC and a two-lane AIV."""
+    if func.func_type is FunctionType.InCore and func.attrs.get("split_aiv"):
+        raise NotRunnable(f"kernel {func.name} in lane code before ExpandMixedKernel (pl.split / pl.split_aiv)",
+                          func.span)
 
 
 def runs_split(func) -> bool:

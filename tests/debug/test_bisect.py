@@ -201,7 +201,11 @@ def test_split_vector_lanes_are_checked_and_a_wrong_split_is_found(rows):
     args = [a, b, np.zeros((rows, 16), np.float32)]
     report = bisect(split_rows, args, rtol=1e-3, atol=1e-3)
     assert report.culprit is None, str(report)
-    assert all(s.status != "unchecked" for s in report.stages), str(report)
+    # LowerAutoVectorSplit leaves one mixed kernel in lane code (shard / gather boundaries need both
+    # lanes at once): the interpreter says so, and every stage from ExpandMixedKernel on is checked again
+    unchecked = [s for s in report.stages if s.status == "unchecked"]
+    assert [s.name for s in unchecked] == ["LowerAutoVectorSplit"], str(report)
+    assert "lane code" in unchecked[0].detail
     broken = bisect(split_rows, args, rtol=1e-3, atol=1e-3, pipeline=_broken("SplitVectorKernel"))
     assert broken.culprit == "SplitVectorKernel"
 

@@ -98,6 +98,11 @@ def test_every_stage_runs_like_the_simulator_and_the_golden(case):
     want = output(on_sim)
     np.testing.assert_allclose(want, golden(), rtol=1e-4, atol=1e-4)
     for name, prog in stages:
+        if name == "LowerAutoVectorSplit" and case == "split_vector":
+            # one mixed kernel in lane code (shard / gather need both lanes at once): refused by name
+            with pytest.raises(NotRunnable, match="lane code before ExpandMixedKernel"):
+                numpy_codegen(prog)
+            continue
         got, _ = _run_generated(numpy_codegen(prog), args)
         np.testing.assert_allclose(output(got), want, rtol=1e-5, atol=1e-5, err_msg=f"stage {name}")
 

@@ -4,6 +4,7 @@
     repoint (versions.py)         tensor versions only the other side defines → this side's nearest
     repair yields (loop_repair)   dangling yields → the carry of their slot
     DCE (dce.py)                  liveness with carry pruning, to a fixpoint
+    stale carries (loop_repair)   a repaired carry this side still reads is an error
     tfrees (pipe_setup.py)        every consumer-side pop gets its free
 
 A value the side still reads but never binds is a split it cannot make: a clear error names it.
@@ -20,7 +21,7 @@ from pypto.passes.expand_mixed_kernel.affinity import CUBE_SPACES
 from pypto.passes.expand_mixed_kernel.construct import SideBuilder, fill_defs
 from pypto.passes.expand_mixed_kernel.dce import eliminate, free_vars
 from pypto.passes.expand_mixed_kernel.gm_fence import plan_fences
-from pypto.passes.expand_mixed_kernel.loop_repair import repair_yields
+from pypto.passes.expand_mixed_kernel.loop_repair import check_stale_carries, repair_yields
 from pypto.passes.expand_mixed_kernel.pipe_setup import insert_tfrees
 from pypto.passes.expand_mixed_kernel.versions import VersionLinks, repoint_dangling
 
@@ -32,8 +33,9 @@ def side_body(func: Function, side: str, platform_name: str):
     body = builder.body(func.body)
     body = repoint_dangling(body, VersionLinks(func.body), set(func.params))
     foreign = _OTHER_SPACES[side]
-    body = repair_yields(body, set(func.params) | set(defined_vars(body)))
+    body, fallbacks = repair_yields(body, set(func.params) | set(defined_vars(body)))
     body = eliminate(body, set(), func.params, foreign)
+    check_stale_carries(body, fallbacks, func.name, side)
     body = insert_tfrees(body, builder.carriers)
     loose = free_vars(func.params, body)
     if loose:

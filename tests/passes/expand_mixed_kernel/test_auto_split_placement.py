@@ -1,6 +1,7 @@
-"""Where the AUTO `pl.split` lowering happens: LowerAutoVectorSplit only checks it (the vector tiles
-are still whole after it), SplitVectorKernel halves the AIV's tiles (see its docstring for why the
-halving stays there); and the split-axis transpose check for INT8 data."""
+"""Where the AUTO `pl.split` lowering happens: LowerAutoVectorSplit (seed 004) turns the kernel's
+C→V move into `tile.aiv_shard` and halves its vector tiles before ExpandMixedKernel, so every later
+pass sees the same lane code a `pl.split_aiv` region gives; and the split-axis transpose check for
+INT8 data."""
 
 import numpy as np
 import pytest
@@ -36,16 +37,37 @@ def _dump(tmp_path, name):
     return pl.parse(path.read_text())
 
 
-def test_auto_split_is_halved_by_split_vector_kernel_not_lower_auto_vector_split(tmp_path):
+def _calls(func, name):
+    from pypto.passes.analysis import calls_in
+    return [c for c in calls_in(func.body) if getattr(c.op, "name", None) == name]
+
+
+def test_auto_split_is_halved_by_lower_auto_vector_split(tmp_path):
     ir.compile(AutoSplit, output_dir=tmp_path, dump_passes=True, platform="a5sim")
+    before = _dump(tmp_path, "InferTileMemorySpace")
+    kernel = next(f for f in before.functions.values() if f.func_type is FunctionType.InCore)
+    assert _vec_rows(kernel) == {16} and not _calls(kernel, "tile.aiv_shard")   # whole tiles, a plain move
     after_lower = _dump(tmp_path, "LowerAutoVectorSplit")
     kernel = next(f for f in after_lower.functions.values() if f.func_type is FunctionType.InCore)
-    assert kernel.attrs["split"] is pl.SplitMode.UP_DOWN and "split_aiv" not in kernel.attrs
-    assert _vec_rows(kernel) == {16}                                    # whole tiles: nothing halved yet
+    assert kernel.attrs["split"] is pl.SplitMode.UP_DOWN and kernel.attrs["split_aiv"] is True
+    assert _vec_rows(kernel) == {8}                                      # each lane's half, already here
+    (shard,) = _calls(kernel, "tile.aiv_shard")
+    assert shard.kwargs["split"] == 1 and shard.args[0].type.memory_space is MemorySpace.Acc
+    assert len(_calls(kernel, "tile.get_subblock_idx")) == 1
     after_split = _dump(tmp_path, "SplitVectorKernel")
     aiv = next(f for f in after_split.functions.values() if f.func_type is FunctionType.AIV)
-    assert _vec_rows(aiv) == {8}                                        # each lane's half
+    assert _vec_rows(aiv) == {8}                                        # not halved a second time
     assert "pl.tile.tpop_from_aic(split=1" in after_split.as_python()
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_auto_split_runs_numpy_equal(platform):
+    rng = np.random.default_rng(7)
+    a = rng.uniform(-1, 1, (16, 32)).astype(np.float16)
+    b = rng.uniform(-1, 1, (32, 16)).astype(np.float16)
+    c = np.full((16, 16), np.nan, np.float32)
+    ir.compile(AutoSplit, platform=platform)(a, b, c)
+    np.testing.assert_allclose(c, np.exp(a.astype(np.float32) @ b.astype(np.float32)), rtol=1e-5, atol=1e-5)
 
 
 @pl.jit
