@@ -22,7 +22,7 @@ from pypto.language.parser.diagnostics import InvalidOperationError, ParserSynta
 from pypto.language.parser.dispatch import eval_expr, expression
 from pypto.language.parser.expressions import NO_OP
 from pypto.language.parser.inline import InlineFunction, expand_inline
-from pypto.language.parser import task_graph
+from pypto.language.parser import dump_tags, task_graph
 from pypto.language.parser.op_bridge import build_call
 from pypto.language.parser.values import (MethodRef, describe_value, is_scalar_expr, to_expr, to_op_arg)
 
@@ -36,7 +36,8 @@ _STATEMENT_ONLY = {scopes.range: "the iterator of a for loop", scopes.parallel: 
                    scopes.while_: "the iterator of a for loop", scopes.split_aiv: "the iterator of a for loop",
                    scopes.at: "a with statement", scopes.cluster: "a with statement",
                    scopes.spmd: "a with statement", scopes.incore: "a with statement", scopes.cond: "the first statement of a pl.while_ body",
-                   scopes.yield_: "a statement (x = pl.yield_(...))", scopes.func_attr: "a statement"}
+                   scopes.yield_: "a statement (x = pl.yield_(...))", scopes.func_attr: "a statement",
+                   scopes.dump_tag: "a statement (pl.dump_tag(t) before the kernel calls that take t)"}
 
 
 def eval_call_parts(ctx, node: ast.Call):
@@ -279,6 +280,7 @@ def function_call(ctx, node, name: str, args: list, kwargs: dict, callee: Functi
         e = to_expr(v, span, "argument")
         _check_arg_type(name, pname, ptype, e, span)
         exprs.append(e)
+    attrs = dump_tags.call_attrs(ctx, attrs, exprs, span) or None
     inline = callee is not None and callee.func_type is FunctionType.Inline
     _reject_input_passed_for_writing(ctx, name, param_names, directions, exprs, span, warn_only=inline)
     if len(return_types) == 1:
