@@ -165,6 +165,51 @@ def test_a_tag_in_an_inline_function_reaches_its_calls_and_survives_inlining():
     assert "dump_vars" not in second.attrs                   # the helper's tag stayed in the helper
 
 
+def test_a_tag_at_an_inline_call_moves_onto_the_spliced_tasks_that_read_the_value():
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.InCore)
+        def twice(self, x: pl.Tensor[[R, C], pl.FP32],
+                  out: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
+            t: pl.Tile[[R, C], pl.FP32] = pl.load(x, [0, 0], [R, C])
+            ret = pl.store(pl.add(t, t), [0, 0], out)
+            return ret
+
+        @pl.function(type=pl.FunctionType.Inline)
+        def helper(self, src: pl.Tensor[[R, C], pl.FP32], other: pl.Tensor[[R, C], pl.FP32],
+                   dst: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
+            with pl.at(level=pl.Level.CORE_GROUP):
+                t = pl.load(src, [0, 0], [R, C])
+                pl.store(pl.mul(t, 3.0), [0, 0], dst)
+            with pl.at(level=pl.Level.CORE_GROUP):
+                u = pl.load(other, [0, 0], [R, C])
+                pl.store(u, [0, 0], dst)
+            dst = self.twice(src, dst)
+            src = self.twice(other, src)
+            dst = self.twice(src, dst)
+            return dst
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[R, C], pl.FP32], b: pl.Tensor[[R, C], pl.FP32],
+                 out: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
+            pl.dump_tag(a)
+            out = self.helper(a, b, out)
+            return out
+
+    (call,) = _kernel_calls(P.functions["main"])
+    assert _dumped(call) == ["a"]
+    main = passes.inline_functions()(P).functions["main"]
+    opts = collect(main.body, lambda n: isinstance(n, Call) and not n.is_function_call()
+                   and n.op.name == "system.task_options")
+    assert [[v.name_hint for v in o.args[3].elements] for o in opts] == [["a"]]   # only the first task reads a
+    first, rebind, third = _kernel_calls(main)
+    assert _dumped(first) == ["a"] and first.attrs["dump_vars"][0] is main.params[0]
+    assert rebind.attrs["dump_vars"] == [rebind.args[1]]     # a is still passed there (as the output buffer)
+    assert "dump_vars" not in third.attrs                    # src rebound: a new value
+    again = pl.parse(ir.python_print(passes.inline_functions()(P)))
+    ir.assert_structural_equal(passes.inline_functions()(P), again)
+
+
 # ---------------------------------------------------------------------------- printing and passes
 def test_the_attr_prints_and_reads_back_as_the_same_var():
     prog = _program("pl.dump_tag(y)\nout = self.plus(x, y, out)")

@@ -85,6 +85,7 @@ class FunctionContext:
         self.auto_scope = True                     # False: the function places its own AUTO pl.scope() regions
         self.manual_scope_depth = 0                # enclosing `with pl.manual_scope():` regions
         self.cluster_depth = 0                     # enclosing `with pl.cluster():` regions (one Group task)
+        self.spmd_depth = 0                        # enclosing `with pl.spmd(n):` regions (one launch, one task)
         self.dump_tags: list = []                  # pl.dump_tag markers (parser/dump_tags.py), in order
 
     # -- locations ------------------------------------------------------------

@@ -58,15 +58,16 @@ def parse_with(ctx, node: ast.With):
     elif pred_node is not None:
         raise ParserSyntaxError(f"pl.{callee.__name__} has no predicate=", span)
     ctx.push_block()
-    inside_cluster = ctx.cluster_depth
+    inside_cluster, inside_spmd = ctx.cluster_depth, ctx.spmd_depth
     ctx.cluster_depth = inside_cluster + (callee is scopes.cluster)
+    ctx.spmd_depth = inside_spmd + (callee is scopes.spmd)
     try:
         parse_body(ctx, node.body)
     finally:
-        ctx.cluster_depth = inside_cluster
+        ctx.cluster_depth, ctx.spmd_depth = inside_cluster, inside_spmd
     body = ctx.pop_block(span)
     if callee in (scopes.at, scopes.spmd):     # the task's options go before it, now that its body is known
-        if callee is scopes.at:
+        if callee is scopes.at and not (ctx.cluster_depth or ctx.spmd_depth):   # (a lane is no task of its own)
             options["dumps"] = _with_tagged_reads(ctx, options.get("dumps") or [], body)
         task_graph.emit_options(ctx, span, **options)
     if callee is scopes.at:
