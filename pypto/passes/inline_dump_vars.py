@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from pypto.ir.expr import Call
 from pypto.ir.ops.registry import create_op_call
-from pypto.ir.stmt import EvalStmt, HierarchyScopeStmt, InCoreScopeStmt, SeqStmts, Stmt
+from pypto.ir.stmt import (ClusterScopeStmt, EvalStmt, HierarchyScopeStmt, InCoreScopeStmt, SeqStmts, SpmdScopeStmt,
+                           Stmt)
 from pypto.ir.visitor import IRMutator
-from pypto.passes.analysis import as_seq, defined_vars, used_vars
+from pypto.passes.analysis import as_seq_like, defined_vars, used_vars
 
-ATTR = "dump_vars"
+ATTR = "dump_vars"                                       # the call attr the parser writes (parser/dump_tags.py)
 _TASK_SCOPES = (InCoreScopeStmt, HierarchyScopeStmt)   # a pl.at region: one task of the orchestration
-_LANE_SCOPES = ("ClusterScopeStmt", "SpmdScopeStmt")    # regions whose pl.at bodies are lanes of one task
+_LANE_SCOPES = (ClusterScopeStmt, SpmdScopeStmt)        # regions whose pl.at bodies are lanes of one task
 
 
 def marked_values(call: Call, params: list, entry: dict) -> list:
@@ -67,7 +68,7 @@ class _Marker(IRMutator):
         return c.replace(attrs={**c.attrs, ATTR: have + add}) if add else c
 
     def mutate_scope_stmt(self, s):
-        if type(s).__name__ in _LANE_SCOPES:
+        if isinstance(s, _LANE_SCOPES):
             return s                     # one launch: its lanes carry no options of their own
         return self.mutate_children(s)
 
@@ -85,7 +86,7 @@ class _Marker(IRMutator):
         out: list = []
         for s in seq.stmts:
             self.place(out, s)
-        return as_seq(out, seq.span)
+        return as_seq_like(out, seq)
 
 
 def _is_task_options(s) -> bool:
