@@ -21,9 +21,16 @@ R, C = 16, 32
 SHAPE = f"[{R}, {C}]"
 
 
-def _program(body: str, *, main_type: str = "Orchestration"):
-    """Two kernels (`twice`: out = 2x, `plus`: out = x + y) and a `main` around `body`."""
+def _program(body: str, *, main_type: str = "Orchestration", helper: str = ""):
+    """Two kernels (`twice`: out = 2x, `plus`: out = x + y), an optional Inline `helper(src, other, dst)`
+    with body `helper`, and a `main(x, y, out)` around `body`."""
     lines = "\n".join("        " + line for line in body.strip().splitlines())
+    if helper:
+        helper = f'''
+    @pl.function(type=pl.FunctionType.Inline)
+    def helper(self, src: pl.Tensor[{SHAPE}, pl.FP32], other: pl.Tensor[{SHAPE}, pl.FP32],
+               dst: pl.Out[pl.Tensor[{SHAPE}, pl.FP32]]) -> pl.Tensor[{SHAPE}, pl.FP32]:
+''' + "\n".join("        " + line for line in helper.strip().splitlines()) + "\n        return dst\n"
     return pl.parse(f'''
 import pypto.language as pl
 
@@ -43,7 +50,7 @@ class P:
         b: pl.Tile[{SHAPE}, pl.FP32] = pl.load(y, [0, 0], {SHAPE})
         ret = pl.store(pl.add(a, b), [0, 0], out)
         return ret
-
+{helper}
     @pl.function(type=pl.FunctionType.{main_type})
     def main(self, x: pl.Tensor[{SHAPE}, pl.FP32], y: pl.Tensor[{SHAPE}, pl.FP32],
              out: pl.Out[pl.Tensor[{SHAPE}, pl.FP32]]) -> pl.Tensor[{SHAPE}, pl.FP32]:
@@ -134,80 +141,40 @@ with pl.at(level=pl.Level.CORE_GROUP):
 
 
 def test_a_tag_in_an_inline_function_reaches_its_calls_and_survives_inlining():
-    @pl.program
-    class P:
-        @pl.function(type=pl.FunctionType.InCore)
-        def twice(self, x: pl.Tensor[[R, C], pl.FP32],
-                  out: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
-            t: pl.Tile[[R, C], pl.FP32] = pl.load(x, [0, 0], [R, C])
-            ret = pl.store(pl.add(t, t), [0, 0], out)
-            return ret
-
-        @pl.function(type=pl.FunctionType.Inline)
-        def doubled(self, src: pl.Tensor[[R, C], pl.FP32],
-                    dst: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
-            pl.dump_tag(src)
-            dst = self.twice(src, dst)
-            return dst
-
-        @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, a: pl.Tensor[[R, C], pl.FP32],
-                 out: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
-            out = self.doubled(a, out)
-            out = self.twice(a, out)
-            return out
-
-    (inner,) = _kernel_calls(P.functions["doubled"])
+    prog = _program("out = self.helper(x, y, out)\nout = self.twice(x, out)",
+                    helper="pl.dump_tag(src)\ndst = self.twice(src, dst)")
+    (inner,) = _kernel_calls(prog.functions["helper"])
     assert _dumped(inner) == ["src"]
-    inlined = passes.inline_functions()(P)
+    inlined = passes.inline_functions()(prog)
     first, second = _kernel_calls(inlined.functions["main"])
-    assert first.attrs["dump_vars"] == [first.args[0]] and first.args[0].name_hint == "a"   # the caller's tensor
+    assert first.attrs["dump_vars"] == [first.args[0]] and first.args[0].name_hint == "x"   # the caller's tensor
     assert "dump_vars" not in second.attrs                   # the helper's tag stayed in the helper
 
 
 def test_a_tag_at_an_inline_call_moves_onto_the_spliced_tasks_that_read_the_value():
-    @pl.program
-    class P:
-        @pl.function(type=pl.FunctionType.InCore)
-        def twice(self, x: pl.Tensor[[R, C], pl.FP32],
-                  out: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
-            t: pl.Tile[[R, C], pl.FP32] = pl.load(x, [0, 0], [R, C])
-            ret = pl.store(pl.add(t, t), [0, 0], out)
-            return ret
-
-        @pl.function(type=pl.FunctionType.Inline)
-        def helper(self, src: pl.Tensor[[R, C], pl.FP32], other: pl.Tensor[[R, C], pl.FP32],
-                   dst: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
-            with pl.at(level=pl.Level.CORE_GROUP):
-                t = pl.load(src, [0, 0], [R, C])
-                pl.store(pl.mul(t, 3.0), [0, 0], dst)
-            with pl.at(level=pl.Level.CORE_GROUP):
-                u = pl.load(other, [0, 0], [R, C])
-                pl.store(u, [0, 0], dst)
-            dst = self.twice(src, dst)
-            src = self.twice(other, src)
-            dst = self.twice(src, dst)
-            return dst
-
-        @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, a: pl.Tensor[[R, C], pl.FP32], b: pl.Tensor[[R, C], pl.FP32],
-                 out: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
-            pl.dump_tag(a)
-            out = self.helper(a, b, out)
-            return out
-
-    (call,) = _kernel_calls(P.functions["main"])
-    assert _dumped(call) == ["a"]
-    main = passes.inline_functions()(P).functions["main"]
+    prog = _program("pl.dump_tag(x)\nout = self.helper(x, y, out)", helper="""
+with pl.at(level=pl.Level.CORE_GROUP):
+    t = pl.load(src, [0, 0], [16, 32])
+    pl.store(pl.mul(t, 3.0), [0, 0], dst)
+with pl.at(level=pl.Level.CORE_GROUP):
+    u = pl.load(other, [0, 0], [16, 32])
+    pl.store(u, [0, 0], dst)
+dst = self.twice(src, dst)
+src = self.twice(other, src)
+dst = self.twice(src, dst)
+""")
+    (call,) = _kernel_calls(prog.functions["main"])
+    assert _dumped(call) == ["x"]
+    inlined = passes.inline_functions()(prog)
+    main = inlined.functions["main"]
     opts = collect(main.body, lambda n: isinstance(n, Call) and not n.is_function_call()
                    and n.op.name == "system.task_options")
-    assert [[v.name_hint for v in o.args[3].elements] for o in opts] == [["a"]]   # only the first task reads a
+    assert [[v.name_hint for v in o.args[3].elements] for o in opts] == [["x"]]   # only the first task reads x
     first, rebind, third = _kernel_calls(main)
-    assert _dumped(first) == ["a"] and first.attrs["dump_vars"][0] is main.params[0]
-    assert rebind.attrs["dump_vars"] == [rebind.args[1]]     # a is still passed there (as the output buffer)
+    assert _dumped(first) == ["x"] and first.attrs["dump_vars"][0] is main.params[0]
+    assert rebind.attrs["dump_vars"] == [rebind.args[1]]     # x is still passed there (as the output buffer)
     assert "dump_vars" not in third.attrs                    # src rebound: a new value
-    again = pl.parse(ir.python_print(passes.inline_functions()(P)))
-    ir.assert_structural_equal(passes.inline_functions()(P), again)
+    ir.assert_structural_equal(inlined, pl.parse(ir.python_print(inlined)))
 
 
 # ---------------------------------------------------------------------------- printing and passes
