@@ -19,7 +19,7 @@ from pypto.ir.enums import (AtomicType, CastMode, CmpType, CompactMode, ForKind,
                             PadValue, ParamDirection, PipeType, Role, SplitMode, TensorLayout, TileLayout)
 from pypto.language import arg_direction as adir
 from pypto.language.decorators import InlineFunction, function, inline, program
-from pypto.language.scopes import (DslOp, KernelOnlyError, OpNamespace, ScopeMode, at, cluster, cond, func_attr, incore,
+from pypto.language.scopes import (DslOp, KernelOnlyError, OpNamespace, ScopeMode, at, cluster, cond, dump_tag, func_attr, incore,
                                    manual_scope, parallel, scope, spmd_submit, submit,
                                    pipeline, range, spmd, split, split_aiv, cross_core_slot, static_assert, static_print, unroll,
                                    while_, yield_)

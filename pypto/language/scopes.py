@@ -46,6 +46,7 @@ split_aiv = _kernel_only("split_aiv")
 incore = _kernel_only("incore")        # older spelling of pl.at(level=pl.Level.CORE_GROUP)
 comm_domain = _kernel_only("comm_domain")   # pld.comm_domain: printed by MaterializeCommDomainScopes
 func_attr = _kernel_only("func_attr")
+dump_tag = _kernel_only("dump_tag")          # pl.dump_tag(t): mark t for a selective dump (a statement)
 static_print = _kernel_only("static_print")
 static_assert = _kernel_only("static_assert")
 submit = _kernel_only("submit")              # out, tid = pl.submit(self.k, ...): a task and its TaskId

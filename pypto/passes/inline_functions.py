@@ -5,6 +5,7 @@ Reference: pass doc 01 (compiler-and-runtime.md §2, dump 01).
 
     before:  y = self.helper(x)            # helper is @pl.function(type=Inline): t = x + x; return t
     after:   t' = pl.add(x, x); y = t'     # callee body alpha-renamed, params bound to the arguments
+    (a call's dump_vars move onto the spliced tasks taking those values: pypto/passes/inline_dump_vars.py)
     (an Inline function that reaches itself through calls is rejected as a cycle)
 """
 
@@ -18,6 +19,7 @@ from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, SeqStmts, Stmt
 from pypto.ir.visitor import IRMutator, IRVisitor
 from pypto.passes.analysis import alpha_rename, as_seq, body_list
 from pypto.passes.base import Pass
+from pypto.passes.inline_dump_vars import mark_spliced, marked_values
 from pypto.passes.properties import IRProperty, PassProperties
 
 
@@ -40,6 +42,9 @@ def _inline_call(stmt, call: Call, callee: Function, bind_to) -> list:
     ret = stmts[-1] if stmts and isinstance(stmts[-1], ReturnStmt) else None
     if ret is not None:
         stmts = stmts[:-1]
+    marked = marked_values(call, callee.params, renamed)
+    if marked:              # pl.dump_tag at the call: the spliced tasks taking those values dump them
+        stmts = mark_spliced(stmts, marked)
     for s in stmts:
         if _contains_return(s):
             raise UnsupportedError(f"InlineFunctions: inline function {callee.name} returns from inside control flow",

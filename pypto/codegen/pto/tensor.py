@@ -16,7 +16,7 @@ from pypto.codegen.pto.tile import _flat_offset
 from pypto.codegen.pto.types import ptr_type
 
 _ORCHESTRATION_ONLY = {"tensor.create", "tensor.full", "tensor.slice", "tensor.assemble", "tensor.dim",
-                       "tensor.reshape", "tensor.expand_clone", "tensor.no_dep", "tensor.dump_tag",
+                       "tensor.reshape", "tensor.expand_clone", "tensor.no_dep",
                        "tensor.gather", "tensor.scatter"}
 
 _OPS = all_ops()

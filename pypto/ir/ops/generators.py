@@ -145,9 +145,7 @@ def _same_tensor(name: str):
     return deduce
 
 
-# Orchestration markers: the value is the tensor itself; the runtime reads the marker (no_dep: leave this
-# argument out of dependency tracking; dump_tag: include the tensor in a selective dump).
-for _name, _why in (("no_dep", "the same tensor, excluded from this task's dependency tracking"),
-                    ("dump_tag", "the same tensor, marked for a selective dump")):
-    register_op(OpDef(f"tensor.{_name}", args=("tensor",), deduce=_same_tensor(f"tensor.{_name}"), affinity=SHARED,
-                      effects={0: READ}, description=_why))
+# Orchestration marker: the value is the tensor itself; the runtime leaves this argument out of dependency
+# tracking. (pl.dump_tag is no op: the parser turns it into the dump_vars attr of later kernel calls.)
+register_op(OpDef("tensor.no_dep", args=("tensor",), deduce=_same_tensor("tensor.no_dep"), affinity=SHARED,
+                  effects={0: READ}, description="the same tensor, excluded from this task's dependency tracking"))

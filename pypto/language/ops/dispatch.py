@@ -34,7 +34,7 @@ ALIASES = {
     "create_l1": "tensor.create_l1", "paged_gather": "tensor.paged_gather",
     "arange": "tensor.ci", "tensor.arange": "tensor.ci", "tile.arange": "tile.ci", "random": "tensor.random",
     "tri": "tile.tri", "expand_clone": "tensor.expand_clone", "no_dep": "tensor.no_dep",
-    "dump_tag": "tensor.dump_tag", "mgather": "tile.mgather",
+    "mgather": "tile.mgather",
     # system ops the reference also spells unqualified
     "reserve_buffer": "system.reserve_buffer", "import_peer_buffer": "system.import_peer_buffer",
     "tfree_to_aic": "system.tfree_to_aic", "tfree_to_aiv": "system.tfree_to_aiv",

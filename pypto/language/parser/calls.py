@@ -9,20 +9,21 @@ from __future__ import annotations
 import ast
 import builtins
 import enum
+import math
 import warnings
 
-from pypto.errors import PyptoError, PyptoWarning
+from pypto.errors import PyptoError, PyptoWarning, TypeCheckError
 from pypto.ir.expr import BinaryExpr, Call, Expr, GlobalVar
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import FunctionType, ParamDirection
 from pypto.ir.function import Function
-from pypto.ir.types import DistributedTensorType, ScalarType, TensorType, TupleType, UnknownType
+from pypto.ir.types import DistributedTensorType, ScalarType, TensorType, TupleType, UnknownType, static_dims
 from pypto.language import scopes, typing as pl_typing
 from pypto.language.parser.diagnostics import InvalidOperationError, ParserSyntaxError, ParserTypeError
 from pypto.language.parser.dispatch import eval_expr, expression
 from pypto.language.parser.expressions import NO_OP
 from pypto.language.parser.inline import InlineFunction, expand_inline
-from pypto.language.parser import task_graph
+from pypto.language.parser import dump_tags, task_graph
 from pypto.language.parser.op_bridge import build_call
 from pypto.language.parser.values import (MethodRef, describe_value, is_scalar_expr, to_expr, to_op_arg)
 
@@ -36,7 +37,8 @@ _STATEMENT_ONLY = {scopes.range: "the iterator of a for loop", scopes.parallel: 
                    scopes.while_: "the iterator of a for loop", scopes.split_aiv: "the iterator of a for loop",
                    scopes.at: "a with statement", scopes.cluster: "a with statement",
                    scopes.spmd: "a with statement", scopes.incore: "a with statement", scopes.cond: "the first statement of a pl.while_ body",
-                   scopes.yield_: "a statement (x = pl.yield_(...))", scopes.func_attr: "a statement"}
+                   scopes.yield_: "a statement (x = pl.yield_(...))", scopes.func_attr: "a statement",
+                   scopes.dump_tag: "a statement (pl.dump_tag(t) before the kernel calls that take t)"}
 
 
 def eval_call_parts(ctx, node: ast.Call):
@@ -278,7 +280,9 @@ def function_call(ctx, node, name: str, args: list, kwargs: dict, callee: Functi
     for pname, ptype, v in zip(param_names, param_types, values):
         e = to_expr(v, span, "argument")
         _check_arg_type(name, pname, ptype, e, span)
+        _check_arg_shape(name, pname, ptype, e.type, span, host_dispatch=getattr(ctx, "host_level", False))
         exprs.append(e)
+    attrs = dump_tags.call_attrs(ctx, attrs, exprs, span) or None
     inline = callee is not None and callee.func_type is FunctionType.Inline
     _reject_input_passed_for_writing(ctx, name, param_names, directions, exprs, span, warn_only=inline)
     if len(return_types) == 1:
@@ -301,3 +305,24 @@ def _check_arg_type(fname, pname, ptype, e: Expr, span) -> None:
         raise ParserTypeError(f"{fname}(): argument '{pname}' expects {describe(ptype)}, got {describe(at)}", span)
     if hasattr(ptype, "dtype") and hasattr(at, "dtype") and ptype.dtype is not at.dtype:
         raise ParserTypeError(f"{fname}(): argument '{pname}' expects dtype {ptype.dtype.name}, got {at.dtype.name}", span)
+
+
+def _check_arg_shape(fname, pname, ptype, at, span, *, host_dispatch: bool) -> None:
+    """A tensor whose static shape differs from the parameter's static shape: refused at the call (at run
+    time the kernel would index it with the wrong shape). Dims that are symbolic on either side are left to
+    run time. A HOST orchestrator's dispatch may bind a distributed window of another shape with the same
+    element count (a `[64]` window for a `[1, 64]` parameter): a window is raw memory, and the chip sees it
+    with the parameter's shape (pypto/runtime/sim/host_level.py `_window_as_param`)."""
+    from pypto.ir.ops.common import dims_equal, fmt_shape
+    if not (isinstance(ptype, TensorType) and isinstance(at, TensorType)):
+        return
+    want, got = static_dims(ptype.shape), static_dims(at.shape)
+    if host_dispatch and isinstance(at, DistributedTensorType):
+        if want is None or got is None or math.prod(want) == math.prod(got):
+            return
+    elif dims_equal(ptype.shape, at.shape) or len(ptype.shape) != len(at.shape) and (want is None or got is None):
+        return
+    raise TypeCheckError(f"{fname}(): argument '{pname}' expects a tensor of shape {fmt_shape(ptype.shape)}, "
+                         f"got shape {fmt_shape(at.shape)}", span,
+                         hint=f"pass a tensor of the shape of {fname}'s parameter '{pname}' (a slice or reshape "
+                              "of it), or declare the parameter with the shape passed")

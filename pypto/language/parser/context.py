@@ -21,6 +21,7 @@ from pypto.ir.stmt import SeqStmts, Stmt
 from pypto.ir.types import Type
 from pypto.language.parser.diagnostics import (ParserTypeError, SSAViolationError, UndefinedVariableError,
                                                did_you_mean)
+from pypto.language.parser.dump_tags import end_tag
 from pypto.language.parser.source import SourceFile
 
 
@@ -84,6 +85,8 @@ class FunctionContext:
         self.auto_scope = True                     # False: the function places its own AUTO pl.scope() regions
         self.manual_scope_depth = 0                # enclosing `with pl.manual_scope():` regions
         self.cluster_depth = 0                     # enclosing `with pl.cluster():` regions (one Group task)
+        self.spmd_depth = 0                        # enclosing `with pl.spmd(n):` regions (one launch, one task)
+        self.dump_tags: list = []                  # pl.dump_tag markers (parser/dump_tags.py), in order
 
     # -- locations ------------------------------------------------------------
     def span(self, node) -> Span:
@@ -125,6 +128,7 @@ class FunctionContext:
         """The Var an assignment `name = <value of type_>` writes (reused on same-type rebinding)."""
         cur = self.names.get(name)
         if isinstance(cur, Var):
+            end_tag(self, cur)                     # a rebound name is a new value: a pl.dump_tag on it ends
             if self.strict_ssa:
                 self._ssa_error(name, span)
             if not isinstance(cur, IterArg) and not self._is_region_var(cur) and structural_equal(cur.type, type_) \

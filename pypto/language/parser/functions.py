@@ -20,6 +20,7 @@ from pypto.language.parser.annotations import BARE_SHAPED, eval_annotation, eval
 from pypto.language.parser.context import FunctionContext, ModuleEnv, Signature
 from pypto.language.parser.diagnostics import ParserSyntaxError, ParserTypeError, UnsupportedFeatureError
 from pypto.language.parser.dispatch import eval_expr, parse_body, with_span
+from pypto.language.parser.dump_tags import warn_unconsumed
 
 import pypto.language.parser.expressions  # noqa: F401  (registers handlers)
 import pypto.language.parser.calls  # noqa: F401
@@ -164,6 +165,7 @@ def parse_function_def(env: ModuleEnv, node: ast.FunctionDef, opts: FunctionOpti
                         opts.func_type, param_directions=directions, level=opts.level, role=opts.role, attrs=attrs,
                         span=ctx.span(node))
     parse_body(ctx, node.body)
+    warn_unconsumed(ctx.dump_tags)
     if return_types and not any(isinstance(n, ast.Return) for stmt in node.body for n in ast.walk(stmt)):
         raise ParserSyntaxError(f"'{node.name}' declares a return type but never returns a value",
                                 ctx.span(node.returns), hint="end the function with `return <value>`, or drop the "

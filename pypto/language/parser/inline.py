@@ -12,6 +12,7 @@ from typing import Optional
 from pypto.language.parser.context import FunctionContext, ModuleEnv
 from pypto.language.parser.diagnostics import ParserTypeError
 from pypto.language.parser.dispatch import parse_body
+from pypto.language.parser.dump_tags import warn_unconsumed
 
 
 class InlineFunction:
@@ -57,6 +58,7 @@ def expand_inline(ctx, node, inline_fn, args: list, kwargs: dict):
     child.manual_scope_depth, child.cluster_depth = ctx.manual_scope_depth, ctx.cluster_depth
     child.auto_scope = getattr(inline_fn, "auto_scope", ctx.auto_scope)
     child.inline_result = []
+    child.dump_tags = list(ctx.dump_tags)      # the caller's tags reach the helper's calls; its own stay inside
     names = [a.arg for a in fdef.args.args]
     if names and names[0] == "self":
         names = names[1:]
@@ -73,6 +75,7 @@ def expand_inline(ctx, node, inline_fn, args: list, kwargs: dict):
     for name in names:
         child.bind(name, values[name], span)
     parse_body(child, fdef.body)
+    warn_unconsumed(child.dump_tags[len(ctx.dump_tags):])
     if not child.inline_result:
         return None
     result = child.inline_result[-1]

@@ -21,6 +21,7 @@ from pypto.language.parser.annotations import eval_annotation
 from pypto.language.parser.diagnostics import (InvalidOperationError, ParserSyntaxError, ParserTypeError,
                                                UnsupportedFeatureError)
 from pypto.language.parser.dispatch import eval_expr, statement
+from pypto.language.parser.dump_tags import parse_dump_tag
 from pypto.language.parser.expressions import binary
 from pypto.language.parser.op_bridge import build_call
 from pypto.language.parser.subscripts import assign_subscript
@@ -242,6 +243,8 @@ def parse_expr_stmt(ctx, node: ast.Expr):
         return parse_yield(ctx, node.value, None)
     if callee is scopes.func_attr:
         return parse_func_attr(ctx, node.value)
+    if callee is scopes.dump_tag:
+        return parse_dump_tag(ctx, node.value)
     if callee is scopes.cond:
         raise InvalidOperationError("pl.cond(...) must be the first statement of a pl.while_ body", span)
     if callee is print:

@@ -12,9 +12,10 @@ from __future__ import annotations
 import ast
 import builtins
 
+from pypto.errors import TypeCheckError
 from pypto.ir.expr import BinaryExpr, ConstInt, Expr, TupleGetItem
 from pypto.ir.stmt import AssignStmt, EvalStmt
-from pypto.ir.types import TaskIdArrayType, TensorType, TileType, TupleType, Type
+from pypto.ir.types import DistributedTensorType, TaskIdArrayType, TensorType, TileType, TupleType, Type
 from pypto.language import typing as pl_typing
 from pypto.language.parser.affine import constant_difference
 from pypto.language.parser.diagnostics import (ParserSyntaxError, ParserTypeError, SSAViolationError,
@@ -164,6 +165,11 @@ def _read_or_slice(ctx, node, base: Expr):
     if getattr(ctx, "host_level", False) and isinstance(base.type, TensorType) \
             and len(idx) < len(base.type.shape) and not any(isinstance(i, ast.Slice) for i in idx):
         # x[r] (or x[i, r]): rank r's shard of a stacked host tensor (distributed), one leading dim per index
+        if isinstance(base.type, DistributedTensorType):
+            name = getattr(base, "name_hint", "x")
+            raise TypeCheckError(f"{name}[...] indexes a stacked host tensor (one shard per rank), but '{name}' is a "
+                                 "window", span, hint="index the host tensor parameters (one shard per rank), not "
+                                                      "windows")
         for i in idx:
             base = build_call("pld.stacked_index", [base, to_expr(eval_expr(ctx, i), span)], {}, span)
         return base

@@ -17,7 +17,9 @@ import ast
 from pypto.ir.enums import Level, Role, SplitMode
 from pypto.ir.stmt import ClusterScopeStmt, CommDomainScopeStmt, HierarchyScopeStmt, InCoreScopeStmt, SpmdScopeStmt
 from pypto.language import scopes
-from pypto.language.parser import task_graph
+from pypto.ir.expr import Var
+from pypto.ir.walks import preorder
+from pypto.language.parser import dump_tags, task_graph
 from pypto.language.parser.calls import eval_call_parts
 from pypto.language.parser.diagnostics import ParserSyntaxError, ParserTypeError, UnsupportedFeatureError
 from pypto.language.parser.dispatch import eval_expr, parse_body, statement
@@ -53,17 +55,21 @@ def parse_with(ctx, node: ast.With):
             raise UnsupportedFeatureError("pl.spmd() does not accept 'deps=' here", span,
                                           hint="bind the region with `with pl.spmd(n, deps=[...]) as tid:`")
         options = task_graph.scope_options(ctx, kwargs, pred_node, span, what=f"pl.{callee.__name__}")
-        task_graph.emit_options(ctx, span, **options)
     elif pred_node is not None:
         raise ParserSyntaxError(f"pl.{callee.__name__} has no predicate=", span)
     ctx.push_block()
-    inside_cluster = ctx.cluster_depth
+    inside_cluster, inside_spmd = ctx.cluster_depth, ctx.spmd_depth
     ctx.cluster_depth = inside_cluster + (callee is scopes.cluster)
+    ctx.spmd_depth = inside_spmd + (callee is scopes.spmd)
     try:
         parse_body(ctx, node.body)
     finally:
-        ctx.cluster_depth = inside_cluster
+        ctx.cluster_depth, ctx.spmd_depth = inside_cluster, inside_spmd
     body = ctx.pop_block(span)
+    if callee in (scopes.at, scopes.spmd):     # the task's options go before it, now that its body is known
+        if callee is scopes.at and not (ctx.cluster_depth or ctx.spmd_depth):   # (a lane is no task of its own)
+            options["dumps"] = _with_tagged_reads(ctx, options.get("dumps") or [], body)
+        task_graph.emit_options(ctx, span, **options)
     if callee is scopes.at:
         ctx.emit(_at_scope(body, args, kwargs, span))
     elif callee is scopes.incore:
@@ -80,6 +86,15 @@ def parse_with(ctx, node: ast.With):
         ctx.emit(spmd_scope(body, args, kwargs, span))
     if item.optional_vars is not None:
         task_graph.bind_task_id(ctx, item.optional_vars, span)
+
+
+def _with_tagged_reads(ctx, dumps: list, body) -> list:
+    """A pl.at task's dumps= with the pl.dump_tag'd tensors its body reads added (parser/dump_tags.py)."""
+    if not ctx.dump_tags:
+        return dumps
+    read = {id(n) for n in preorder(body) if isinstance(n, Var)}
+    tagged = dump_tags.tagged_in(ctx, [t.var for t in ctx.dump_tags if id(t.var) in read])
+    return list(dumps) + [v for v in tagged if not any(v is d for d in dumps)]
 
 
 def _check_scope_options(kwargs: dict, spans: dict, span) -> None:

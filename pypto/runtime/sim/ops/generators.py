@@ -5,7 +5,7 @@
                          takes counter + k; the model's choice of element order, deterministic in key and counter
     tile.fillpad_expand  x's valid region top-left, pad_value elsewhere (the result is fully valid)
     tensor.expand_clone  src broadcast to target's shape, in fresh GM memory
-    tensor.no_dep / tensor.dump_tag   the tensor itself (markers for the runtime)
+    tensor.no_dep        the tensor itself (a marker for the runtime)
 """
 
 from __future__ import annotations
@@ -78,4 +78,4 @@ def _same(ctx, out, tensor, **kwargs):
 
 def table() -> dict:
     return {"tile.tri": tri, "tile.random": random, "tile.fillpad_expand": fillpad_expand,
-            "tensor.expand_clone": expand_clone, "tensor.no_dep": _same, "tensor.dump_tag": _same}
+            "tensor.expand_clone": expand_clone, "tensor.no_dep": _same}
