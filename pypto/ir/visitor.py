@@ -25,7 +25,8 @@ import re
 from pypto.ir.node import Node
 from pypto.ir.types import Dims, Type
 # whole-subtree queries, cached on the nodes (re-exported: passes import them from here)
-from pypto.ir.walks import EXPR, LEAF, STMT, VAR, collect, defined_vars, node_kind, preorder  # noqa: F401
+from pypto.ir.walks import (EXPR, LEAF, STMT, VAR, collect, collect_statements, defined_vars,  # noqa: F401
+                             node_kind, preorder)
 
 _SNAKE_CACHE: dict = {}
 _HOOK_NAMES: dict = {}           # (prefix, node class) → its hook names: one string object per name

@@ -33,7 +33,7 @@ from pypto.ir.equality import structural_equal
 from pypto.ir.expr import Call, GlobalVar, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import AssignStmt, ForStmt, ReturnStmt, SeqStmts, YieldStmt
-from pypto.ir.visitor import IRMutator, IRVisitor, collect, substitute
+from pypto.ir.visitor import IRMutator, IRVisitor, collect_statements, substitute
 from pypto.passes.analysis import as_seq, body_list, used_vars
 from pypto.passes.convert_tensor_to_tile_ops.assemble_loop import store_loop
 from pypto.passes.base import Pass
@@ -108,7 +108,7 @@ def _reads_before_writes(kernel: Function, read_param: Var, out_param: Var) -> b
 
 def _writable(f: Function) -> frozenset:
     """Tensors of a caller that may be overwritten: its tensor.create results and its Out / InOut params."""
-    created = {s.var for s in collect(f.body, _is_tensor_create)}
+    created = {s.var for s in collect_statements(f.body, _is_tensor_create)}
     return frozenset(created | {p for p, d in zip(f.params, f.param_directions) if d is not ParamDirection.In})
 
 
