@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 
 from pypto.ir.node import Node
+from pypto.ir.stmt import SeqStmts, flatten_to_stmts
 from pypto.ir.types import Dims, Type
 # whole-subtree queries, cached on the nodes (re-exported: passes import them from here)
 from pypto.ir.walks import (EXPR, LEAF, STMT, VAR, collect, collect_statements, defined_vars,  # noqa: F401
@@ -283,7 +284,6 @@ class SplicingMutator(IRMutator):
     a sequence that changed is rebuilt flat (nested sequences opened), an unchanged one is kept."""
 
     def mutate_seq_stmts(self, s):
-        from pypto.ir.stmt import SeqStmts, flatten_to_stmts
         new = [self.mutate(x) for x in s.stmts]
         if all(a is b for a, b in zip(new, s.stmts)):
             return s
