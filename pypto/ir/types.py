@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 
 from pypto.ir.dtypes import INDEX, INT64, TASK_ID, DataType
 from pypto.ir.enums import CompactMode, MemorySpace, PadValue, TensorLayout, TileLayout
-from pypto.ir.node import IGNORE, USUAL, IRTuple, Node
+from pypto.ir.node import IGNORE, USUAL, IRTuple, Node, set_field
 
 
 # Shapes and MakeTuple elements are IRTuples like every sequence field of a node: a tuple that also
@@ -64,7 +64,7 @@ class UnknownType(Type):
     __slots__ = ()
 
     def __init__(self):
-        self._set(span=None)
+        set_field(self, "span", None)
 
 
 class PtrType(Type):
@@ -72,7 +72,7 @@ class PtrType(Type):
     __slots__ = ()
 
     def __init__(self):
-        self._set(span=None)
+        set_field(self, "span", None)
 
 
 class ScalarType(Type):
@@ -80,7 +80,8 @@ class ScalarType(Type):
     FIELDS = (("dtype", USUAL),)
 
     def __init__(self, dtype: DataType):
-        self._set(dtype=dtype, span=None)
+        set_field(self, "dtype", dtype)
+        set_field(self, "span", None)
 
 
 class CommCtxType(ScalarType):
@@ -122,7 +123,10 @@ class MemRef(Node):
     def __init__(self, base, byte_offset=0, size: int = 0):
         if not isinstance(byte_offset, _expr.Expr):
             byte_offset = _expr.ConstInt(int(byte_offset), INDEX)
-        self._set(base=base, byte_offset=byte_offset, size=int(size), span=None)
+        set_field(self, "base", base)
+        set_field(self, "byte_offset", byte_offset)
+        set_field(self, "size", int(size))
+        set_field(self, "span", None)
 
 
 class TensorView(Node):
