@@ -37,6 +37,7 @@ from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt, ForStmt, ReturnStmt, WhileStmt
 from pypto.ir.types import MemRef, TensorType
 from pypto.ir.visitor import IRMutator, collect, collect_statements, substitute
+from pypto.ir.walks import statements
 from pypto.passes.analysis import add_index, body_list, used_vars
 from pypto.passes.memory.ddr_memrefs import slice_byte_offset
 from pypto.passes.base import Pass
@@ -187,6 +188,8 @@ class _Fuse(IRMutator):
 
 
 def _fuse_function(program: Program, func: Function) -> Function:
+    if not any(isinstance(s, AssignStmt) and _op_name(s.value) == "tensor.assemble" for s in statements(func.body)):
+        return func                       # every fusion drops a tensor.assemble: none here, nothing to fuse
     fuse = _Fuse(program, func)
     body = fuse.mutate(func.body)
     if not fuse.replaced:
