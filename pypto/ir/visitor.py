@@ -10,8 +10,9 @@ between the input and output programs.
 Speed: traversal is most of a compile's time, so each visitor class gets a dispatch table
 {value class: handler} filled once per class met (a hook, the children walk, a container walk, or
 nothing for names / numbers / Types); a node is walked through its class's `_child_fields`
-(pypto.ir.node). Tables live on the visitor class itself, so a class defined inside a function is
-freed with it. A visitor that overrides `visit` (or a mutator overriding `mutate`) is walked the
+(pypto.ir.node). A class whose hooks are all for statements (or functions, programs) does not
+enter expressions at all: no hook could fire there and nothing could change. Tables live on the
+visitor class itself, so a class defined inside a function is freed with it. A visitor that overrides `visit` (or a mutator overriding `mutate`) is walked the
 plain way — every field, each value through `self.visit` — so its override sees everything.
 Hooks are collected when a class is defined: set them in the class body, not by patching later.
 The cached whole-subtree queries (preorder, collect, defined_vars) live in pypto.ir.walks and are
