@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from pypto.ir.dtypes import BOOL, FP32, INDEX, DataType
-from pypto.ir.node import IGNORE, USUAL, Node
+from pypto.ir.node import IGNORE, USUAL, IRTuple, Node, set_field
 from pypto.ir.span import Span
 from pypto.ir.types import Dims, ScalarType, TupleType, Type, UnknownType
 
@@ -27,7 +27,9 @@ class Var(Expr):
     FIELDS = (("name_hint", IGNORE), ("type", USUAL))
 
     def __init__(self, name_hint: str, type: Type, span: Optional[Span] = None):
-        self._set(name_hint=name_hint, type=type, span=span)
+        set_field(self, "name_hint", name_hint)
+        set_field(self, "type", type)
+        set_field(self, "span", span)
 
     @property
     def name(self) -> str:
@@ -45,7 +47,10 @@ class IterArg(Var):
     FIELDS = (("name_hint", IGNORE), ("type", USUAL), ("init_value", USUAL))
 
     def __init__(self, name_hint: str, type: Type, init_value: Expr, span: Optional[Span] = None):
-        self._set(name_hint=name_hint, type=type, init_value=init_value, span=span)
+        set_field(self, "name_hint", name_hint)
+        set_field(self, "type", type)
+        set_field(self, "init_value", init_value)
+        set_field(self, "span", span)
 
 
 class ConstInt(Expr):
@@ -54,7 +59,10 @@ class ConstInt(Expr):
     PLAIN_FIELDS = frozenset({"value"})          # a Python number: no traversal enters it
 
     def __init__(self, value: int, dtype: DataType = INDEX, span: Optional[Span] = None):
-        self._set(value=int(value), dtype=dtype, type=ScalarType(dtype), span=span)
+        set_field(self, "value", int(value))
+        set_field(self, "dtype", dtype)
+        set_field(self, "type", ScalarType(dtype))
+        set_field(self, "span", span)
 
     def __eq__(self, other):
         """An integer constant equals the Python int it holds (the reference's callers write
@@ -115,8 +123,12 @@ class Call(Expr):
         if not (kwargs is None or isinstance(kwargs, dict)) or isinstance(type, (Span, dict)) \
                 or isinstance(attrs, (Type, Span)):
             kwargs, type, attrs, span = _reference_call_form(kwargs, type, attrs, span)
-        self._set(op=op, args=tuple(args), kwargs=dict(kwargs or {}), attrs=dict(attrs or {}),
-                  type=type if type is not None else UnknownType(), span=span)
+        set_field(self, "op", op)
+        set_field(self, "args", IRTuple(args))
+        set_field(self, "kwargs", dict(kwargs or {}))
+        set_field(self, "attrs", dict(attrs or {}))
+        set_field(self, "type", type if type is not None else UnknownType())
+        set_field(self, "span", span)
 
     @property
     def op_name(self) -> str:
@@ -183,7 +195,11 @@ class BinaryExpr(Expr):
             raise ValueError(f"unknown scalar binary operator {op!r}")
         if dtype is None:
             dtype = BOOL if op in COMPARE_OPS or op in LOGICAL_OPS else lhs.type.dtype
-        self._set(op=op, lhs=lhs, rhs=rhs, type=ScalarType(dtype), span=span)
+        set_field(self, "op", op)
+        set_field(self, "lhs", lhs)
+        set_field(self, "rhs", rhs)
+        set_field(self, "type", ScalarType(dtype))
+        set_field(self, "span", span)
 
     @property
     def dtype(self) -> DataType:

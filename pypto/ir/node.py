@@ -58,6 +58,12 @@ def as_field_value(v: Any) -> Any:
     return IRTuple(v) if v.__class__ is tuple else v
 
 
+# The constructors that run most often (Var, ConstInt, Call, AssignStmt, ...) set their fields with
+# this directly: a third of the cost of `_set(**fields)` (no keyword dict, no tuple check per field;
+# their sequence fields are made IRTuples where they are built).
+set_field = object.__setattr__
+
+
 class Node:
     __slots__ = ("span", "_memo")
     FIELDS: ClassVar[tuple[tuple[str, str], ...]] = ()

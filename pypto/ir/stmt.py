@@ -10,7 +10,7 @@ from typing import Optional, Sequence
 
 from pypto.ir.enums import ForKind, Level, Role, SplitMode
 from pypto.ir.expr import Expr, IterArg, Var
-from pypto.ir.node import DEF, IGNORE, USUAL, Node
+from pypto.ir.node import DEF, IGNORE, USUAL, IRTuple, Node, set_field
 from pypto.ir.span import Span
 
 
@@ -23,7 +23,9 @@ class AssignStmt(Stmt):
     FIELDS = (("var", DEF), ("value", USUAL))
 
     def __init__(self, var: Var, value: Expr, span: Optional[Span] = None):
-        self._set(var=var, value=value, span=span)
+        set_field(self, "var", var)
+        set_field(self, "value", value)
+        set_field(self, "span", span)
 
 
 class EvalStmt(Stmt):
@@ -32,7 +34,8 @@ class EvalStmt(Stmt):
     FIELDS = (("expr", USUAL),)
 
     def __init__(self, expr: Expr, span: Optional[Span] = None):
-        self._set(expr=expr, span=span)
+        set_field(self, "expr", expr)
+        set_field(self, "span", span)
 
 
 class SeqStmts(Stmt):
@@ -40,7 +43,8 @@ class SeqStmts(Stmt):
     FIELDS = (("stmts", USUAL),)
 
     def __init__(self, stmts: Sequence[Stmt], span: Optional[Span] = None):
-        self._set(stmts=tuple(stmts), span=span)
+        set_field(self, "stmts", IRTuple(stmts))
+        set_field(self, "span", span)
 
 
 class YieldStmt(Stmt):

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from pypto.ir.dtypes import DataType
+from pypto.ir.dtypes import INDEX, INT64, TASK_ID, DataType
 from pypto.ir.enums import CompactMode, MemorySpace, PadValue, TensorLayout, TileLayout
-from pypto.ir.node import IGNORE, USUAL, IRTuple, Node
+from pypto.ir.node import IGNORE, USUAL, IRTuple, Node, set_field
 
 
 # Shapes and MakeTuple elements are IRTuples like every sequence field of a node: a tuple that also
@@ -23,8 +23,7 @@ Dims = IRTuple
 
 def to_expr_tuple(values) -> tuple:
     """Convert a sequence of ints / Exprs to a tuple of Exprs (ints become ConstInt INDEX)."""
-    from pypto.ir.expr import ConstInt, Expr
-    from pypto.ir.dtypes import INDEX
+    ConstInt, Expr = _expr.ConstInt, _expr.Expr
     if values is None:
         return Dims()
     out = []
@@ -42,7 +41,7 @@ def to_expr_tuple(values) -> tuple:
 
 def static_dims(shape) -> Optional[tuple[int, ...]]:
     """The shape as ints, or None when some dim is not a compile-time constant."""
-    from pypto.ir.expr import ConstInt
+    ConstInt = _expr.ConstInt
     dims = []
     for d in shape:
         if not isinstance(d, ConstInt):
@@ -65,7 +64,7 @@ class UnknownType(Type):
     __slots__ = ()
 
     def __init__(self):
-        self._set(span=None)
+        set_field(self, "span", None)
 
 
 class PtrType(Type):
@@ -73,7 +72,7 @@ class PtrType(Type):
     __slots__ = ()
 
     def __init__(self):
-        self._set(span=None)
+        set_field(self, "span", None)
 
 
 class ScalarType(Type):
@@ -81,7 +80,8 @@ class ScalarType(Type):
     FIELDS = (("dtype", USUAL),)
 
     def __init__(self, dtype: DataType):
-        self._set(dtype=dtype, span=None)
+        set_field(self, "dtype", dtype)
+        set_field(self, "span", None)
 
 
 class CommCtxType(ScalarType):
@@ -91,7 +91,6 @@ class CommCtxType(ScalarType):
     __slots__ = ()
 
     def __init__(self):
-        from pypto.ir.dtypes import INT64
         self._set(dtype=INT64, span=None)
 
 
@@ -102,7 +101,6 @@ class TaskIdArrayType(ScalarType):
     FIELDS = (("dtype", USUAL), ("extent", USUAL))
 
     def __init__(self, extent: int):
-        from pypto.ir.dtypes import TASK_ID
         self._set(dtype=TASK_ID, extent=int(extent), span=None)
 
 
@@ -123,11 +121,12 @@ class MemRef(Node):
     FIELDS = (("base", USUAL), ("byte_offset", USUAL), ("size", USUAL))
 
     def __init__(self, base, byte_offset=0, size: int = 0):
-        from pypto.ir.expr import ConstInt, Expr
-        from pypto.ir.dtypes import INDEX
-        if not isinstance(byte_offset, Expr):
-            byte_offset = ConstInt(int(byte_offset), INDEX)
-        self._set(base=base, byte_offset=byte_offset, size=int(size), span=None)
+        if not isinstance(byte_offset, _expr.Expr):
+            byte_offset = _expr.ConstInt(int(byte_offset), INDEX)
+        set_field(self, "base", base)
+        set_field(self, "byte_offset", byte_offset)
+        set_field(self, "size", int(size))
+        set_field(self, "span", None)
 
 
 class TensorView(Node):
@@ -237,6 +236,9 @@ def _is_implicit(view: "TileView", memory_space) -> bool:
                 memory_space, (TileLayout.row_major, TileLayout.none_box, 512)))
 
 
+_VIEW_NEUTRAL = frozenset({"memref", "dtype", "span"})     # TileType fields its view canonicalization ignores
+
+
 class TileType(ShapedType):
     """An on-chip tile: shape, dtype, memory space and view (incl. valid_shape)."""
     __slots__ = ("tile_view", "memory_space")
@@ -255,8 +257,8 @@ class TileType(ShapedType):
     def replace(self, **changes) -> "TileType":
         """A copy with some fields changed, its view re-canonicalized against the (new) memory space."""
         new = super().replace(**changes)
-        if new is self:
-            return self
+        if new is self or _VIEW_NEUTRAL.issuperset(changes):
+            return new                    # the view's canonical form depends on shape, view and space only
         return TileType(new.shape, new.dtype, new.memref, new.tile_view, new.memory_space)
 
     @property
@@ -286,3 +288,9 @@ def is_tile(t) -> bool:
 
 def is_scalar(t) -> bool:
     return isinstance(t, ScalarType)
+
+
+# Expressions (shapes, offsets) are built from pypto.ir.expr, which imports this module: it is bound
+# here, once both exist, rather than imported inside the functions above (an import statement per
+# call costs more than the rest of static_dims).
+import pypto.ir.expr as _expr  # noqa: E402

@@ -10,8 +10,9 @@ between the input and output programs.
 Speed: traversal is most of a compile's time, so each visitor class gets a dispatch table
 {value class: handler} filled once per class met (a hook, the children walk, a container walk, or
 nothing for names / numbers / Types); a node is walked through its class's `_child_fields`
-(pypto.ir.node). Tables live on the visitor class itself, so a class defined inside a function is
-freed with it. A visitor that overrides `visit` (or a mutator overriding `mutate`) is walked the
+(pypto.ir.node). A class whose hooks are all for statements (or functions, programs) does not
+enter expressions at all: no hook could fire there and nothing could change. Tables live on the
+visitor class itself, so a class defined inside a function is freed with it. A visitor that overrides `visit` (or a mutator overriding `mutate`) is walked the
 plain way — every field, each value through `self.visit` — so its override sees everything.
 Hooks are collected when a class is defined: set them in the class body, not by patching later.
 The cached whole-subtree queries (preorder, collect, defined_vars) live in pypto.ir.walks and are
@@ -23,9 +24,11 @@ from __future__ import annotations
 import re
 
 from pypto.ir.node import Node
+from pypto.ir.stmt import SeqStmts, Stmt, flatten_to_stmts
 from pypto.ir.types import Dims, Type
 # whole-subtree queries, cached on the nodes (re-exported: passes import them from here)
-from pypto.ir.walks import EXPR, LEAF, STMT, VAR, collect, defined_vars, node_kind, preorder  # noqa: F401
+from pypto.ir.walks import (EXPR, LEAF, STMT, VAR, collect, collect_statements, defined_vars,  # noqa: F401
+                             node_kind, preorder)
 
 _SNAKE_CACHE: dict = {}
 _HOOK_NAMES: dict = {}           # (prefix, node class) → its hook names: one string object per name
@@ -73,6 +76,33 @@ def _hook_of(vcls, ncls, prefix: str, hooks: dict):
     return None
 
 
+def _statement_hook_names(prefix: str) -> set:
+    """The hook names that can only be reached outside expressions: those of the statement classes,
+    functions and programs, and the children walk itself."""
+    from pypto.ir.function import Function, Program
+    names = {prefix + "children", prefix + _snake(Function), prefix + _snake(Program)}
+    todo = [Stmt]
+    while todo:
+        klass = todo.pop()
+        todo += klass.__subclasses__()
+        names.add(prefix + _snake(klass))
+    return names
+
+
+def _skips_expressions(wcls, prefix: str, hooks: dict) -> bool:
+    """Whether a visitor / mutator class can leave every expression alone: it walks the usual way (no
+    override of the walk) and has hooks for statement-like nodes only, so entering an expression
+    could neither call a hook nor change a node. Any other hook name counts as an expression hook."""
+    cached = wcls.__dict__.get("_skips_expr")
+    if cached is None:
+        walk = IRVisitor.visit_children if prefix == "visit_" else IRMutator.mutate_children
+        own_walk = getattr(wcls, prefix + "children") is walk
+        cached = (not wcls._plain_walk and own_walk
+                  and all(name in _statement_hook_names(prefix) for name in hooks))
+        wcls._skips_expr = cached
+    return cached
+
+
 # ---------------------------------------------------------------------------------------- visitor
 def _visit_seq(self, seq) -> None:
     table = self._visit_table
@@ -109,8 +139,10 @@ def _visit_handler(vcls, cls):
     elif issubclass(cls, Node) and not issubclass(cls, Type):
         h = _hook_of(vcls, cls, "visit_", vcls._visit_hooks)
         if h is None:
-            # a node class with no child fields (Var, ConstInt, ...) has nothing to walk: skip the call
-            bare = not plain and not cls._child_fields and vcls.visit_children is IRVisitor.visit_children
+            # a node class with no child fields (Var, ConstInt, ...) has nothing to walk, nor has an
+            # expression for a visitor of statements only: skip the call
+            bare = not plain and vcls.visit_children is IRVisitor.visit_children and (
+                not cls._child_fields or (node_kind(cls) != STMT and _skips_expressions(vcls, "visit_", vcls._visit_hooks)))
             h = None if bare else vcls.visit_children
     else:
         h = None
@@ -224,8 +256,11 @@ def _mutate_handler(mcls, cls):
     elif issubclass(cls, Node) and not issubclass(cls, Type):
         h = _hook_of(mcls, cls, "mutate_", mcls._mutate_hooks)
         if h is None:
-            # a node class with no child fields comes back as it is: skip the call
-            bare = not mcls._plain_walk and not cls._child_fields and mcls.mutate_children is IRMutator.mutate_children
+            # a node class with no child fields comes back as it is, and so does an expression for a
+            # mutator of statements only: skip the call
+            bare = not mcls._plain_walk and mcls.mutate_children is IRMutator.mutate_children and (
+                not cls._child_fields
+                or (node_kind(cls) != STMT and _skips_expressions(mcls, "mutate_", mcls._mutate_hooks)))
             h = None if bare else mcls.mutate_children
     else:
         h = None
@@ -282,7 +317,6 @@ class SplicingMutator(IRMutator):
     a sequence that changed is rebuilt flat (nested sequences opened), an unchanged one is kept."""
 
     def mutate_seq_stmts(self, s):
-        from pypto.ir.stmt import SeqStmts, flatten_to_stmts
         new = [self.mutate(x) for x in s.stmts]
         if all(a is b for a, b in zip(new, s.stmts)):
             return s

@@ -3,6 +3,7 @@
     preorder(node)            # every IR node under node (itself included, types excluded), pre-order
     collect(node, pred)       # those for which pred(n) holds
     statements(node)          # the statements among them (expressions are not entered)
+    collect_statements(node, pred)   # collect() for a predicate that holds for statements only
     defined_vars(node)        # every binding site under node, pre-order
 
 Each walk dispatches through a table keyed by value class (like the visitors of pypto.ir.visitor)
@@ -126,6 +127,13 @@ def preorder(node) -> tuple:
 def collect(node, predicate) -> list:
     """All nodes under `node` (types excluded) for which predicate(node) is true, in pre-order."""
     return [n for n in preorder(node) if predicate(n)]
+
+
+def collect_statements(node, predicate) -> list:
+    """What `collect(node, predicate)` returns when predicate can hold only for statements (an
+    AssignStmt, a loop, a scope, ...), found without entering expressions: after a pass rebuilt a
+    function, this is a walk over its statements instead of over every node."""
+    return [s for s in statements(node) if predicate(s)]
 
 
 def statements(node) -> tuple:

@@ -19,7 +19,7 @@ from pypto.errors import ValueCheckError
 from pypto.ir.function import Function, Program
 from pypto.log_level import pypto_logger
 from pypto.passes.context import PassContext
-from pypto.passes.instruments import PassSelection, effective_instruments
+from pypto.passes.instruments import PassSelection, instrument_hooks
 from pypto.passes.properties import PassProperties
 
 
@@ -32,14 +32,18 @@ class Pass:
         self.properties = properties
 
     def __call__(self, program: Program) -> Program:
-        instruments = effective_instruments(PassContext.current())
-        if not all(inst.should_run(self, program) for inst in instruments):
-            return program
-        for inst in instruments:
-            inst.run_before_pass(self, program)
+        ctx = PassContext.current()
+        hooks = ctx._pipeline_hooks             # resolved once per pipeline run (_run_all)
+        if hooks is None:
+            hooks = instrument_hooks(ctx)
+        for should_run in hooks.gates:
+            if not should_run(self, program):
+                return program
+        for before in hooks.before:
+            before(self, program)
         result = self.transform(program)
-        for inst in instruments:
-            inst.run_after_pass(self, result)
+        for after in hooks.after:
+            after(self, result)
         return result
 
     def get_name(self) -> str:
@@ -99,7 +103,10 @@ def run_pipeline(pipeline: Sequence[Pass], program: Program, *, until: Optional[
 
 
 def _run_all(pipeline: Sequence[Pass], program: Program) -> Program:
-    instruments = [i for i in effective_instruments(PassContext.current()) if hasattr(i, "begin_pipeline")]
+    ctx = PassContext.current()
+    hooks = instrument_hooks(ctx)
+    outer, ctx._pipeline_hooks = ctx._pipeline_hooks, hooks
+    instruments = hooks.pipeline
     for inst in instruments:
         inst.begin_pipeline()
     log = pypto_logger("passes")
@@ -113,6 +120,7 @@ def _run_all(pipeline: Sequence[Pass], program: Program) -> Program:
             log.info("pass %-30s %8.2f ms%s", p.name, (time.perf_counter() - start) * 1e3,
                      "" if program is before else "  (returned a new program)")
     finally:
+        ctx._pipeline_hooks = outer
         for inst in instruments:
             inst.end_pipeline()
     return program

@@ -63,7 +63,8 @@ class PassContext:
         self._parse = parse
         if platform is not None:
             get_platform(platform)  # reject unknown names where the context is built
-        self._implied: dict = {}  # verification level → the instruments it implies (instruments.effective_instruments)
+        self._implied: dict = {}  # verification level → the instruments it implies (instruments.instrument_hooks)
+        self._pipeline_hooks = None  # while a pipeline runs in this context: its instrument hooks (passes.base)
 
     @property
     def verification_level(self) -> VerificationLevel:

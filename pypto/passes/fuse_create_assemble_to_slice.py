@@ -36,7 +36,8 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt, ForStmt, ReturnStmt, WhileStmt
 from pypto.ir.types import MemRef, TensorType
-from pypto.ir.visitor import IRMutator, collect, substitute
+from pypto.ir.visitor import IRMutator, collect, collect_statements, substitute
+from pypto.ir.walks import statements
 from pypto.passes.analysis import add_index, body_list, used_vars
 from pypto.passes.memory.ddr_memrefs import slice_byte_offset
 from pypto.passes.base import Pass
@@ -56,7 +57,7 @@ def written_param(program: Program, func: Function, depth: int = 0) -> Optional[
     if depth > 8 or not stmts or not isinstance(stmts[-1], ReturnStmt) or len(stmts[-1].values) != 1:
         return None
     defs: dict = {}
-    for s in collect(func.body, lambda n: isinstance(n, (AssignStmt, ForStmt, WhileStmt))):
+    for s in collect_statements(func.body, lambda n: isinstance(n, (AssignStmt, ForStmt, WhileStmt))):
         if isinstance(s, AssignStmt):
             defs[s.var] = s.value
         else:
@@ -103,7 +104,7 @@ def _is_kernel_call(n) -> bool:
 class _Fuse(IRMutator):
     def __init__(self, program: Program, func: Function):
         self.program = program
-        self.defs = {s.var: s for s in collect(func.body, lambda n: isinstance(n, AssignStmt))}
+        self.defs = {s.var: s for s in collect_statements(func.body, lambda n: isinstance(n, AssignStmt))}
         self.reads: dict = {}
         for v in used_vars(func.body):
             self.reads[v] = self.reads.get(v, 0) + 1
@@ -153,7 +154,7 @@ class _Fuse(IRMutator):
         if self.reads.get(buf, 0) != 1 or self.reads.get(result, 0) != 1:
             return None
         between = stmts[at + 1:k]
-        bound = {d for s in between for d in collect(s, lambda n: isinstance(n, AssignStmt))}
+        bound = {d for s in between for d in collect_statements(s, lambda n: isinstance(n, AssignStmt))}
         bound_vars = {s.var for s in bound}
         if any(v in bound_vars for v in used_vars(parent) + used_vars(offsets)):
             return None
@@ -187,6 +188,8 @@ class _Fuse(IRMutator):
 
 
 def _fuse_function(program: Program, func: Function) -> Function:
+    if not any(isinstance(s, AssignStmt) and _op_name(s.value) == "tensor.assemble" for s in statements(func.body)):
+        return func                       # every fusion drops a tensor.assemble: none here, nothing to fuse
     fuse = _Fuse(program, func)
     body = fuse.mutate(func.body)
     if not fuse.replaced:

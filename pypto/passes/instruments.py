@@ -44,12 +44,21 @@ class VerificationMode(enum.Enum):
 
 
 def _check(props, program, what: str, verify: Callable = verify_property) -> None:
-    for prop in sorted(props, key=lambda p: p.value):
-        diags = verify(prop.value, program)
+    if not props:
+        return
+    key = props if props.__class__ is frozenset else frozenset(props)
+    names = _SORTED_NAMES.get(key)
+    if names is None:
+        names = _SORTED_NAMES[key] = tuple(sorted(p.value for p in key))
+    for name in names:
+        diags = verify(name, program)
         if diags:
             more = f" (and {len(diags) - 1} more)" if len(diags) > 1 else ""
-            raise InternalError(f"{what}: property {prop.value} does not hold: {diags[0].message}{more}",
+            raise InternalError(f"{what}: property {name} does not hold: {diags[0].message}{more}",
                                 diags[0].span)
+
+
+_SORTED_NAMES: dict = {}        # a set of properties → their names in order (what `_check` verifies, in turn)
 
 
 def verify_properties(properties, program, where: str = "verify_properties") -> None:
@@ -78,21 +87,25 @@ class VerificationInstrument(Instrument):
         self._verified = None
 
     def run_before_pass(self, pass_, program) -> None:
-        if self.mode in (VerificationMode.BEFORE, VerificationMode.BEFORE_AND_AFTER):
+        if self.mode is not VerificationMode.AFTER:
             required = pass_.properties.required
             if self._verified is not None:
                 required = required - self._verified
-            _check(required, program, f"before {pass_.name}", self.verify)
-            if self._verified is not None:
-                self._verified |= required
+            if required:
+                _check(required, program, f"before {pass_.name}", self.verify)
+                if self._verified is not None:
+                    self._verified |= required
 
     def run_after_pass(self, pass_, program) -> None:
-        if self.mode in (VerificationMode.AFTER, VerificationMode.BEFORE_AND_AFTER):
-            _check(pass_.properties.produced, program, f"after {pass_.name}", self.verify)
+        props = pass_.properties
+        checks = self.mode is not VerificationMode.BEFORE
+        if checks and props.produced:
+            _check(props.produced, program, f"after {pass_.name}", self.verify)
         if self._verified is not None:
-            if self.mode in (VerificationMode.AFTER, VerificationMode.BEFORE_AND_AFTER):
-                self._verified |= pass_.properties.produced
-            self._verified -= pass_.properties.invalidated
+            if checks:
+                self._verified |= props.produced
+            if props.invalidated:
+                self._verified -= props.invalidated
 
 
 class RoundtripInstrument(Instrument):
@@ -138,6 +151,32 @@ def roundtrip_check(program, where: str, parse: Callable[[str], object]) -> None
 def effective_instruments(ctx: PassContext) -> tuple:
     """`ctx`'s instruments plus those its verification level implies (unless given already); kept
     on the context, since they hold state (what was verified, the last program round-tripped)."""
+    return instrument_hooks(ctx).instruments
+
+
+class InstrumentHooks:
+    """The effective instruments of a context, and per hook the bound methods that do something (an
+    instrument inheriting Instrument's no-op hook is left out), so a pass call makes no empty calls."""
+
+    __slots__ = ("instruments", "gates", "before", "after", "pipeline")
+
+    def __init__(self, instruments: tuple):
+        self.instruments = instruments
+        self.gates = _overriding(instruments, "should_run")
+        self.before = _overriding(instruments, "run_before_pass")
+        self.after = _overriding(instruments, "run_after_pass")
+        self.pipeline = tuple(i for i in instruments if hasattr(i, "begin_pipeline"))
+
+
+def _overriding(instruments: tuple, hook: str) -> tuple:
+    noop = getattr(Instrument, hook)
+    return tuple(getattr(i, hook) for i in instruments
+                 if not (isinstance(i, Instrument) and getattr(type(i), hook) is noop
+                         and hook not in getattr(i, "__dict__", ())))
+
+
+def instrument_hooks(ctx: PassContext) -> InstrumentHooks:
+    """The InstrumentHooks of `ctx` at its current verification level (built once per level)."""
     level = ctx.verification_level
     cached = ctx._implied.get(level)
     if cached is not None:
@@ -147,8 +186,8 @@ def effective_instruments(ctx: PassContext) -> tuple:
         out.append(VerificationInstrument(VerificationMode.BEFORE_AND_AFTER))
     if level is VerificationLevel.ROUNDTRIP and not any(isinstance(i, RoundtripInstrument) for i in out):
         out.append(RoundtripInstrument())
-    ctx._implied[level] = tuple(out)
-    return ctx._implied[level]
+    hooks = ctx._implied[level] = InstrumentHooks(tuple(out))
+    return hooks
 
 
 def _numbered(text: str) -> str:

@@ -22,7 +22,7 @@ from pypto.ir.enums import FunctionType
 from pypto.ir.expr import Call, ConstInt, GlobalVar
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import AssignStmt, ClusterScopeStmt, SeqStmts, SpmdScopeStmt
-from pypto.ir.visitor import IRMutator, collect
+from pypto.ir.visitor import IRMutator, collect_statements
 from pypto.passes.analysis import used_vars
 from pypto.passes.base import Pass
 from pypto.passes.outline_incore_scopes import BLOCK_IDENTITY_OPS, Outliner
@@ -35,7 +35,7 @@ class _ClusterOutliner(Outliner):
     suffix = "cluster"
 
     def check_nesting(self, scope) -> None:
-        if collect(scope.body, lambda n: isinstance(n, ClusterScopeStmt)):
+        if collect_statements(scope.body, lambda n: isinstance(n, ClusterScopeStmt)):
             raise UnsupportedError("OutlineClusterScopes: a pl.cluster scope is nested inside another", scope.span,
                                    hint="one pl.cluster groups the kernels of one physical cluster")
 
@@ -49,7 +49,7 @@ class _SpmdOutliner(Outliner):
     suffix = "spmd"
 
     def check_nesting(self, scope) -> None:
-        if collect(scope.body, lambda n: isinstance(n, SpmdScopeStmt)):
+        if collect_statements(scope.body, lambda n: isinstance(n, SpmdScopeStmt)):
             raise UnsupportedError("OutlineClusterScopes: a pl.spmd scope is nested inside another", scope.span,
                                    hint="launch one spmd grid at a time")
 
@@ -81,7 +81,7 @@ def _outline_all(program: Program, outliner_type, scope_type) -> Program:
     out: list = []
     changed = False
     for f in program.functions.values():
-        if not collect(f.body, lambda n: isinstance(n, scope_type)):
+        if not collect_statements(f.body, lambda n: isinstance(n, scope_type)):
             out.append(f)
             continue
         if f.func_type in (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV):

@@ -22,7 +22,7 @@ from __future__ import annotations
 from pypto.ir.enums import FunctionType, Level, Role
 from pypto.ir.function import Program
 from pypto.ir.stmt import HierarchyScopeStmt
-from pypto.ir.visitor import collect
+from pypto.ir.visitor import collect_statements
 from pypto.passes.base import Pass
 from pypto.passes.outline_incore_scopes import Outliner
 from pypto.passes.properties import IRProperty, PassProperties
@@ -62,7 +62,7 @@ class _HierarchyOutliner(Outliner):
 
 
 def _has_scope(f) -> bool:
-    return bool(collect(f.body, lambda n: isinstance(n, HierarchyScopeStmt)))
+    return bool(collect_statements(f.body, lambda n: isinstance(n, HierarchyScopeStmt)))
 
 
 def _run(program: Program) -> Program:

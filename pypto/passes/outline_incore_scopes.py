@@ -27,7 +27,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import READWRITE, WRITE
 from pypto.ir.stmt import AssignStmt, EvalStmt, InCoreScopeStmt, ReturnStmt, SeqStmts, SplitAivScopeStmt, SpmdScopeStmt
 from pypto.ir.types import TensorType, TupleType, UnknownType
-from pypto.ir.visitor import IRMutator, IRVisitor, collect
+from pypto.ir.visitor import IRMutator, IRVisitor, collect, collect_statements
 from pypto.passes.analysis import alpha_rename, as_seq, defined_vars, used_vars
 from pypto.passes.base import Pass
 from pypto.passes.properties import IRProperty, PassProperties
@@ -67,7 +67,7 @@ def _region_split_attrs(body) -> dict:
     """A body holding pl.split_aiv regions marks its kernel split_aiv; the regions' mode rides along as the
     kernel's `split` only when every region has the same real (non-NONE) mode. "No split" has one
     spelling, an absent key. (LowerAutoVectorSplit checks the regions and lowers them later.)"""
-    regions = collect(body, lambda n: isinstance(n, SplitAivScopeStmt))
+    regions = collect_statements(body, lambda n: isinstance(n, SplitAivScopeStmt))
     if not regions:
         return {}
     modes = {r.split for r in regions}
@@ -129,7 +129,7 @@ def _directions(scope_body, params, callees: dict | None = None) -> list:
 
 def _block_identity_defs(body) -> dict:
     """Var → its `tile.get_block_idx()` / `get_block_num()` call, for every such binding in body."""
-    return {s.var: s.value for s in collect(body, _is_block_identity_def)}
+    return {s.var: s.value for s in collect_statements(body, _is_block_identity_def)}
 
 
 def _is_block_identity_def(s) -> bool:
@@ -197,7 +197,7 @@ class Outliner(IRMutator):
         return as_seq(self.outline(s), s.span) if self.scope_type is InCoreScopeStmt else self.mutate_children(s)
 
     def check_nesting(self, scope) -> None:
-        if collect(scope.body, lambda n: isinstance(n, InCoreScopeStmt)):
+        if collect_statements(scope.body, lambda n: isinstance(n, InCoreScopeStmt)):
             raise UnsupportedError("OutlineIncoreScopes: a pl.at(level=CORE_GROUP) scope is nested inside another",
                                    scope.span, hint="kernels cannot contain kernels; remove the inner pl.at")
 
@@ -240,7 +240,7 @@ def _implicit_spmd_kernels(body):
 
     class _M(IRMutator):
         def mutate_spmd_scope_stmt(self, s):
-            has_scope = collect(s.body, lambda n: isinstance(n, InCoreScopeStmt))
+            has_scope = collect_statements(s.body, lambda n: isinstance(n, InCoreScopeStmt))
             has_call = collect(s.body, lambda n: isinstance(n, Call) and isinstance(n.op, GlobalVar))
             if has_scope or has_call:
                 return s
@@ -254,9 +254,9 @@ def _run(program: Program) -> Program:
     out: list = []
     changed = False
     for f in program.functions.values():
-        if collect(f.body, lambda n: isinstance(n, SpmdScopeStmt)):
+        if collect_statements(f.body, lambda n: isinstance(n, SpmdScopeStmt)):
             f = f.replace(body=_implicit_spmd_kernels(f.body))
-        if not collect(f.body, lambda n: isinstance(n, InCoreScopeStmt)):
+        if not collect_statements(f.body, lambda n: isinstance(n, InCoreScopeStmt)):
             out.append(f)
             continue
         if f.func_type in (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV):

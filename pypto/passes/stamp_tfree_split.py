@@ -14,7 +14,7 @@ from __future__ import annotations
 from pypto.ir.expr import GlobalVar
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import AssignStmt
-from pypto.ir.visitor import IRMutator, collect
+from pypto.ir.visitor import IRMutator, collect_statements
 from pypto.passes.base import function_pass
 from pypto.passes.properties import IRProperty, PassProperties
 
@@ -36,7 +36,7 @@ class _Stamp(IRMutator):
 
 
 def _run(func: Function, program: Program) -> Function:
-    pops = {s.var: s.value for s in collect(func.body, lambda n: isinstance(n, AssignStmt))
+    pops = {s.var: s.value for s in collect_statements(func.body, lambda n: isinstance(n, AssignStmt))
             if getattr(getattr(s.value, "op", None), "name", "") in _POPS}
     if not pops:
         return func

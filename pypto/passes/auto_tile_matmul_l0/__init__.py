@@ -31,8 +31,9 @@ from __future__ import annotations
 from pypto.ir.enums import FunctionType, MemorySpace
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, WhileStmt
+from pypto.ir.walks import statements
 from pypto.passes.analysis import as_seq, body_list, used_vars
-from pypto.passes.auto_tile_matmul_l0.fixpipe_cast_fold import fold_fixpipe_casts
+from pypto.passes.auto_tile_matmul_l0.fixpipe_cast_fold import fold_fixpipe_casts, foldable_cast
 from pypto.passes.auto_tile_matmul_l0.ir_queries import all_assigns, op_name
 from pypto.passes.auto_tile_matmul_l0.tile_choice import choose_l0_tile
 from pypto.passes.auto_tile_matmul_l0.tiler import MatmulTiler
@@ -75,6 +76,8 @@ def drop_dead_moves(func: Function) -> Function:
 def _run(func: Function, program: Program) -> Function:
     if func.func_type in (FunctionType.Orchestration, FunctionType.Opaque, FunctionType.Inline):
         return func
+    if not any(_rewritable(s) for s in statements(func.body)):
+        return func                         # no matmul to tile, no cast to fold (a vector kernel)
     func = fold_fixpipe_casts(func)
     for _round in range(3):        # a split-K chain's narrowed blocks are K-tiled in the next round
         tiler = MatmulTiler(func)
@@ -85,6 +88,12 @@ def _run(func: Function, program: Program) -> Function:
             body = substitute_with_inits(body, tiler.replace)   # a result may init a split-K loop
         func = drop_dead_moves(func.replace(body=body))
     return func
+
+
+def _rewritable(s) -> bool:
+    """Whether statement s is one this pass may rewrite: a matmul it tiles or an Acc cast it folds."""
+    return isinstance(s, AssignStmt) and (op_name(s.value) in ("tile.matmul", "tile.matmul_acc")
+                                          or foldable_cast(s.value) is not None)
 
 
 def auto_tile_matmul_l0():

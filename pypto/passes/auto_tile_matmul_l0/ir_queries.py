@@ -8,7 +8,7 @@ from pypto.ir.dtypes import INDEX
 from pypto.ir.expr import BinaryExpr, Call, ConstInt, GlobalVar, Var, const
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, WhileStmt
 from pypto.ir.types import ScalarType
-from pypto.ir.visitor import collect
+from pypto.ir.visitor import collect_statements
 from pypto.passes.analysis import as_seq, body_list, used_vars
 
 
@@ -66,4 +66,4 @@ def plus(base, offset, span):
 
 def all_assigns(node) -> list:
     """Every AssignStmt under `node`, in pre-order."""
-    return collect(node, lambda n: isinstance(n, AssignStmt))
+    return collect_statements(node, lambda n: isinstance(n, AssignStmt))

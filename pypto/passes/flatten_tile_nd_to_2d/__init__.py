@@ -35,7 +35,7 @@ from pypto.ir.ops.flat_window import flat_shape, flat_valid
 from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, SeqStmts
 from pypto.ir.types import TensorType, TileType
-from pypto.ir.visitor import collect
+from pypto.ir.visitor import collect, collect_statements
 from pypto.passes.analysis import Retyper, as_seq
 from pypto.passes.flatten_tile_nd_to_2d.batch_matmul import BATCHED, BatchSplitter, batch_operand_moves, split_loop
 from pypto.passes.flatten_tile_nd_to_2d.transpose import nd_transpose, scratch_for
@@ -67,7 +67,7 @@ def _stores_into_nd(call) -> bool:
 class _Flattener(Retyper):
     def __init__(self, func: Function):
         super().__init__(_flat_type)
-        defs = {s.var: s.value for s in collect(func.body, lambda n: isinstance(n, AssignStmt))}
+        defs = {s.var: s.value for s in collect_statements(func.body, lambda n: isinstance(n, AssignStmt))}
         dropped = batch_operand_moves(func.body)
         self.batches = BatchSplitter(self.mutate, dropped, defs)
 

@@ -34,7 +34,7 @@ from pypto.ir.expr import BinaryExpr, Call, ConstInt, GlobalVar, IterArg, Var, a
 from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt, ForStmt, SeqStmts, YieldStmt, flatten_to_stmts
 from pypto.ir.types import TileType
-from pypto.ir.visitor import collect
+from pypto.ir.visitor import collect, collect_statements
 
 BATCHED = ("tile.batch_matmul", "tile.batch_matmul_acc")
 _SPACE = {"lhs": MemorySpace.Left, "rhs": MemorySpace.Right}
@@ -55,7 +55,7 @@ def batch_operand_moves(body) -> tuple:
     and transposed on its own (BatchSplitter.matmul). Returns (every dropped Var, the dropped views)."""
     calls = collect(body, lambda n: isinstance(n, Call) and not isinstance(n.op, GlobalVar))
     moves, views = {}, {}
-    for s in collect(body, lambda n: isinstance(n, AssignStmt) and isinstance(n.value, Call)
+    for s in collect_statements(body, lambda n: isinstance(n, AssignStmt) and isinstance(n.value, Call)
                      and not isinstance(n.value.op, GlobalVar) and n.value.op.name in ("tile.move",
                                                                                          "tile.transpose_view")):
         src = s.value.args[0]

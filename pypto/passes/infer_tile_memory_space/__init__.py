@@ -21,8 +21,12 @@ Four steps, each its own module:
 
 from __future__ import annotations
 
+from pypto.errors import UnsupportedError
 from pypto.ir.enums import FunctionType
 from pypto.ir.function import Function, Program
+from pypto.ir.stmt import AssignStmt, EvalStmt
+from pypto.ir.types import TileType
+from pypto.ir.walks import statements
 from pypto.passes.base import function_pass
 from pypto.passes.infer_tile_memory_space.mat_load_hoisting import hoist_invariant_mat_loads
 from pypto.passes.infer_tile_memory_space.operand_moves import insert_operand_moves
@@ -41,11 +45,7 @@ def _run(func: Function, program: Program) -> Function:
 
 def _reject_host_tiles(func: Function) -> None:
     """A tile in host code is the "forgot `with pl.at(...)`" mistake: an error at the first tile op."""
-    from pypto.errors import UnsupportedError
-    from pypto.ir.stmt import AssignStmt, EvalStmt
-    from pypto.ir.types import TileType
-    from pypto.ir.visitor import preorder
-    for node in preorder(func.body):
+    for node in statements(func.body):           # (only statements can be the offending op)
         expr = node.value if isinstance(node, AssignStmt) else node.expr if isinstance(node, EvalStmt) else None
         name = getattr(getattr(expr, "op", None), "name", "")
         if name.startswith("tile.") or (isinstance(node, AssignStmt) and isinstance(node.var.type, TileType)):

@@ -35,7 +35,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import READ
 from pypto.ir.stmt import AssignStmt, ForStmt, ReturnStmt, SeqStmts, YieldStmt, flatten_to_stmts
 from pypto.ir.types import TileType
-from pypto.ir.visitor import IRVisitor, SplicingMutator, collect
+from pypto.ir.visitor import IRVisitor, SplicingMutator, collect, collect_statements
 from pypto.passes.analysis import body_list, used_vars
 from pypto.passes.context import current_platform
 
@@ -61,7 +61,7 @@ def _returned_param(callee: Optional[Function]) -> Optional[int]:
     if not stmts or not isinstance(stmts[-1], ReturnStmt) or len(stmts[-1].values) != 1:
         return None
     bound, loops = _bindings(callee.body), {}
-    for loop in collect(callee.body, lambda n: isinstance(n, ForStmt)):
+    for loop in collect_statements(callee.body, lambda n: isinstance(n, ForStmt)):
         loops.update({rv: ia.init_value for ia, rv in zip(loop.iter_args, loop.return_vars)})
     e = stmts[-1].values[0]
     for _ in range(64):
@@ -136,7 +136,7 @@ def _fits(func: Function, space: MemorySpace) -> bool:
     """Every tile of `space` allocated at once still fits it (views share their source's bytes)."""
     platform = current_platform()
     align, total = platform.alignment, 0
-    for s in collect(func.body, lambda n: isinstance(n, AssignStmt)):
+    for s in collect_statements(func.body, lambda n: isinstance(n, AssignStmt)):
         t = s.var.type
         if not (isinstance(t, TileType) and t.memory_space is space and isinstance(s.value, Call)):
             continue
@@ -203,9 +203,9 @@ class _Hoist(SplicingMutator):
             return s
         stmts = flatten_to_stmts(s.body)
         inside = {s.loop_var, *s.iter_args, *_bindings(s.body)}
-        for n in collect(s.body, lambda n: isinstance(n, ForStmt)):
+        for n in collect_statements(s.body, lambda n: isinstance(n, ForStmt)):
             inside |= {n.loop_var, *n.iter_args, *n.return_vars}
-        yielded = {v for y in collect(s.body, lambda n: isinstance(n, YieldStmt)) for v in y.values}
+        yielded = {v for y in collect_statements(s.body, lambda n: isinstance(n, YieldStmt)) for v in y.values}
         hoisted = [x for x in stmts if self._load(x, inside, yielded)]
         if not hoisted:
             return s
@@ -226,7 +226,7 @@ class _Hoist(SplicingMutator):
 
 def hoist_invariant_mat_loads(func: Function, program: Program) -> Function:
     """Move loop-invariant GM → Mat loads of `func` before their loops (see module doc)."""
-    if not collect(func.body, lambda n: isinstance(n, ForStmt)):
+    if not collect_statements(func.body, lambda n: isinstance(n, ForStmt)):
         return func
     private = _private_inputs(func, program)
     if not private:

@@ -31,7 +31,7 @@ from pypto.ir.expr import Call, GlobalVar, IterArg, Var
 from pypto.ir.function import Function
 from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt, SeqStmts
-from pypto.ir.visitor import IRVisitor, SplicingMutator, VarSubstituter, collect
+from pypto.ir.visitor import IRVisitor, SplicingMutator, VarSubstituter, collect_statements
 
 # Call attr: "this producer's target_memory is a placeholder; let the readers decide".
 MEMORY_BY_DEMAND = "target_memory_by_demand"
@@ -143,7 +143,7 @@ def _is_retargetable_producer(s) -> bool:
 
 def retarget_loads_by_demand(func: Function) -> Function:
     """Retarget every tile.load / tile.create whose readers all demand one other space (see module doc)."""
-    producers = {s.var: s for s in collect(func.body, _is_retargetable_producer)}
+    producers = {s.var: s for s in collect_statements(func.body, _is_retargetable_producer)}
     if not producers:
         return func
     readers = _Readers(set(producers))

@@ -41,6 +41,7 @@ from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, SeqStmts
 from pypto.ir.visitor import SplicingMutator
 from pypto.passes.lower_composite_ops.builder import LoweringBuilder, TempCounter
 from pypto.passes.lower_composite_ops.rules import lookup_rule
+from pypto.passes.analysis import calls_in
 from pypto.passes.base import Pass, function_pass
 from pypto.passes.properties import PassProperties
 
@@ -121,6 +122,8 @@ class LowerCompositeOpsMutator(SplicingMutator):
 def transform_lower_composite_ops(func: Function, program: Program) -> Function:
     if getattr(func.level, "name", None) == "HOST" or func.func_type.name == "Orchestration":
         return func       # collectives there belong to LowerHostTensorCollectives; no compute op lives there
+    if not any(_composite(c) for c in calls_in(func.body)):
+        return func       # nothing to lower (the calls under the body are cached: no walk when it is unchanged)
     body = LowerCompositeOpsMutator().mutate(func.body)
     return func if body is func.body else func.replace(body=body)
 

@@ -24,7 +24,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.stmt import AssignStmt
 from pypto.ir.types import TileType
 from pypto.ir.visitor import defined_vars
-from pypto.ir.visitor import IRMutator, collect
+from pypto.ir.visitor import IRMutator, collect_statements
 from pypto.ir.walks import statements
 from pypto.passes.context import current_platform
 from pypto.passes.base import function_pass
@@ -79,7 +79,7 @@ def _place_ring_buffers(func: Function, platform, end_of: dict, addr_of: dict) -
     space = _RING_SPACE.get(func.func_type)
     if platform.name != "a5" or space is None:
         return
-    for s in collect(func.body, _is_auto_ring_buffer):
+    for s in collect_statements(func.body, _is_auto_ring_buffer):
         offset = _align(end_of.get(space, 0), platform.alignment)
         addr_of[s] = offset
         end_of[space] = offset + int(s.value.kwargs["size"])
@@ -95,7 +95,7 @@ def _place_ring_buffers(func: Function, platform, end_of: dict, addr_of: dict) -
 def _run(func: Function, program: Program) -> Function:
     allocs = [s for s in statements(func.body) if _is_alloc(s)]
     platform = current_platform()
-    if not allocs and not (platform.name == "a5" and collect(func.body, _is_auto_ring_buffer)):
+    if not allocs and not (platform.name == "a5" and collect_statements(func.body, _is_auto_ring_buffer)):
         return func
     by_space: dict = {}
     for s in allocs:

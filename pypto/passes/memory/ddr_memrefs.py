@@ -24,12 +24,14 @@ Rules (first match):
 
 from __future__ import annotations
 
+from typing import Optional, Sequence
+
 from pypto.ir.dtypes import INDEX
 from pypto.ir.expr import BinaryExpr, Call, ConstInt, GlobalVar, MakeTuple, Var
 from pypto.ir.function import Function
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, ScopeStmt, WhileStmt
-from pypto.ir.types import MemRef, PtrType, TensorType
-from pypto.passes.analysis import VarMemRefs, add_index, body_list
+from pypto.ir.types import MemRef, PtrType, TensorType, TileType
+from pypto.passes.analysis import VarMemRefs, add_index, as_seq, body_list
 from pypto.passes.memory.loop_carry_buffers import yielded
 
 TENSOR_VIEWS = ("tensor.slice", "tensor.view", "tensor.reshape", "tensor.reinterpret_view")
@@ -131,25 +133,45 @@ class _Planner:
 
 class _Retype(VarMemRefs):
     """Retypes each planned tensor Var (params, definitions, iter args, uses) and the Call that
-    defines it, so the printed annotation is both types (docs/internals.md §2)."""
+    defines it, so the printed annotation is both types (docs/internals.md §2).
+
+    With `tiles` (InitMemRef's tile plan, Var → MemRef) it retypes the tiles in the same walk, by
+    InitMemRef's rule (a call defining a tile takes its Var's new type): one walk of a kernel for
+    both plans. A statement is re-deduced only when one of its tensors was retyped (`touched`)."""
+
+    def __init__(self, memref: dict, tiles: Optional[dict] = None):
+        super().__init__({**memref, **tiles} if tiles else memref)
+        self.tensors = memref
+        self.tile_rule = bool(tiles)
+        self.touched = False            # a tensor Var was retyped since the flag was last cleared
+
+    def mutate_var(self, v: Var):
+        new = super().mutate_var(v)
+        if new is not v and v in self.tensors:
+            self.touched = True
+        return new
 
     def mutate_assign_stmt(self, s: AssignStmt):
         var = self.mutate(s.var)
         value = self.mutate(s.value)
-        if (isinstance(var.type, TensorType) and isinstance(value, Call) and isinstance(value.type, TensorType)
-                and var is not s.var):
-            value = value.replace(type=var.type)
+        if isinstance(value, Call):
+            if self.tile_rule and isinstance(var.type, TileType) and isinstance(value.type, TileType):
+                value = value.replace(type=var.type)
+            elif isinstance(var.type, TensorType) and isinstance(value.type, TensorType) and var is not s.var:
+                value = value.replace(type=var.type)
         return s.replace(var=var, value=value)
 
     def mutate_eval_stmt(self, s: EvalStmt):
         """An unassigned op call's type is its deduced type, which now carries its tensor input's MemRef."""
+        self.touched = False
         new = self.mutate_children(s)
-        return new if new is s else new.replace(expr=_rededuced(new.expr))
+        return new.replace(expr=_rededuced(new.expr)) if self.touched else new
 
     def mutate_return_stmt(self, s: ReturnStmt):
         """`return pl.store(..., out)`: as an unassigned call, the returned op's type is re-deduced."""
+        self.touched = False
         new = self.mutate_children(s)
-        return new if new is s else new.replace(values=[_rededuced(v) for v in new.values])
+        return new.replace(values=[_rededuced(v) for v in new.values]) if self.touched else new
 
 
 def _rededuced(call):
@@ -159,14 +181,18 @@ def _rededuced(call):
     return call
 
 
-def attach_ddr_memrefs(func: Function) -> Function:
-    """`func` with a DDR MemRef on every tensor Var (see the module docstring)."""
+def attach_ddr_memrefs(func: Function, tiles: Optional[dict] = None, allocs: Sequence = ()) -> Function:
+    """`func` with a DDR MemRef on every tensor Var (see the module docstring); with InitMemRef's
+    tile plan (`tiles`: Var → MemRef, `allocs`: the statements binding their bases), the tiles
+    retyped in the same walk and the allocations put first in the body."""
     memref = _Planner().plan(func)
-    if not memref:
+    if not memref and not tiles and not allocs:
         return func
-    retype = _Retype(memref)
-    params = [retype.mutate(p) for p in func.params]
+    retype = _Retype(memref, tiles)
+    params = [p if tiles and p in tiles else retype.mutate(p) for p in func.params]   # (tile params keep their type)
     body = retype.mutate(func.body)
+    if allocs:
+        body = as_seq([*allocs, *body_list(body)], func.body.span)
     if all(a is b for a, b in zip(params, func.params)) and body is func.body:
         return func
     return func.replace(params=params, body=body)

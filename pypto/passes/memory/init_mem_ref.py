@@ -28,7 +28,7 @@ from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt
 from pypto.ir.types import MemRef, PtrType, TileType
 from pypto.ir.visitor import defined_vars
-from pypto.passes.analysis import VarMemRefs, as_seq, body_list
+from pypto.passes.analysis import VarMemRefs
 from pypto.passes.memory.ddr_memrefs import attach_ddr_memrefs
 from pypto.passes.memory.loop_carry_buffers import BufferGroups, plan_carry_buffers
 from pypto.passes.base import function_pass
@@ -119,24 +119,26 @@ def _declared_allocs(func: Function) -> tuple:
 
 
 def _run(func: Function, program: Program) -> Function:
-    return attach_ddr_memrefs(_tile_memrefs(func))
+    func, tiles, allocs = _tile_plan(func)
+    return attach_ddr_memrefs(func, tiles, allocs)      # tensors and tiles retyped in one walk
 
 
-def _tile_memrefs(func: Function) -> Function:
+def _tile_plan(func: Function) -> tuple:
+    """(func with its pinned tiles bound and its loop-carry copies in, {tile Var: MemRef} still to
+    apply, the `tile.alloc` statements to put first in its body)."""
     if not any(isinstance(v.type, TileType) for v in (*func.params, *defined_vars(func.body))):
-        return func                               # no tiles (an orchestration function): no buffers to plan
+        return func, {}, []                       # no tiles (an orchestration function): no buffers to plan
     func, pinned = _declared_allocs(func)
     func, groups = plan_carry_buffers(func)
     planner = _Planner(func, groups)
     memref = planner.plan()
     if not memref and not pinned:
-        return func
-    body = _Apply(memref).mutate(func.body) if memref else func.body
+        return func, {}, []
     allocs = []
     for k, (base, space, size) in enumerate(pinned + planner.allocs):
         kwargs = {"memory_space": space, "size": size, "addr": -1, "pinned": k < len(pinned)}
         allocs.append(AssignStmt(base, create_op_call("tile.alloc", [], kwargs, base.span), base.span))
-    return func.replace(body=as_seq(allocs + body_list(body), func.body.span))
+    return func, memref, allocs
 
 
 def init_mem_ref():

@@ -21,6 +21,7 @@ Otherwise a `tile.move` copy (Vec → Vec) is inserted before the loop or before
 from __future__ import annotations
 
 from collections import Counter
+from typing import Optional
 
 from pypto.errors import UnsupportedError
 from pypto.ir.enums import MemorySpace
@@ -127,18 +128,23 @@ class _Analysis:
 
     def __init__(self, func: Function):
         self.groups = BufferGroups()
-        self.use_count: Counter = Counter()
+        self._use_count: Optional[Counter] = None   # counted on first need: only loops ask
         self.inexact: set = set()       # if results whose else value lives in another buffer
         self.loops: list = []           # enclosing loops while walking
         self.init_copy: set = set()      # (loop, k)
         self.yield_copy: set = set()     # (loop, k)
         for v in [*func.params, *defined_vars(func.body)]:
             self.groups.add(v)
-        self._count_uses(func.body)
+        self.body = func.body
         self.walk(body_list(func.body))
 
-    def _count_uses(self, body) -> None:
-        _UseCounter(self.use_count).visit(body)
+    @property
+    def use_count(self) -> Counter:
+        """Var → how often it is read in the function (a walk of the whole body, done once, when a loop asks)."""
+        if self._use_count is None:
+            self._use_count = Counter()
+            _UseCounter(self._use_count).visit(self.body)
+        return self._use_count
 
     def walk(self, stmts: list) -> None:
         for i, s in enumerate(stmts):

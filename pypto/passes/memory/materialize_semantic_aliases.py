@@ -20,7 +20,7 @@ from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt, ForStmt, WhileStmt
 from pypto.ir.types import MemRef, TileType
 from pypto.ir.visitor import defined_vars
-from pypto.ir.visitor import IRMutator, collect
+from pypto.ir.visitor import IRMutator, collect_statements
 from pypto.passes.analysis import as_seq, body_list
 from pypto.passes.memory.init_mem_ref import apply_memrefs
 from pypto.passes.memory.loop_carry_buffers import yielded
@@ -37,13 +37,13 @@ def _base(v):
 def must_alias_pairs(func: Function) -> list:
     """(a, b) tile Vars that must share a buffer, in program order."""
     pairs: list = []
-    for s in collect(func.body, lambda n: isinstance(n, AssignStmt)):
+    for s in collect_statements(func.body, lambda n: isinstance(n, AssignStmt)):
         v = s.value
         if isinstance(v, Call) and not isinstance(v.op, GlobalVar) and v.op.reuses_input is not None:
             i = v.op.reuses_input
             if i < len(v.args) and isinstance(v.args[i], Var):
                 pairs.append((v.args[i], s.var))
-    for loop in collect(func.body, lambda n: isinstance(n, (ForStmt, WhileStmt))):
+    for loop in collect_statements(func.body, lambda n: isinstance(n, (ForStmt, WhileStmt))):
         values = yielded(loop.body)
         for k, ia in enumerate(loop.iter_args):
             pairs.append((ia.init_value, ia))
@@ -75,7 +75,7 @@ def _run(func: Function, program: Program) -> Function:
             memref[v] = MemRef(find(b), v.type.memref.byte_offset, v.type.memref.size)
     body = apply_memrefs(func.body, memref)
     sizes: dict = {}
-    for s in collect(body, is_alloc):
+    for s in collect_statements(body, is_alloc):
         root = find(s.var)
         sizes[root] = max(sizes.get(root, 0), s.value.kwargs["size"])
 

@@ -24,7 +24,7 @@ from pypto.ir.function import Function
 from pypto.ir.ops.registry import READ
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, WhileStmt
 from pypto.ir.types import TileType, static_dims
-from pypto.ir.visitor import collect
+from pypto.ir.visitor import collect_statements
 from pypto.passes.analysis import body_list, used_vars
 from pypto.passes.memory.loop_carry_buffers import yielded
 
@@ -48,7 +48,7 @@ def _may_read(func: Function) -> dict:
     when the else branch ran it is the else value's buffer (InitMemRef's inexact if results); an
     alias (`y = x`) reads whatever x reads."""
     sources: dict = {}
-    for s in collect(func.body, lambda n: isinstance(n, (IfStmt, AssignStmt))):
+    for s in collect_statements(func.body, lambda n: isinstance(n, (IfStmt, AssignStmt))):
         if isinstance(s, AssignStmt):
             if isinstance(s.value, Var):
                 sources.setdefault(s.var, []).append(s.value)

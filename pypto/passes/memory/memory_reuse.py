@@ -34,7 +34,7 @@ from pypto.passes.analysis import as_seq, body_list
 from pypto.passes.context import current_platform
 from pypto.passes.memory.init_mem_ref import apply_memrefs
 from pypto.passes.base import function_pass
-from pypto.passes.memory.memory_lifetimes import buffer_lifetimes, may_write_over
+from pypto.passes.memory.memory_lifetimes import base_of, buffer_lifetimes, may_write_over
 from pypto.passes.properties import IRProperty, PassProperties
 
 
@@ -139,13 +139,16 @@ def _run(func: Function, program: Program) -> Function:
         return func
     merged = plan_reuse(func, allocs)
     memref: dict = {}
-    for v in [*func.params, *defined_vars(func.body)]:
+    defs = defined_vars(func.body)
+    for v in [*func.params, *defs]:
         t = v.type
         if isinstance(t, TileType) and t.memref is not None and t.memref.base in merged:
             memref[v] = MemRef(merged[t.memref.base], t.memref.byte_offset, t.memref.size)
     body = apply_memrefs(func.body, memref) if memref else func.body
-    used = {v.type.memref.base for v in [*func.params, *defined_vars(body)]
-            if isinstance(v.type, TileType) and v.type.memref is not None}
+    # the bases still named: the params' (apply_memrefs retypes the body only), and each binding's
+    # base after the merge (what defined_vars(body) would show, without walking the new body)
+    used = {b for b in map(base_of, func.params) if b is not None}
+    used.update(merged.get(b, b) for b in map(base_of, defs) if b is not None)
     kept = [s for s in body_list(body) if not (is_alloc(s) and s.var not in used)]
     if not memref and len(kept) == len(body_list(body)):
         return func

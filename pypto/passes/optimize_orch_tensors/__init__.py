@@ -28,13 +28,15 @@ windows) and param_retyping.py (a kernel parameter and its uses re-typed, for pa
 
 from __future__ import annotations
 
+from collections import Counter
+
 from pypto.ir.enums import FunctionType, ParamDirection
 from pypto.ir.equality import structural_equal
 from pypto.ir.expr import Call, GlobalVar, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import AssignStmt, ForStmt, ReturnStmt, SeqStmts, YieldStmt
-from pypto.ir.visitor import IRMutator, IRVisitor, collect, substitute
-from pypto.passes.analysis import as_seq, body_list, used_vars
+from pypto.ir.visitor import IRMutator, IRVisitor, collect_statements, substitute
+from pypto.passes.analysis import as_seq, body_list, calls_in, used_vars
 from pypto.passes.convert_tensor_to_tile_ops.assemble_loop import store_loop
 from pypto.passes.base import Pass
 from pypto.passes.optimize_orch_tensors.orch_tensor_strides import apply_parent_strides
@@ -108,7 +110,7 @@ def _reads_before_writes(kernel: Function, read_param: Var, out_param: Var) -> b
 
 def _writable(f: Function) -> frozenset:
     """Tensors of a caller that may be overwritten: its tensor.create results and its Out / InOut params."""
-    created = {s.var for s in collect(f.body, _is_tensor_create)}
+    created = {s.var for s in collect_statements(f.body, _is_tensor_create)}
     return frozenset(created | {p for p, d in zip(f.params, f.param_directions) if d is not ParamDirection.In})
 
 
@@ -179,11 +181,12 @@ def _iter_arg_reuse(program: Program) -> Program:
     for n in callers:
         sites.writable = _writable(funcs[n])
         sites.visit(funcs[n].body)
-    all_calls = _Sites(kernels)
-    for f in funcs.values():
-        all_calls.visit(f.body)
+    if not sites.sites:
+        return program
+    all_calls = Counter(c.op.name for f in funcs.values() for c in calls_in(f.body) if isinstance(c.op, GlobalVar))
+    changed = False
     for name, found in sites.sites.items():
-        if len(found) != len(all_calls.sites.get(name, ())):
+        if len(found) != all_calls[name]:
             continue                      # also called from a wrapper or elsewhere: leave it
         folds = {_fold_candidate(funcs[name], site, site[1]) for site in found}
         if len(folds) != 1 or None in folds:
@@ -192,7 +195,8 @@ def _iter_arg_reuse(program: Program) -> Program:
         funcs[name] = _fold_kernel(funcs[name], i_in, i_out)
         for n in callers:
             funcs[n] = funcs[n].replace(body=_DropArg(name, i_out).mutate(funcs[n].body))
-    return program.with_functions(funcs.values())
+        changed = True
+    return program.with_functions(funcs.values()) if changed else program
 
 
 def _run(program: Program) -> Program:

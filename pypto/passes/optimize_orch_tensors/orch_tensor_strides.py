@@ -32,7 +32,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import create_op_call
 from pypto.ir.stmt import AssignStmt, ForStmt, ReturnStmt, SeqStmts
 from pypto.ir.types import TensorLayout, TensorType, TensorView
-from pypto.ir.visitor import IRMutator, IRVisitor, collect
+from pypto.ir.visitor import IRMutator, IRVisitor, collect, collect_statements
 from pypto.passes.analysis import body_list, used_vars
 from pypto.passes.optimize_orch_tensors.param_retyping import retype_params
 
@@ -86,13 +86,13 @@ class CallSites(IRVisitor):
 
 
 def _bindings(func: Function) -> dict:
-    return {s.var: s for s in collect(func.body, lambda n: isinstance(n, AssignStmt))}
+    return {s.var: s for s in collect_statements(func.body, lambda n: isinstance(n, AssignStmt))}
 
 
 def _use_count(func: Function, var: Var) -> int:
     """How often `var` is read in func (its binding is not a read)."""
     seen = len(collect(func.body, lambda n: n is var))
-    return seen - len(collect(func.body, lambda n: isinstance(n, AssignStmt) and n.var is var))
+    return seen - len(collect_statements(func.body, lambda n: isinstance(n, AssignStmt) and n.var is var))
 
 
 # ---------------------------------------------------------------------------- pattern 4
@@ -125,7 +125,7 @@ def _returned_store_index(kernel: Function, out: Var) -> Optional[int]:
     if not stmts or not isinstance(stmts[-1], ReturnStmt):
         return None
     holders = set()
-    for s in collect(kernel.body, lambda n: isinstance(n, (AssignStmt, ForStmt))):
+    for s in collect_statements(kernel.body, lambda n: isinstance(n, (AssignStmt, ForStmt))):
         if isinstance(s, AssignStmt) and _op_name(s.value) == "tile.store" and s.value.args[2] is out:
             holders.add(s.var)
         elif isinstance(s, ForStmt):

@@ -184,6 +184,8 @@ class _CallSiteRewrite(IRMutator):
 
 def externalize_windows(program: Program) -> Program:
     """Pattern 5 over every InCore kernel with attrs["windowize"] set (see module doc)."""
+    if not any(f.func_type is FunctionType.InCore and f.attrs.get("windowize") for f in program.functions.values()):
+        return program                    # no kernel asks for windows: no call sites to look up
     sites = CallSites(program)
     funcs = dict(program.functions)
     for name, f in program.functions.items():
