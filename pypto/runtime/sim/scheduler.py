@@ -169,6 +169,7 @@ class Run:
         self.host_ancestors = 0          # tasks the host has waited for: they happen before what it submits next
         self.race = RaceDetector() if race_check else None
         self.recorder = None             # a timeline.TimelineRecorder when the run records a swimlane
+        self.busy = None                 # benchmark: [busy s, start, end] per dispatch (launch.run_ranks)
 
     # ------------------------------------------------------------------ host side
     def submit(self, site, args: tuple):
