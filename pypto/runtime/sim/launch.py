@@ -38,7 +38,7 @@ from pypto.runtime.sim.machine import machine_for
 from pypto.runtime.sim.progress import TICK_STEPS, RunProgress
 from pypto.runtime.sim.scheduler import Agent, Run
 from pypto.runtime.sim.timeline import wants_timeline
-from pypto.runtime.sim.watchdog import WatchdogExpired, watching
+from pypto.runtime.sim.watchdog import WatchdogExpired, current_watchdog, watching
 
 _LOG = pypto_logger("runtime")         # one Logger object; its level is read at each call
 
@@ -162,6 +162,7 @@ def _config_for(compiled, config, worker):
         if config.platform != compiled.platform:
             raise ValueCheckError(f"this program was compiled for {compiled.platform}; the config asks for "
                                   f"{config.platform}", hint="compile again with that config")
+        return config                          # (the same platform, checked above)
     require_simulator(compiled.platform)
     return config or default_config()
 
@@ -302,12 +303,12 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
     """
     n = len(per_rank)
     if (planned and n == 1 and world is None and recorder is None and busy is None and schedule == "deterministic"
-            and len(per_rank[0]) == 1 and STRAIGHT_RUNS):
+            and watchdog_seconds is None and len(per_rank[0]) == 1 and STRAIGHT_RUNS):
         code, args = per_rank[0][0]
         plan = launch_plan(sim, code)
         if plan is not None and plan.never_blocks and plan.fits(window):
             return _run_straight(sim, code, plan, args, window=window, race_check=race_check,
-                                 known_bounds=known_bounds, watchdog_seconds=watchdog_seconds)
+                                 known_bounds=known_bounds)
     runs = []
     for r in range(n):
         # one rank keeps the plain seed (a chip call); rank r of a world gets its own stream
@@ -334,17 +335,17 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
         return _step_agents(runs, [None] * n, rng, dog, busy)
 
 
-def _run_straight(sim, code, plan, args: list, *, window: int, race_check: bool, known_bounds,
-                  watchdog_seconds: Optional[float]) -> list:
+def _run_straight(sim, code, plan, args: list, *, window: int, race_check: bool, known_bounds) -> list:
     """One dispatch of a launch plan whose kernels never block (LaunchPlan.never_blocks), without the agent
     loop: the general loop would step the host agent once (it replays the plan), then start the ready tasks,
     each kernel running to its end when placed, and find nothing left to step. This does the same steps in
     the same order through the same Run methods — the same task ids, edges, cores, race records and errors
     (the host's under its agent name) — so only the loop's bookkeeping is skipped. A kernel loop still
-    ticks the call's watchdog; a kernel that deferred its completion (pld.system.defer_wait) leaves an
+    ticks the call's watchdog (the one in force: launch's); a kernel that deferred its completion (pld.system.defer_wait) leaves an
     agent behind, and the general loop takes the run from there."""
     run = Run(sim, machine_for(sim.platform, 0), window=window, race_check=race_check, known_bounds=known_bounds)
-    with np.errstate(all="ignore"), watching(watchdog_seconds) as dog, collections_paused():
+    dog = current_watchdog()
+    with np.errstate(all="ignore"), collections_paused():
         try:
             value = plan.replay(run, args)
         except BaseException as e:
