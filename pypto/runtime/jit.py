@@ -367,7 +367,7 @@ class JITFunction:
         fast = self._cached_for_arrays(args, kwargs, config)
         if fast is not None:                     # every argument a numpy array, this signature seen before
             if current_worker() is None:
-                return launch(fast, list(args), config=config)
+                return launch(fast, args, config=config)
             return fast(*args, config=config)
         call = self._bind(args, kwargs)
         compiled = self._compiled(call, _checked_config(config))
