@@ -29,6 +29,7 @@ import enum
 import functools
 import hashlib
 import inspect
+import types
 from typing import Any, Optional
 
 import numpy as np
@@ -40,6 +41,8 @@ from pypto.ir.enums import FunctionType
 from pypto.ir.expr import ConstInt
 from pypto.ir.types import TensorType
 from pypto.runtime.config import RunConfig, default_config
+from pypto.runtime.sim.launch import launch
+from pypto.runtime.worker import current_worker
 
 _SCALARS = (bool, int, float, np.integer, np.floating, np.bool_)
 
@@ -267,7 +270,8 @@ class JITFunction:
                 value = scope.get(name, _MISSING)
                 if value is _MISSING:                    # an attribute name (`pl.add`), not a global
                     continue
-            if value.__class__ in _PLAIN_CONSTANT_TYPES or _is_constant(value):
+            cls = value.__class__
+            if cls in _PLAIN_CONSTANT_TYPES or (cls not in _NEVER_CONSTANT_TYPES and _is_constant(value)):
                 values.append((fn_name, name, type(value).__name__, value))
         return tuple(values)
 
@@ -360,12 +364,10 @@ class JITFunction:
                      strategy=config.strategy)
 
     def __call__(self, *args, config=None, **kwargs):
-        from pypto.runtime.sim.launch import launch
-        from pypto.runtime.worker import current_worker
         fast = self._cached_for_arrays(args, kwargs, config)
         if fast is not None:                     # every argument a numpy array, this signature seen before
             if current_worker() is None:
-                return launch(fast, list(args), config=config)
+                return launch(fast, args, config=config)
             return fast(*args, config=config)
         call = self._bind(args, kwargs)
         compiled = self._compiled(call, _checked_config(config))
@@ -496,6 +498,7 @@ def _global_readers(fn) -> list:
 
 
 _PLAIN_CONSTANT_TYPES = frozenset(_CONSTANT_TYPES)
+_NEVER_CONSTANT_TYPES = frozenset({types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type})  # `pl`, helpers
 _CONSTANT_CLASSES = _CONSTANT_TYPES + (enum.Enum, np.generic)
 
 

@@ -131,7 +131,7 @@ class HostArgs:
         d = plan.direction
         if d is ParamDirection.In:
             view = arr.view()
-            view.flags.writeable = False
+            view.setflags(write=False)           # (cheaper than through view.flags)
             self._bounded.append((view, arr, plan))     # a view has its array's bounds
             return view
         if not user.flags.writeable:

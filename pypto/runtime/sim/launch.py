@@ -38,7 +38,7 @@ from pypto.runtime.sim.machine import machine_for
 from pypto.runtime.sim.progress import TICK_STEPS, RunProgress
 from pypto.runtime.sim.scheduler import Agent, Run
 from pypto.runtime.sim.timeline import wants_timeline
-from pypto.runtime.sim.watchdog import WatchdogExpired, watching
+from pypto.runtime.sim.watchdog import WatchdogExpired, current_watchdog, watching
 
 _LOG = pypto_logger("runtime")         # one Logger object; its level is read at each call
 
@@ -57,7 +57,7 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
         spans["bind"] = time.perf_counter()
     timeline = wants_timeline(config)
     sim = _program_sim(compiled, config, timeline)
-    host_function = getattr(compiled, "host_function", None)
+    host_function = _host_function(compiled)
     recorder = _timeline_recorder(sim) if timeline else None
 
     def run(per_rank):
@@ -125,6 +125,13 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
     return host.results(results[0][0])
 
 
+def _host_function(compiled):
+    """A distributed program's HOST orchestrator function, None for a chip program. Read from the instance:
+    a CompiledProgram answers a missing attribute through its entry lookup, which builds an AttributeError."""
+    got = getattr(compiled, "__dict__", None)
+    return got.get("host_function") if got is not None else getattr(compiled, "host_function", None)
+
+
 def _program_sim(compiled, config, timeline: bool):
     """The call's SimProgram; the usual one (no swimlane, no strict memory, already generated) without
     `_sim_for` asking the config and the environment for a timeline a second time."""
@@ -155,6 +162,7 @@ def _config_for(compiled, config, worker):
         if config.platform != compiled.platform:
             raise ValueCheckError(f"this program was compiled for {compiled.platform}; the config asks for "
                                   f"{config.platform}", hint="compile again with that config")
+        return config                          # (the same platform, checked above)
     require_simulator(compiled.platform)
     return config or default_config()
 
@@ -274,6 +282,9 @@ def _returned_params(compiled) -> Optional[tuple]:
 
 
 # ------------------------------------------------------------------ 3. the scheduler loop
+STRAIGHT_RUNS = True      # internal switch: tests compare straight runs with the general loop's
+
+
 def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic", seed: Optional[int] = None,
               window: int = 64, race_check: bool = True, recorder=None,
               watchdog_seconds: Optional[float] = None, busy: Optional[list] = None, known_bounds=None,
@@ -287,9 +298,17 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
     spent stepping that dispatch's agents, and the perf_counter window from its start to its last step.
     `known_bounds` (one rank): a function giving the byte bounds of its arguments (HostArgs.bounds).
     `planned` (one rank): the arguments are a chip call's bound buffers (none aliases another that a task
-    writes), so an orchestration with a launch plan submits its tasks from it (pypto.runtime.sim.launch_plan).
+    writes), so an orchestration with a launch plan submits its tasks from it (pypto.runtime.sim.launch_plan);
+    a plan whose kernels never block runs straight (`_run_straight`).
     """
     n = len(per_rank)
+    if (planned and n == 1 and world is None and recorder is None and busy is None and schedule == "deterministic"
+            and watchdog_seconds is None and len(per_rank[0]) == 1 and STRAIGHT_RUNS):
+        code, args = per_rank[0][0]
+        plan = launch_plan(sim, code)
+        if plan is not None and plan.never_blocks and plan.fits(window):
+            return _run_straight(sim, code, plan, args, window=window, race_check=race_check,
+                                 known_bounds=known_bounds)
     runs = []
     for r in range(n):
         # one rank keeps the plain seed (a chip call); rank r of a world gets its own stream
@@ -298,7 +317,6 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
         run = Run(sim, machine_for(sim.platform, r), schedule=schedule, seed=rank_seed, window=window,
                   race_check=race_check and world is None, known_bounds=known_bounds if n == 1 else None)
         run.world, run.rank, run.recorder = world, r, recorder
-        run.busy = None
         if busy is not None:
             run.busy = []
             busy.append(run.busy)
@@ -312,69 +330,100 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
     rng = None
     if schedule == "random":
         rng = runs[0].random if n == 1 else random.Random(seed if seed is not None else 0)
-    results: list = [None] * n
+    # overflow / NaN are data, not warnings; no automatic collection while tasks pile up (gc_pause)
+    with np.errstate(all="ignore"), watching(watchdog_seconds) as dog, collections_paused():
+        return _step_agents(runs, [None] * n, rng, dog, busy)
+
+
+def _run_straight(sim, code, plan, args: list, *, window: int, race_check: bool, known_bounds) -> list:
+    """One dispatch of a launch plan whose kernels never block (LaunchPlan.never_blocks), without the agent
+    loop: the general loop would step the host agent once (it replays the plan), then start the ready tasks,
+    each kernel running to its end when placed, and find nothing left to step. This does the same steps in
+    the same order through the same Run methods — the same task ids, edges, cores, race records and errors
+    (the host's under its agent name) — so only the loop's bookkeeping is skipped. A kernel loop still
+    ticks the call's watchdog (the one in force: launch's); a kernel that deferred its completion (pld.system.defer_wait) leaves an
+    agent behind, and the general loop takes the run from there."""
+    run = Run(sim, machine_for(sim.platform, 0), window=window, race_check=race_check, known_bounds=known_bounds)
+    dog = current_watchdog()
+    with np.errstate(all="ignore"), collections_paused():
+        try:
+            value = plan.replay(run, args)
+        except BaseException as e:
+            raise run.located(e, f"host orchestrator ({code.name})")
+        try:
+            run.start_ready()
+        except WatchdogExpired as e:           # a kernel that runs to its end when started
+            raise _livelock([run], dog, None, e.span, e.message) from None
+        if run.agents or run.ready or run.live:
+            return _step_agents([run], [[value]], None, dog, None)
+        run.dispatch_done()                    # the dispatch's race check
+    return [[value]]
+
+
+def _step_agents(runs: list, results: list, rng, dog, busy: Optional[list]) -> list:
+    """The scheduler loop: step runnable agents (the first in round-robin order, or `rng`'s pick) until none
+    is left, starting ready tasks between steps; `results[r]` receives rank r's host agent's value."""
+    n = len(runs)
     # a progress line once a run takes > 2 s: the terminal is asked only once a run is long enough to tick
     progress, steps, started = None, 0, time.perf_counter()
     dog_steps = 0
-    # overflow / NaN are data, not warnings; no automatic collection while tasks pile up (gc_pause)
-    with np.errstate(all="ignore"), watching(watchdog_seconds) as dog, collections_paused():
-        while True:
-            collect_if_due()
-            dog_steps += 1
-            if dog is not None and dog_steps % 256 == 0 and dog.expired():
-                raise _livelock(runs, dog, None, None)
-            try:
-                for run in runs:
-                    run.start_ready()
-            except WatchdogExpired as e:           # a kernel that runs to its end when started
-                raise _livelock(runs, dog, None, e.span, e.message) from None
-            candidates = [(run, a) for run in runs for a in run.agents if a.block is None or a.block.ready()]
-            steps += 1
-            if steps % TICK_STEPS == 0:
-                if progress is None:
-                    progress = RunProgress.for_terminal(runs, started) or False
-                if progress:
-                    progress.tick()
-            if not candidates:
-                if progress:
-                    progress.close()
-                for run in runs:
-                    if run.agents or run.ready or run.live:
-                        raise _deadlock(runs)
-                for run in runs:
-                    run.dispatch_done()          # the last dispatch's race check
-                return results
-            if rng is not None:
-                run, agent = rng.choice(candidates)
+    while True:
+        collect_if_due()
+        dog_steps += 1
+        if dog is not None and dog_steps % 256 == 0 and dog.expired():
+            raise _livelock(runs, dog, None, None)
+        try:
+            for run in runs:
+                run.start_ready()
+        except WatchdogExpired as e:           # a kernel that runs to its end when started
+            raise _livelock(runs, dog, None, e.span, e.message) from None
+        candidates = [(run, a) for run in runs for a in run.agents if a.block is None or a.block.ready()]
+        steps += 1
+        if steps % TICK_STEPS == 0:
+            if progress is None:
+                progress = RunProgress.for_terminal(runs, started) or False
+            if progress:
+                progress.tick()
+        if not candidates:
+            if progress:
+                progress.close()
+            for run in runs:
+                if run.agents or run.ready or run.live:
+                    raise _deadlock(runs)
+            for run in runs:
+                run.dispatch_done()          # the last dispatch's race check
+            return results
+        if rng is not None:
+            run, agent = rng.choice(candidates)
+        else:
+            run, agent = candidates[0]
+            run.agents.remove(agent)
+            run.agents.append(agent)
+            if n > 1:
+                runs.remove(run)             # rotate ranks too, so no rank starves another
+                runs.append(run)
+        if busy is not None:
+            step_start = time.perf_counter()
+        try:
+            blk = agent.gen.send(None)
+        except StopIteration as stop:
+            run.agents.remove(agent)
+            if agent is run.host:
+                results[run.rank] = stop.value
             else:
-                run, agent = candidates[0]
-                run.agents.remove(agent)
-                run.agents.append(agent)
-                if n > 1:
-                    runs.remove(run)             # rotate ranks too, so no rank starves another
-                    runs.append(run)
-            if busy is not None:
-                step_start = time.perf_counter()
-            try:
-                blk = agent.gen.send(None)
-            except StopIteration as stop:
-                run.agents.remove(agent)
-                if agent is run.host:
-                    results[run.rank] = stop.value
-                else:
-                    run.lane_done(agent.task)
-                continue
-            except WatchdogExpired as e:
-                raise _livelock(runs, dog, agent, e.span) from None
-            except BaseException as e:
-                raise run.located(e, _label(run, agent, n))
-            finally:
-                if busy is not None and run.busy:     # the step belongs to the rank's current dispatch
-                    record, now = run.busy[-1], time.perf_counter()
-                    record[0] += now - step_start
-                    record[1] = min(record[1], step_start)   # the step that began the dispatch counts whole
-                    record[2] = now
-            agent.block = blk
+                run.lane_done(agent.task)
+            continue
+        except WatchdogExpired as e:
+            raise _livelock(runs, dog, agent, e.span) from None
+        except BaseException as e:
+            raise run.located(e, _label(run, agent, n))
+        finally:
+            if busy is not None and run.busy:     # the step belongs to the rank's current dispatch
+                record, now = run.busy[-1], time.perf_counter()
+                record[0] += now - step_start
+                record[1] = min(record[1], step_start)   # the step that began the dispatch counts whole
+                record[2] = now
+        agent.block = blk
 
 
 def _rank_host(run: Run, dispatches: list, planned: bool = False):

@@ -14,6 +14,8 @@ A plan is used only where every parameter is its own buffer (or only read): for 
 chip call binds (read-only views of the caller's In arrays, private Out / InOut buffers), never
 for a ChipWorker's device tensors or a world's windows, which may alias. The generated code would
 stop for the task window before the window-th task; a plan longer than the window is not used.
+A plan whose kernels never block (`never_blocks`, decided from the kernels' code when the plan is
+made) lets launch.run_ranks run the call without its agent loop (launch._run_straight).
 
     plan = launch_plan(sim, code)          # None: the orchestration does more than submit
     result = plan.replay(run, args)        # inside the rank's host agent
@@ -25,11 +27,14 @@ from typing import Optional
 
 import numpy as np
 
-from pypto.ir.enums import ParamDirection
+from pypto.ir.enums import FunctionType, ParamDirection
 from pypto.ir.expr import Call, GlobalVar, Var
 from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, flatten_to_stmts
 from pypto.runtime.sim.codegen import HOST_TYPES
 from pypto.runtime.sim.scheduler import Task, check_argument_ranks
+
+
+_SINGLE_KERNEL_TYPES = (FunctionType.AIV, FunctionType.AIC, FunctionType.InCore)
 
 
 class TaskTemplate:
@@ -45,13 +50,17 @@ class TaskTemplate:
 
 
 class LaunchPlan:
-    __slots__ = ("templates", "returns", "multi", "ranks_seen")
+    __slots__ = ("templates", "returns", "multi", "ranks_seen", "never_blocks")
 
     def __init__(self, templates: list, returns: Optional[tuple], multi: bool):
         self.templates = tuple(templates)
         self.returns = returns            # per returned value: ("param", i) or ("site", template k); None: no return
         self.multi = multi
         self.ranks_seen: set = set()      # the argument ranks whose tasks' parameters were checked
+        # every kernel runs to its end once placed on one core or one cluster's AIV pair: no blocking op (no
+        # pipe, wait or cross-core sync: its code is no generator), no Group / Spmd members to start
+        self.never_blocks = all(not t.code.is_generator and t.code.func.func_type in _SINGLE_KERNEL_TYPES
+                                for t in self.templates)
 
     def fits(self, window: int) -> bool:
         return len(self.templates) <= window

@@ -66,9 +66,9 @@ _OUT_FLOAT_PATTERN = {1: 0x7F, 2: 0x7FA5, 4: 0x7FA5A5A5, 8: 0x7FF5A5A5A5A5A5A5}
 
 def _out_pattern(dtype):
     """(unsigned view dtype, bit pattern) of an Out buffer's poison, or None for odd item sizes."""
-    dt = np.dtype(dtype)
-    got = _PATTERNS.get(dt, _MISSING)
+    got = _PATTERNS.get(dtype, _MISSING)          # an array's dtype (the usual caller): no np.dtype() call
     if got is _MISSING:
+        dt = np.dtype(dtype)
         got = _PATTERNS[dt] = _pattern_of(dt)
     return got
 

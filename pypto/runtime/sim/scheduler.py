@@ -109,6 +109,10 @@ def _is_dual_lane(func) -> bool:
     return bool(func.attrs.get("dual_aiv_dispatch")) or (split is not None and split not in (SplitMode.NONE, 0))
 
 
+def _lane_name(task: Task, ctx) -> str:
+    return f"{ctx.core.name} ({task.name}, block {task.block_idx}, lane {ctx.subblock_idx})"
+
+
 def _run_when_picked(fn, ctx, args):
     """A non-blocking kernel as an agent: it runs, whole, when the scheduler first steps it."""
     fn(ctx, *args)
@@ -169,6 +173,7 @@ class Run:
         self.host_ancestors = 0          # tasks the host has waited for: they happen before what it submits next
         self.race = RaceDetector() if race_check else None
         self.recorder = None             # a timeline.TimelineRecorder when the run records a swimlane
+        self.busy = None                 # benchmark: [busy s, start, end] per dispatch (launch.run_ranks)
 
     # ------------------------------------------------------------------ host side
     def submit(self, site, args: tuple):
@@ -437,8 +442,7 @@ class Run:
         task.lanes_left += len(lanes)
         for core, code, args, lane, nlanes in lanes:
             ctx = CoreContext(self, core, task, task.block_idx, task.block_num, lane, nlanes)
-            self._start_lane(task, code, ctx, args,      # the agent's name, spelled only when needed
-                             lambda core=core, lane=lane: f"{core.name} ({task.name}, block {task.block_idx}, lane {lane})")
+            self._start_lane(task, code, ctx, args, None)    # the agent's name: spelled only when needed
 
     def _launch_group(self, task: Task, cl) -> None:
         for core in [cl.aic, *cl.aiv]:
@@ -483,11 +487,13 @@ class Run:
                              defer=self.random is not None)
         return self._results(site, args)
 
-    def _start_lane(self, task: Task, code, ctx: CoreContext, args: tuple, name, defer: bool = False) -> None:
+    def _start_lane(self, task: Task, code, ctx: CoreContext, args: tuple, name: Optional[str],
+                    defer: bool = False) -> None:
+        """Start one lane of `task` (`name`: its agent's name; None: a kernel lane, named from `ctx` when needed)."""
         if self.recorder is not None:
             self.recorder.lane_started(self, ctx, task, code)
         if code.is_generator or defer:
-            name = name if isinstance(name, str) else name()
+            name = name if name is not None else _lane_name(task, ctx)
             agent = Agent(name, None, task, ctx.core, code)
             ctx.agent = agent
             try:
@@ -499,7 +505,7 @@ class Run:
         try:
             code.fn(ctx, *args)
         except BaseException as e:
-            raise self.located(e, name if isinstance(name, str) else name())
+            raise self.located(e, name if name is not None else _lane_name(task, ctx))
         self.lane_done(task)
 
     def lane_done(self, task: Task) -> None:

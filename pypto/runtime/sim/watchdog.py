@@ -45,6 +45,11 @@ def tick(span) -> None:
         raise WatchdogExpired("loop still running when the watchdog expired", span)
 
 
+def current_watchdog() -> Optional[Watchdog]:
+    """The watchdog in force (the innermost `watching` with a budget), None without one."""
+    return _current
+
+
 class watching:
     """`with watching(seconds) as dog:` — the watchdog of one run (runs may nest: the outer one is restored)."""
 
