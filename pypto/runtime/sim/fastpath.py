@@ -58,6 +58,7 @@ def binary(ufunc):
             out.valid = full
             return out
         return slow(*args, **kwargs)
+    run.ufunc = ufunc
     return run
 
 
