@@ -1,14 +1,14 @@
 """A load / load / elementwise op / store group runs as one numpy call (pypto.runtime.sim.fused_blocks) only
 when its tiles are invisible to the rest of the kernel; the results, errors, warnings and write-back
-are those of the four ops. (The arena a fused kernel leaves behind is checked by test_sim_memory's launch-poison
-tests: their first kernels are fused.)"""
+are those of the four ops, and so is the arena the kernel leaves behind."""
 
 import numpy as np
 import pytest
 
 import pypto.language as pl
 from pypto.errors import PyptoError, PyptoWarning
-from pypto.runtime import RunConfig
+from pypto.ir import AssignStmt
+from pypto.runtime import RunConfig, run
 from pypto.runtime.sim import fused_blocks, host_args
 
 ROWS, COLS, BLOCK = 32, 128, 8
@@ -172,3 +172,81 @@ def test_a_writable_input_takes_the_unfused_path(monkeypatch):
     assert answers == [False] * (ROWS // BLOCK)
     np.testing.assert_array_equal(c, _sum(a, b))
 
+
+
+@pl.program
+class LoopThenScratch:
+    """`first` adds two blocks in a loop (fused); `second`'s scratch tile sits where `first` loaded q."""
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[32, 16], pl.FP32], y: pl.Tensor[[32, 16], pl.FP32],
+             mid: pl.Out[pl.Tensor[[32, 16], pl.FP32]],
+             out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="first"):
+            for i in pl.range(2):
+                p = pl.load(x, [i * 16, 0], [16, 16])
+                q = pl.load(y, [i * 16, 0], [16, 16])
+                mid = pl.store(pl.add(p, q), [i * 16, 0], mid)
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="second"):
+            a = pl.load(mid, [0, 0], [16, 16])
+            junk = pl.create_tile([16, 16], dtype=pl.FP32, target_memory=pl.MemorySpace.Vec)
+            out = pl.store(pl.add(junk, a), [0, 0], out)
+        return out
+
+
+def test_a_fused_kernel_leaves_the_arena_as_its_ops_would(monkeypatch):
+    """With the launch poison switched off, `second` reads what `first` left in the arena: the last
+    block's q, as when the ops run one by one."""
+    import pypto.runtime.sim.contexts as contexts
+    fused = []
+    real = fused_blocks.run
+    monkeypatch.setattr(fused_blocks, "run", lambda *args: fused.append(real(*args)) or fused[-1])
+    monkeypatch.setattr(contexts, "poison_fresh", lambda core, code: None)
+    x = np.arange(32 * 16, dtype=np.float32).reshape(32, 16)
+    y = x * 10
+    mid, out = np.zeros_like(x), np.zeros((16, 16), np.float32)
+    run(LoopThenScratch, x, y, mid, out, config=RunConfig())
+    assert fused == [True, True]
+    np.testing.assert_array_equal(mid, x + y)
+    np.testing.assert_array_equal(out, y[16:] + (x[:16] + y[:16]))
+
+
+def _blocked_kernel_at(addrs: tuple, rows=64, cols=128, block=16):
+    """Hand-built final IR: out[i*block:...] = a + b per row block, tiles ta / tb / tc at `addrs`."""
+    import simkit as K
+    from pypto.ir import BinaryExpr, ConstInt, ForStmt, Function, FunctionType, IterArg, ReturnStmt, ScalarType, \
+        SeqStmts, Var, YieldStmt
+    from pypto.ir.dtypes import INDEX
+    from pypto.ir.enums import ParamDirection
+    nbytes = block * cols * 4
+    a, b, out = (K.tensor(n, [rows, cols]) for n in ("a", "b", "out"))
+    ptrs, allocs = zip(*[K.alloc(f"mem{i}", nbytes, addr) for i, addr in enumerate(addrs)])
+    ta, tb, tc = (K.tile_var(n, [block, cols], p) for n, p in zip(("ta", "tb", "tc"), ptrs))
+    i, off = Var("i", ScalarType(INDEX)), Var("off", ScalarType(INDEX))
+    o_it, st, o_rv = IterArg("o", out.type, out), K.tensor("st", [rows, cols]), K.tensor("o_rv", [rows, cols])
+    body = SeqStmts([AssignStmt(off, BinaryExpr("mul", i, ConstInt(block, INDEX)), K.span(20)),
+                     K.load(ta, a, (off, 0), (block, cols), 21), K.load(tb, b, (off, 0), (block, cols), 22),
+                     K.binary("add", tc, ta, tb, 23), K.store(st, tc, (off, 0), o_it, 24), YieldStmt([st])])
+    loop = ForStmt(i, ConstInt(0, INDEX), ConstInt(rows // block, INDEX), ConstInt(1, INDEX), [o_it], body, [o_rv],
+                   span=K.span(19))
+    kernel = Function("blocked", [a, b, out], [out.type], SeqStmts([*allocs, loop, ReturnStmt([o_rv], K.span(25))]),
+                      FunctionType.AIV, param_directions=[ParamDirection.In, ParamDirection.In, ParamDirection.Out])
+    program = K.single_kernel_program(kernel, rows, cols)
+    from pypto.runtime.compiled_program import CompiledProgram
+    from pypto.runtime.sim.program import SimProgram
+    compiled = CompiledProgram(program, program)
+    compiled._shared["sim"] = SimProgram(program, "a2a3sim", ops=K.OPS)
+    return compiled
+
+
+def test_two_loads_into_shared_bytes_stay_unfused():
+    """ta and tb at one address: tb's load overwrites ta, so the ops compute b + b (fusion would give a + b)."""
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((2, 64, 128)).astype(np.float32)
+    shared, apart = _blocked_kernel_at((0, 0, 16384)), _blocked_kernel_at((0, 8192, 16384))
+    assert "_fx_run(" not in shared._shared["sim"].functions["blocked"].source
+    assert "_fx_run(" in apart._shared["sim"].functions["blocked"].source
+    out = np.zeros_like(a)
+    shared(a, b, out)
+    np.testing.assert_array_equal(out, _sum(b, b))
+    apart(a, b, out)
+    np.testing.assert_array_equal(out, _sum(a, b))

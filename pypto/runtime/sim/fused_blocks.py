@@ -32,7 +32,7 @@ from typing import Optional
 import numpy as np
 
 from pypto.ir.expr import BinaryExpr, Call, ConstInt, MakeTuple, Var
-from pypto.ir.stmt import AssignStmt, EvalStmt, SeqStmts
+from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, SeqStmts, WhileStmt
 from pypto.ir.types import TileType, static_dims
 from pypto.ir.walks import preorder, statements
 from pypto.runtime.sim import fastpath
@@ -186,9 +186,7 @@ def prepare(gen) -> None:
     if gen.is_host or not gen.fast_paths or gen.generator:
         return
     specs = []
-    for seq in statements(gen.func.body):
-        if not isinstance(seq, SeqStmts):
-            continue
+    for seq in _looped_sequences(gen.func.body):
         stmts, k = seq.stmts, 0
         while k < len(stmts):
             planned = plan(gen, stmts, k)
@@ -205,6 +203,18 @@ def prepare(gen) -> None:
         gen.g["_fx_run"] = run
         gen.g["_fx_settle"] = settle
         gen.fused_settle = f"_fx_settle(_sim_fx, ({', '.join(specs)},))"
+
+
+def _looped_sequences(body) -> list:
+    """The statement sequences inside a loop: a group run once per launch gains nothing (its settle
+    redoes the four ops), so only groups that repeat are fused."""
+    found: dict = {}
+    for loop in statements(body):
+        if isinstance(loop, (ForStmt, WhileStmt)):
+            for seq in statements(loop.body):
+                if isinstance(seq, SeqStmts):
+                    found[id(seq)] = seq
+    return list(found.values())
 
 
 def emit(gen, stmts, k: int, ind: int) -> int:
