@@ -94,9 +94,13 @@ def note_store(tensor: np.ndarray, o0: int, o1: int, r: int, c: int) -> None:
 
 def note_load(tensor: np.ndarray) -> None:
     """A load from `tensor`: when it is (a view of) a tracked buffer, that buffer is scanned at write-back."""
-    if not _TRACKED:
-        return
-    for arr in (tensor, tensor.base):
-        got = _TRACKED.get(id(arr))
-        if got is not None and got.ref() is arr:
-            got.read = True
+    got = _TRACKED.get(id(tensor))
+    if got is None:
+        tensor = tensor.base
+        if tensor is None:
+            return
+        got = _TRACKED.get(id(tensor))
+        if got is None:
+            return
+    if got.ref() is tensor:
+        got.read = True
