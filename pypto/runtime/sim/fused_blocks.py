@@ -46,12 +46,21 @@ _EXACT = {np.add, np.subtract, np.multiply, np.maximum, np.minimum}
 
 def run(ctx, ufunc, a, o0, o1, b, p0, p1, c, q0, q1, r, k, dtype, done: dict, site: int) -> bool:
     """c[q0:q0+r, q1:q1+k] = ufunc(a[o0:.., o1:..], b[p0:.., p1:..]) when the four fast paths would all
-    take their simple case; False (nothing done) otherwise."""
+    take their simple case; False (nothing done) otherwise. What cannot change while the kernel runs
+    (dtypes, writability, loads marking a tracked Out buffer read) is checked at the first block on
+    these arrays; the windows at every block."""
     sa, sb, sc = a.shape, b.shape, c.shape
     if not (0 <= o0 <= sa[0] - r and 0 <= o1 <= sa[1] - k and 0 <= p0 <= sb[0] - r and 0 <= p1 <= sb[1] - k
-            and 0 <= q0 <= sc[0] - r and 0 <= q1 <= sc[1] - k and a.dtype is dtype and b.dtype is dtype
-            and c.dtype is dtype and c.flags.writeable and not a.flags.writeable and not b.flags.writeable):
-        return False                     # (a dtype equal but not numpy's own object: the unfused path, same result)
+            and 0 <= q0 <= sc[0] - r and 0 <= q1 <= sc[1] - k):
+        return False
+    last = done.get(site)
+    if last is None or last[0] is not a or last[2] is not b or last[4] is not c:
+        if not (a.dtype is dtype and b.dtype is dtype and c.dtype is dtype and c.flags.writeable
+                and not a.flags.writeable and not b.flags.writeable):
+            return False                 # (a dtype equal but not numpy's own object: the unfused path, same result)
+        if _TRACKED:
+            note_load(a)
+            note_load(b)
     wa = (slice(o0, o0 + r), slice(o1, o1 + k))
     wb = (slice(p0, p0 + r), slice(p1, p1 + k))
     wc = (slice(q0, q0 + r), slice(q1, q1 + k))
@@ -61,10 +70,8 @@ def run(ctx, ufunc, a, o0, o1, b, p0, p1, c, q0, q1, r, k, dtype, done: dict, si
         note_gm(ctx, b, wb, False, race)
         note_gm(ctx, c, wc, True, race)
     ufunc(a[wa], b[wb], out=c[wc])
-    done[site] = (a, wa, b, wb)
+    done[site] = (a, wa, b, wb, c)
     if _TRACKED:
-        note_load(a)
-        note_load(b)
         note_store(c, q0, q1, r, k)
     return True
 
@@ -74,7 +81,7 @@ def settle(done: dict, sites: tuple) -> None:
     for site, (ufunc, x, y, z) in enumerate(sites):
         last = done.get(site)
         if last is not None:
-            a, wa, b, wb = last
+            a, wa, b, wb, _c = last
             x.data[...] = a[wa]
             y.data[...] = b[wb]
             ufunc(x.data, y.data, out=z.data)
