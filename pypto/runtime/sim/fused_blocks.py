@@ -7,10 +7,10 @@ The commonest kernel body moves two GM windows into the arena, combines them and
 
 Run op by op, each block costs three arena copies besides the GM traffic (about as much again as
 numpy's own add). When the three tiles are each used once (by the next op of the group) and their
-arena bytes belong to no other tile of the kernel, nothing can ever read those bytes, and
-`ufunc(a[w], b[w], out=c[w])` (the two loaded tiles not sharing bytes) leaves GM, the race records and the Out-coverage record exactly as the
-four ops would (the ops are exact IEEE / wrapping elementwise ufuncs; numpy buffers overlapping
-operands, so `c` may alias `a` or `b` as with loads first). The generated code is
+arena bytes belong to no other tile of the kernel (and the two loaded tiles share none), nothing
+can ever read those bytes, and `ufunc(a[w], b[w], out=c[w])` leaves GM, the race records and the
+Out-coverage record exactly as the four ops would (the ops are exact IEEE / wrapping elementwise
+ufuncs; numpy buffers overlapping operands, so `c` may alias `a` or `b` as with loads first). The generated code is
 
     if not _fx_run(_sim_ctx, ufunc, a, o0, o1, b, p0, p1, c, q0, q1, rows, cols, dtype, _sim_fx, site):
         <the four ops, as without fusion>
@@ -177,6 +177,8 @@ def plan(gen, stmts, k: int) -> Optional[tuple]:
     if kernel is None:
         kernel = gen._fusion_kernel = _Kernel(gen)
     tiles = (la[0], lb[0], z)
+    if any(t.type.memref is None for t in tiles):
+        return None
     if not kernel.static or any(kernel.uses.get(t, 0) != 2 for t in tiles) or not kernel.private(tiles):
         return None
     placed = [static_placement(t, gen.allocs) for t in tiles]
