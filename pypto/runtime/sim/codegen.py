@@ -36,7 +36,7 @@ from pypto.ir.stmt import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStm
                            SeqStmts, Stmt, WhileStmt, YieldStmt)
 from pypto.ir.types import TensorType, TileType, static_dims
 from pypto.ir.visitor import collect
-from pypto.runtime.sim import fastpath
+from pypto.runtime.sim import fastpath, fused_blocks
 from pypto.runtime.sim.blocking import Block, is_blocking_op
 from pypto.runtime.sim.layout import TileSlot, find_allocs, static_placement, tile_valid
 from pypto.runtime.sim.returns import CallSite, make_call_site
@@ -120,6 +120,8 @@ class SourceGenerator:
         self.allocs = find_allocs(func)
         self.has_yield = False
         self._k = 0
+        self.fused_sites: dict = {}     # fused_blocks.prepare: the load / load / op / store groups run as one call
+        self.fused_settle = None
 
     # ------------------------------------------------------------------ helpers
     def emit(self, ind: int, text: str, what: str = "", span=None) -> None:
@@ -244,8 +246,12 @@ class SourceGenerator:
 
     def stmt(self, s: Stmt, ind: int) -> None:
         if isinstance(s, SeqStmts):
-            for x in s.stmts:
-                self.stmt(x, ind)
+            stmts, k = s.stmts, 0
+            while k < len(stmts):      # (a load / load / op / store group may run as one numpy call: fused_blocks)
+                done = fused_blocks.emit(self, stmts, k, ind) if self.fused_sites else 0
+                if not done:
+                    self.stmt(stmts[k], ind)
+                k += done or 1
         elif isinstance(s, AssignStmt):
             self.assign(self.namer.name(s.var), s.var, s.value, ind, s.span)
         elif isinstance(s, EvalStmt):
@@ -286,6 +292,8 @@ class SourceGenerator:
             if targets:
                 self.emit(ind, self.parallel_assign(targets, [self.expr(v) for v in s.values]), "yield", s.span)
         elif isinstance(s, ReturnStmt):
+            if self.fused_settle:
+                self.emit(ind, self.fused_settle)
             vals = [self.expr(v) for v in s.values]
             text = "return" if not vals else f"return {vals[0]}" if len(vals) == 1 else f"return ({', '.join(vals)})"
             self.emit(ind, text, "return", s.span)
@@ -435,7 +443,10 @@ class SourceGenerator:
                     if isinstance(d, Var) and d not in bound and d not in f.params:
                         bound.add(d)
                         self.emit(1, f"{self.namer.name(d)} = {pname}.shape[{k}]")
+        fused_blocks.prepare(self)
         self.stmt(f.body, 1)
+        if self.fused_settle:
+            self.emit(1, self.fused_settle)
         if self.generator and not self.has_yield:
             self.emit(1, "if False:")
             self.emit(2, "yield None")
@@ -446,6 +457,8 @@ class SourceGenerator:
         if self.slots:
             names = ", ".join(f"_sim_s{i}" for i in range(len(self.slots)))
             prologue.append(f"    {names}{',' if len(self.slots) == 1 else ''} = _sim_ctx.views(_sim_F)")
+        if self.fused_settle:
+            prologue.append("    _sim_fx = {}")                 # the last block of each fused group (fused_blocks)
         elif self.allocs:
             prologue.append("    _sim_ctx.views(_sim_F)")      # no static tiles, but the launch still poisons
         body_lines = prologue + self.out

@@ -19,6 +19,7 @@ from pypto.ir.dtypes import FP32, INT32
 from pypto.ir.expr import Call, ConstInt, MakeTuple
 from pypto.ir.ops.registry import all_ops
 from pypto.ir.types import TensorType, TileType, static_dims
+from pypto.runtime.sim.out_coverage import _TRACKED, note_load, note_store
 from pypto.runtime.sim.race_detector import note_gm
 
 _FAST_DTYPES = (FP32, INT32)
@@ -29,6 +30,8 @@ def load_2d(out, tensor, o0, o1, r, c, full, slow, args, kwargs):
         race = args[0].run.race                 # args[0] is the kernel's _sim_ctx
         if race is not None:
             note_gm(args[0], tensor, (slice(o0, o0 + r), slice(o1, o1 + c)), False, race)
+        if _TRACKED:
+            note_load(tensor)
         out.data[...] = tensor[o0:o0 + r, o1:o1 + c]
         out.valid = full
         return out
@@ -42,6 +45,8 @@ def store_2d(tile, o0, o1, tensor, full, slow, args, kwargs):
         if race is not None:
             note_gm(args[0], tensor, (slice(o0, o0 + r), slice(o1, o1 + c)), True, race)
         tensor[o0:o0 + r, o1:o1 + c] = tile.data
+        if _TRACKED:                            # (an Out buffer's written windows: write-back may skip its scan)
+            note_store(tensor, o0, o1, r, c)
         return tensor
     return slow(*args, **kwargs)
 
@@ -53,6 +58,7 @@ def binary(ufunc):
             out.valid = full
             return out
         return slow(*args, **kwargs)
+    run.ufunc = ufunc
     return run
 
 

@@ -22,6 +22,7 @@ from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import ConstInt, Var
 from pypto.ir.function import Function
 from pypto.ir.types import ScalarType, TensorType
+from pypto.runtime.sim.out_coverage import track, untrack
 from pypto.runtime.sim.poison import copy_if_written, poison_output, unwritten_mask, warn_unwritten
 from pypto.runtime.sim.race_detector import array_bounds
 
@@ -77,7 +78,8 @@ class HostArgs:
                  pool: Optional[dict] = None, torch: bool = False):
         self.pool = pool if pool is not None else {}
         self.sim_args: list = []
-        self.writebacks: list = []         # (user numpy view, private buffer)
+        self.writebacks: list = []         # (user numpy view, private buffer, plan)
+        self.written: dict = {}            # id(poisoned Out buffer) -> its WrittenWindows (out_coverage)
         self.outputs: list = []            # return style: the freshly allocated Out buffers
         self.any_torch = torch
         self.return_style = return_style
@@ -94,6 +96,7 @@ class HostArgs:
         self.output_plans = [plan for _, plan in late]
         for i, plan in late:
             buf = poison_output(np.empty(self._shape_of(plan.var), plan.dtype))
+            self.written[id(buf)] = track(buf)
             self.sim_args[i] = buf
             self.outputs.append(buf)
 
@@ -142,6 +145,7 @@ class HostArgs:
             buf = self.pool[plan.name] = np.empty(arr.shape, want)
         if d is ParamDirection.Out:
             poison_output(buf)
+            self.written[id(buf)] = track(buf)
         else:
             buf[...] = arr                          # (arr has the buffer's dtype and shape)
         self.writebacks.append((user, buf, plan))
@@ -177,9 +181,11 @@ class HostArgs:
                 raise TypeCheckError(f"output '{plan.name}' cannot be written back (read-only or reshaped array); "
                                      "no output was changed")
         for user, buf, plan in self.writebacks:
-            if plan.direction is ParamDirection.Out and copy_if_written(user, buf):
-                continue                                # every element written: checked and copied in one pass
-            unwritten = unwritten_mask(buf) if plan.direction is ParamDirection.Out else None
+            unwritten = None
+            if plan.direction is ParamDirection.Out and not self._stored_whole(buf):
+                if copy_if_written(user, buf):
+                    continue                            # every element written: checked and copied in one pass
+                unwritten = unwritten_mask(buf)
             if unwritten is None:
                 if user.dtype == buf.dtype and user.__class__ is np.ndarray:
                     user[...] = buf                     # (a plain copy, without copyto's dispatch)
@@ -189,11 +195,21 @@ class HostArgs:
                 warn_unwritten(plan.name, unwritten)
                 np.copyto(user, buf, casting="unsafe", where=~unwritten)
 
+    def _stored_whole(self, buf: np.ndarray) -> bool:
+        """The kernels' plain stores covered every element of the Out buffer `buf` (no poison scan needed);
+        its record is dropped either way (asked once per buffer per call)."""
+        windows = self.written.pop(id(buf), None)
+        if windows is None:
+            return False
+        untrack(buf)
+        return windows.covers_all()
+
     def results(self, value):
         """The run's return value for the caller (torch tensors back when torch tensors came in)."""
         returned = value if isinstance(value, tuple) else (value,)
         for buf, plan in zip(self.outputs, self.output_plans):   # a fresh Out buffer returned as it is
-            unwritten = unwritten_mask(buf) if any(v is buf for v in returned) else None
+            stored_whole = self._stored_whole(buf)
+            unwritten = unwritten_mask(buf) if not stored_whole and any(v is buf for v in returned) else None
             if unwritten is not None:
                 warn_unwritten(plan.name, unwritten)
         if not self.any_torch:

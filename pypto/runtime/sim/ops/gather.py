@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from pypto.errors import SimulationError
+from pypto.runtime.sim.out_coverage import note_load
 
 
 def ci(ctx, out, start, shape, dtype=None, descending=False, **kwargs):
@@ -63,6 +64,8 @@ def gather_row(ctx, out, dst, src, dst_offset, src_offset, shapes, valid_shape=N
         if o < 0 or o + e > n:
             raise SimulationError(f"tile.gather_row: source dim {d} window [{o}, {o + e}) is outside the extent {n}",
                                   hint="check the block table and the gathered indices")
+    if isinstance(src, np.ndarray):
+        note_load(src)
     window = src[tuple(slice(o, o + e) for o, e in zip(so, extent))]
     if transpose:
         window = window.T

@@ -11,6 +11,7 @@ import numpy as np
 from pypto.errors import SimulationError
 from pypto.ir.ops.gather_index import COALESCE, GATHER_OOB, mask_columns
 from pypto.runtime.sim.ops.numeric import write_valid
+from pypto.runtime.sim.out_coverage import note_load
 
 
 def _checked(name: str, index: np.ndarray, n: int, what: str) -> np.ndarray:
@@ -76,6 +77,7 @@ def _mode(value, names) -> int:
 
 def mgather(ctx, out, mem, idx, coalesce="row", gather_oob="undefined", target_memory=None, **kwargs):
     oob = _mode(gather_oob, GATHER_OOB)
+    note_load(mem)
     index = idx.view()
     if _mode(coalesce, COALESCE) == 1:
         flat = mem.reshape(-1)

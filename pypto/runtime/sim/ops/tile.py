@@ -13,6 +13,7 @@ import numpy as np
 from pypto.errors import SimulationError
 from pypto.ir.enums import AtomicType, CastMode, CmpType, PadValue
 from pypto.runtime.sim.ops.cast import cast_array
+from pypto.runtime.sim.out_coverage import note_load
 from pypto.runtime.sim.race_detector import note_gm
 from pypto.runtime.sim.ops.numeric import fill_outside, is_float, pad_scalar, scalar_as, widen, write_valid
 
@@ -45,6 +46,7 @@ def load(ctx, out, tensor, offsets, shapes, valid_shapes, tile_shape=None, **kwa
         raise SimulationError(f"tile.load: valid shape {[int(v) for v in valid_shapes]} exceeds the tile shape "
                               f"{[int(s) for s in shapes]}", hint="the valid shape must fit inside the shape")
     note_gm(ctx, tensor, window, False)
+    note_load(tensor)
     src = tensor[window]
     if tile_shape is not None:        # flattened: the window's rows, row-major, are the tile's rows
         src = src.reshape(int(np.prod(src.shape[:-1])), src.shape[-1])

@@ -1,0 +1,106 @@
+"""Which windows of an Out argument's private buffer the kernels' plain 2-D stores wrote.
+
+Write-back must find the elements of a poisoned Out buffer the kernel never wrote (their caller's
+bytes are kept, with a warning). Scanning 16 MB for the poison pattern costs about half a copy;
+when the 2-D store fast path (pypto.runtime.sim.fastpath) reports its windows here and they cover
+the whole buffer, every element was written and write-back copies without a scan.
+
+The record only ever proves coverage; it never decides what is unwritten. Stores it does not see
+(strided, predicated, atomic, through a view, host-side copies) leave it short, and write-back
+scans as before. A load from the buffer (or a view of it) marks it `read`: a kernel that copies
+never-written bytes to another place stores the poison pattern, which the scan treats as
+unwritten, so such a buffer is scanned too.
+
+    windows = track(buf)          # HostArgs, when it poisons an Out buffer
+    note_store(tensor, o0, o1, r, c)   # the store fast path
+    note_load(tensor)             # loads of GM
+    windows.covers_all()          # write-back: True -> copy without a scan
+    untrack(buf)
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+_TRACKED: dict = {}        # id(private Out buffer) -> WrittenWindows
+
+
+class WrittenWindows:
+    """The 2-D windows stored into one private Out buffer during one call."""
+    __slots__ = ("ref", "rows", "boxes", "read", "__weakref__")
+
+    def __init__(self, buf: np.ndarray):
+        key = id(buf)
+        # weak: a failed run never reaches write-back, and its buffer must not be kept alive by this entry
+        self.ref = weakref.ref(buf, lambda _, key=key: _forget(key))
+        self.rows: list = []       # (first row, end row) of stores spanning every column
+        self.boxes: list = []      # (o0, o1, rows, cols) of the other stores
+        self.read = False
+
+    def covers_all(self) -> bool:
+        """Every element of the buffer lies in a stored window, and nothing loaded from the buffer."""
+        buf = self.ref()
+        if buf is None or self.read or buf.ndim != 2 or not buf.size:
+            return False
+        if not self.boxes:
+            return _rows_cover(self.rows, buf.shape[0])
+        mask = np.zeros(buf.shape, dtype=bool)
+        for lo, hi in self.rows:
+            mask[lo:hi] = True
+        for o0, o1, r, c in self.boxes:
+            mask[o0:o0 + r, o1:o1 + c] = True
+        return bool(mask.all())
+
+
+def _rows_cover(spans: list, nrows: int) -> bool:
+    end = 0
+    for lo, hi in sorted(spans):
+        if lo > end:
+            return False
+        if hi > end:
+            end = hi
+    return end >= nrows
+
+
+def _forget(key: int) -> None:
+    got = _TRACKED.get(key)
+    if got is not None and got.ref() is None:
+        del _TRACKED[key]
+
+
+def track(buf: np.ndarray) -> WrittenWindows:
+    """Start a fresh record for `buf` (a private Out buffer, just poisoned)."""
+    windows = _TRACKED[id(buf)] = WrittenWindows(buf)
+    return windows
+
+
+def untrack(buf: np.ndarray) -> None:
+    got = _TRACKED.get(id(buf))
+    if got is not None and got.ref() is buf:
+        del _TRACKED[id(buf)]
+
+
+def note_store(tensor: np.ndarray, o0: int, o1: int, r: int, c: int) -> None:
+    """A plain store of `tensor[o0:o0 + r, o1:o1 + c]` (bounds already checked)."""
+    got = _TRACKED.get(id(tensor))
+    if got is not None and got.ref() is tensor:
+        if o1 == 0 and c == tensor.shape[1]:
+            got.rows.append((o0, o0 + r))
+        else:
+            got.boxes.append((o0, o1, r, c))
+
+
+def note_load(tensor: np.ndarray) -> None:
+    """A load from `tensor`: when it is (a view of) a tracked buffer, that buffer is scanned at write-back."""
+    got = _TRACKED.get(id(tensor))
+    if got is None:
+        tensor = tensor.base
+        if tensor is None:
+            return
+        got = _TRACKED.get(id(tensor))
+        if got is None:
+            return
+    if got.ref() is tensor:
+        got.read = True
