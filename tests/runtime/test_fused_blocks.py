@@ -124,6 +124,7 @@ def test_a_fused_store_counts_for_the_write_back_record(monkeypatch):
 def test_the_unfused_fallback_runs_when_the_check_refuses(monkeypatch):
     asked = []
     monkeypatch.setattr(fused_blocks, "run", lambda *args: asked.append(1) and False)
+    monkeypatch.setattr(fused_blocks, "run_loop", lambda *args: False)     # (the whole loop's call: test_fused_loops)
     a, b = _data(np.float32)
     c = np.zeros_like(a)
     _blocked(pl.sub)(a, b, c)                 # a new kernel: generated with the refusing helper

@@ -257,13 +257,11 @@ class SourceGenerator:
         elif isinstance(s, EvalStmt):
             self.assign(None, None, s.expr, ind, s.span)
         elif isinstance(s, ForStmt):
+            if self.fused_sites and fused_blocks.emit_loop(self, s, ind):    # the whole loop as one numpy call
+                return
             self.carry_init(s.iter_args, ind)
             lv = self.namer.name(s.loop_var)
-            step = self.expr(s.step)
-            if not (isinstance(s.step, ConstInt) and s.step.value != 0):   # a run-time step: 0 never advances
-                self.g["_sim_step"] = _nonzero_step
-                step = f"_sim_step({step})"
-            self.emit(ind, f"for {lv} in range({self.expr(s.start)}, {self.expr(s.stop)}, {step}):", "for", s.span)
+            self.emit(ind, f"for {lv} in {self.loop_range(s)}:", "for", s.span)
             self.yield_targets.append([self.namer.name(a) for a in s.iter_args])
             self.watchdog_tick(s, ind + 1)
             self.body(s.body, ind + 1)
@@ -306,6 +304,14 @@ class SourceGenerator:
                                    hint="the simulator runs final IR; the outlining passes remove scopes")
         else:
             raise UnsupportedError(f"the simulator cannot run a {type(s).__name__}", s.span)
+
+    def loop_range(self, loop: ForStmt) -> str:
+        """The `range(...)` a `for` loop runs over."""
+        step = self.expr(loop.step)
+        if not (isinstance(loop.step, ConstInt) and loop.step.value != 0):   # a run-time step: 0 never advances
+            self.g["_sim_step"] = _nonzero_step
+            step = f"_sim_step({step})"
+        return f"range({self.expr(loop.start)}, {self.expr(loop.stop)}, {step})"
 
     def watchdog_tick(self, loop, ind: int) -> None:
         """Every loop iteration reports to the livelock watchdog (pypto.runtime.sim.watchdog)."""

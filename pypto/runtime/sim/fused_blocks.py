@@ -39,6 +39,7 @@ from pypto.runtime.sim import fastpath
 from pypto.runtime.sim.layout import static_placement
 from pypto.runtime.sim.out_coverage import _TRACKED, note_load, note_store
 from pypto.runtime.sim.race_detector import note_gm
+from pypto.runtime.sim.watchdog import tick as watchdog_tick
 
 # exact elementwise ufuncs: the result does not depend on how numpy walks the operands
 _EXACT = {np.add, np.subtract, np.multiply, np.maximum, np.minimum}
@@ -248,3 +249,134 @@ def emit(gen, stmts, k: int, ind: int) -> int:
         gen.emit(ind, "else:")
         gen.emit(ind + 1, f"{gen.namer.name(stmts[k + 3].var)} = {ex(st.args[2])}")
     return 4
+
+
+# ------------------------------------------------------------------ a whole loop of one group, one call
+#
+# A `for` loop whose body is exactly one fused group, with window offsets affine in the loop variable,
+# stores block j to the window q + j * dq. When those store windows are pairwise disjoint and the
+# output shares no memory with the operands, no block can see another's result, so the n blocks are
+# one ufunc call over (n, rows, cols) strided views of the three tensors. The generated code is
+#
+#     _sim_rN = range(start, stop, step)
+#     if len(_sim_rN) > 1:  <the six offsets at the first and the second iteration>
+#     if len(_sim_rN) < 2 or not _fx_loop(...):
+#         for i in _sim_rN:  <the group, per block, as above>
+
+def _affine(e, lv) -> bool:
+    """`e` is c0 + c1 * lv with c0, c1 loop-invariant: +, - and * of invariants and at most one lv factor."""
+    if isinstance(e, (Var, ConstInt)):
+        return True
+    if isinstance(e, BinaryExpr) and e.op in ("add", "sub"):
+        return _affine(e.lhs, lv) and _affine(e.rhs, lv)
+    if isinstance(e, BinaryExpr) and e.op == "mul":
+        return _affine(e.lhs, lv) and _affine(e.rhs, lv) and not (_mentions(e.lhs, lv) and _mentions(e.rhs, lv))
+    return False
+
+
+def _mentions(e, v) -> bool:
+    return any(n is v for n in preorder(e))
+
+
+def loop_group(gen, loop) -> Optional[tuple]:
+    """(site, plan) when `loop` is a carry-free `for` whose body is one fused group with affine offsets."""
+    if not isinstance(loop, ForStmt) or loop.iter_args or loop.return_vars or not isinstance(loop.body, SeqStmts):
+        return None
+    stmts = loop.body.stmts
+    found = gen.fused_sites.get(id(stmts[0])) if len(stmts) == 4 else None
+    if found is None:
+        return None
+    _site, (_u, (_x, la, oa), (_y, lb, ob), st, _shape, _dt) = found
+    if isinstance(stmts[3], AssignStmt) and gen._fusion_kernel.uses.get(stmts[3].var, 0) != 1:
+        return None                      # (the store's result is read: the per-block path names it)
+    offsets = [*oa, *ob, *st.args[1].elements]
+    lv = loop.loop_var
+    if len(offsets) != 6 or not all(_affine(o, lv) for o in offsets):
+        return None
+    return found
+
+
+def emit_loop(gen, loop, ind: int) -> bool:
+    """Emit `loop` as one fused call with its per-block code as the fallback, when `loop_group` allows."""
+    found = loop_group(gen, loop)
+    if found is None:
+        return False
+    site, planned = found
+    ufunc, (_, la, oa), (_, lb, ob), st, (rows, cols), dtype = planned
+    ex = gen.expr
+    lv = gen.namer.name(loop.loop_var)
+    rng = f"_sim_r{site}"
+    gen.emit(ind, f"{rng} = {gen.loop_range(loop)}", "for", loop.span)
+    offs = ", ".join(ex(o) for o in (*oa, *ob, *st.args[1].elements))
+    gen.emit(ind, f"if len({rng}) > 1:")
+    for k in (0, 1):
+        gen.emit(ind + 1, f"{lv} = {rng}[{k}]")
+        gen.emit(ind + 1, f"_sim_f{k} = ({offs})")
+    gen.g["_fx_loop"] = run_loop
+    fn = gen.named_const(ufunc, f"np_{ufunc.__name__}")
+    where = st.span if st.span is not None and st.span.is_known() else loop.span
+    gen.emit(ind, f"if len({rng}) < 2 or not _fx_loop(_sim_ctx, {fn}, {ex(la.args[0])}, {ex(lb.args[0])}, "
+                  f"{ex(st.args[2])}, _sim_f0, _sim_f1, len({rng}), {rows}, {cols}, {gen.dtype_const(dtype)}, "
+                  f"_sim_fx, {site}, {gen.const(loop.span, 'sim_span')}):", "tile.store", where)
+    gen.emit(ind + 1, f"for {lv} in {rng}:", "for", loop.span)
+    gen.watchdog_tick(loop, ind + 2)
+    gen.body(loop.body, ind + 2)
+    return True
+
+
+def _strided(x: np.ndarray, x0: int, x1: int, d0: int, d1: int, n: int, r: int, k: int, writeable: bool):
+    """The n windows x[x0 + j*d0 : .. + r, x1 + j*d1 : .. + k] as one (n, r, k) view (bounds checked)."""
+    s0, s1 = x.strides
+    return np.lib.stride_tricks.as_strided(x[x0:, x1:], shape=(n, r, k), strides=(d0 * s0 + d1 * s1, s0, s1),
+                                           writeable=writeable)
+
+
+def _inside(x0: int, d: int, n: int, extent: int, size: int) -> bool:
+    last = x0 + (n - 1) * d
+    return 0 <= x0 <= size - extent and 0 <= last <= size - extent
+
+
+def run_loop(ctx, ufunc, a, b, c, f0: tuple, f1: tuple, n: int, r: int, k: int, dtype, done: dict, site: int,
+             span) -> bool:
+    """The n blocks of a fused loop as one ufunc call, when every block would take `run`'s fused path and
+    no block can see another's result; False (nothing done) otherwise, and the loop runs block by block."""
+    if not all(isinstance(x, (int, np.integer)) for x in f0 + f1):
+        return False
+    o0, o1, p0, p1, q0, q1 = f0
+    da0, da1, db0, db1, dc0, dc1 = (y - x for x, y in zip(f0, f1))
+    if not (a.dtype is dtype and b.dtype is dtype and c.dtype is dtype and c.flags.writeable
+            and not a.flags.writeable and not b.flags.writeable and a.ndim == b.ndim == c.ndim == 2):
+        return False
+    sa, sb, sc = a.shape, b.shape, c.shape
+    if not (_inside(o0, da0, n, r, sa[0]) and _inside(o1, da1, n, k, sa[1]) and _inside(p0, db0, n, r, sb[0])
+            and _inside(p1, db1, n, k, sb[1]) and _inside(q0, dc0, n, r, sc[0]) and _inside(q1, dc1, n, k, sc[1])):
+        return False
+    if not (abs(dc0) >= r or abs(dc1) >= k):
+        return False                     # blocks store into overlapping windows: the last one wins, block by block
+    if np.may_share_memory(c, a) or np.may_share_memory(c, b):
+        return False                     # a later block could load what an earlier one stored
+    for _ in range(n):
+        watchdog_tick(span)
+    race = ctx.run.race
+    task = getattr(ctx, "task", None)
+    if race is not None and task is not None:
+        owner = task.parent or task
+        records = race.records
+        for j in range(n):
+            records.append((owner, a, (slice(o0 + j * da0, o0 + j * da0 + r), slice(o1 + j * da1, o1 + j * da1 + k)),
+                            False))
+            records.append((owner, b, (slice(p0 + j * db0, p0 + j * db0 + r), slice(p1 + j * db1, p1 + j * db1 + k)),
+                            False))
+            records.append((owner, c, (slice(q0 + j * dc0, q0 + j * dc0 + r), slice(q1 + j * dc1, q1 + j * dc1 + k)),
+                            True))
+    ufunc(_strided(a, o0, o1, da0, da1, n, r, k, False), _strided(b, p0, p1, db0, db1, n, r, k, False),
+          out=_strided(c, q0, q1, dc0, dc1, n, r, k, True))
+    if _TRACKED:
+        note_load(a)
+        note_load(b)
+        for j in range(n):
+            note_store(c, q0 + j * dc0, q1 + j * dc1, r, k)
+    j = n - 1
+    done[site] = (a, (slice(o0 + j * da0, o0 + j * da0 + r), slice(o1 + j * da1, o1 + j * da1 + k)),
+                  b, (slice(p0 + j * db0, p0 + j * db0 + r), slice(p1 + j * db1, p1 + j * db1 + k)), c)
+    return True
