@@ -70,6 +70,7 @@ class FunctionCode:
     slots: list                       # TileSlots bound once per core
     sites: list = field(default_factory=list)
     key: int = field(default_factory=lambda: next(_KEYS))
+    loop_filled: frozenset = frozenset()   # params only ever stored to by whole fused loops (fused_blocks)
 
     @property
     def kind(self) -> FunctionType:
@@ -480,7 +481,7 @@ class SourceGenerator:
         code = compile(source, self.filename, "exec")
         exec(code, self.g)
         fc = FunctionCode(f.name, f, source, self.filename, self.g[fname], self.generator, lines, self.slots,
-                          self.sites)
+                          self.sites, loop_filled=fused_blocks.loop_filled_params(self))
         self.g["_sim_F"] = fc
         return fc
 

@@ -37,7 +37,7 @@ from pypto.ir.types import TileType, static_dims
 from pypto.ir.walks import preorder, statements
 from pypto.runtime.sim import fastpath
 from pypto.runtime.sim.layout import static_placement
-from pypto.runtime.sim.out_coverage import _TRACKED, note_load, note_store
+from pypto.runtime.sim.out_coverage import _TRACKED, first_store, note_load, note_store
 from pypto.runtime.sim.race_detector import note_gm
 from pypto.runtime.sim.watchdog import tick as watchdog_tick
 
@@ -192,6 +192,7 @@ def plan(gen, stmts, k: int) -> Optional[tuple]:
 def prepare(gen) -> None:
     """Find the kernel's fused groups before its code is emitted (every return settles them all)."""
     gen.fused_sites = {}                 # id(first statement of a group) -> (site, plan)
+    gen.loop_stores = {}                 # tensor var -> how many whole fused loops store into it
     gen.fused_settle = None              # the settle call's text, when there are groups
     if gen.is_host or not gen.fast_paths or gen.generator:
         return
@@ -303,11 +304,14 @@ def emit_loop(gen, loop, ind: int) -> bool:
         return False
     site, planned = found
     ufunc, (_, la, oa), (_, lb, ob), st, (rows, cols), dtype = planned
+    target = st.args[2]
+    gen.loop_stores[target] = gen.loop_stores.get(target, 0) + 1
     ex = gen.expr
     lv = gen.namer.name(loop.loop_var)
     rng = f"_sim_r{site}"
     gen.emit(ind, f"{rng} = {gen.loop_range(loop)}", "for", loop.span)
     offs = ", ".join(ex(o) for o in (*oa, *ob, *st.args[1].elements))
+    gen.emit(ind, "_sim_f0 = _sim_f1 = None")
     gen.emit(ind, f"if len({rng}) > 1:")
     for k in (0, 1):
         gen.emit(ind + 1, f"{lv} = {rng}[{k}]")
@@ -315,9 +319,11 @@ def emit_loop(gen, loop, ind: int) -> bool:
     gen.g["_fx_loop"] = run_loop
     fn = gen.named_const(ufunc, f"np_{ufunc.__name__}")
     where = st.span if st.span is not None and st.span.is_known() else loop.span
-    gen.emit(ind, f"if len({rng}) < 2 or not _fx_loop(_sim_ctx, {fn}, {ex(la.args[0])}, {ex(lb.args[0])}, "
+    gen.emit(ind, f"if not _fx_loop(_sim_ctx, {fn}, {ex(la.args[0])}, {ex(lb.args[0])}, "
                   f"{ex(st.args[2])}, _sim_f0, _sim_f1, len({rng}), {rows}, {cols}, {gen.dtype_const(dtype)}, "
                   f"_sim_fx, {site}, {gen.const(loop.span, 'sim_span')}):", "tile.store", where)
+    gen.g["_fx_fill"] = fill_before_blocks
+    gen.emit(ind + 1, f"_fx_fill({ex(st.args[2])})")
     gen.emit(ind + 1, f"for {lv} in {rng}:", "for", loop.span)
     gen.watchdog_tick(loop, ind + 2)
     gen.body(loop.body, ind + 2)
@@ -336,10 +342,14 @@ def _inside(x0: int, d: int, n: int, extent: int, size: int) -> bool:
     return 0 <= x0 <= size - extent and 0 <= last <= size - extent
 
 
-def run_loop(ctx, ufunc, a, b, c, f0: tuple, f1: tuple, n: int, r: int, k: int, dtype, done: dict, site: int,
-             span) -> bool:
-    """The n blocks of a fused loop as one ufunc call, when every block would take `run`'s fused path and
-    no block can see another's result; False (nothing done) otherwise, and the loop runs block by block."""
+def fill_before_blocks(c) -> None:
+    """The loop runs block by block: an Out buffer whose poison fill was deferred gets it first."""
+    if _TRACKED:
+        first_store(c, False)
+
+
+def _provable(a, b, c, f0: tuple, f1: tuple, n: int, r: int, k: int, dtype) -> bool:
+    """Every block would take `run`'s fused path, and no block can see another's result."""
     if not all(isinstance(x, (int, np.integer)) for x in f0 + f1):
         return False
     o0, o1, p0, p1, q0, q1 = f0
@@ -353,8 +363,21 @@ def run_loop(ctx, ufunc, a, b, c, f0: tuple, f1: tuple, n: int, r: int, k: int, 
         return False
     if not (abs(dc0) >= r or abs(dc1) >= k):
         return False                     # blocks store into overlapping windows: the last one wins, block by block
-    if np.may_share_memory(c, a) or np.may_share_memory(c, b):
-        return False                     # a later block could load what an earlier one stored
+    return not (np.may_share_memory(c, a) or np.may_share_memory(c, b))   # else a block could load another's store
+
+
+def run_loop(ctx, ufunc, a, b, c, f0: Optional[tuple], f1: Optional[tuple], n: int, r: int, k: int, dtype,
+             done: dict, site: int, span) -> bool:
+    """The n blocks of a fused loop as one ufunc call, when `_provable`; False (nothing done) otherwise, and
+    the loop runs block by block (f0 None: fewer than two blocks), after `fill_before_blocks`. An Out
+    buffer whose poison fill was deferred (out_coverage.first_store) is filled first unless these blocks
+    cover it whole."""
+    if f0 is None or not _provable(a, b, c, f0, f1, n, r, k, dtype):
+        return False
+    o0, o1, p0, p1, q0, q1 = f0
+    da0, da1, db0, db1, dc0, dc1 = (y - x for x, y in zip(f0, f1))
+    if _TRACKED:                         # (disjoint windows inside c: they cover it whole when the sizes add up)
+        first_store(c, n * r * k == c.size)
     for _ in range(n):
         watchdog_tick(span)
     race = ctx.run.race
@@ -380,3 +403,14 @@ def run_loop(ctx, ufunc, a, b, c, f0: tuple, f1: tuple, n: int, r: int, k: int, 
     done[site] = (a, (slice(o0 + j * da0, o0 + j * da0 + r), slice(o1 + j * da1, o1 + j * da1 + k)),
                   b, (slice(p0 + j * db0, p0 + j * db0 + r), slice(p1 + j * db1, p1 + j * db1 + k)), c)
     return True
+
+
+def loop_filled_params(gen) -> frozenset:
+    """The kernel's parameters (by position) that nothing but whole fused loops touches: each use of the
+    parameter is the store target of such a loop. An Out buffer passed there is written, or filled with
+    poison, by the first of those loops before anything else could see it (out_coverage.first_store)."""
+    stores = getattr(gen, "loop_stores", None)
+    if not stores:
+        return frozenset()
+    uses = gen._fusion_kernel.uses
+    return frozenset(i for i, p in enumerate(gen.func.params) if stores.get(p, 0) and uses.get(p, 0) == stores[p])

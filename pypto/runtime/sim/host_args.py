@@ -19,9 +19,12 @@ import numpy as np
 from pypto.errors import TypeCheckError, ValueCheckError
 from pypto.interop import as_array, is_torch_tensor, numpy_to_torch
 from pypto.ir.enums import ParamDirection
-from pypto.ir.expr import ConstInt, Var
+from pypto.ir.enums import FunctionType
+from pypto.ir.expr import Call, ConstInt, Var
 from pypto.ir.function import Function
+from pypto.ir.stmt import EvalStmt, ReturnStmt
 from pypto.ir.types import ScalarType, TensorType
+from pypto.ir.walks import preorder, statements
 from pypto.runtime.sim.out_coverage import track, untrack
 from pypto.runtime.sim.poison import copy_if_written, poison_output, unwritten_mask, warn_unwritten
 from pypto.runtime.sim.race_detector import array_bounds
@@ -75,8 +78,10 @@ class HostArgs:
     """The simulator-side values of one call's arguments, and what to copy back afterwards."""
 
     def __init__(self, plans: list, args: list, *, return_style: bool, strict: bool = True,
-                 pool: Optional[dict] = None, torch: bool = False):
+                 pool: Optional[dict] = None, torch: bool = False, defer_fill: bool = False):
         self.pool = pool if pool is not None else {}
+        self.defer_fill = defer_fill       # the caller will call `fill_outputs` before the run
+        self.deferred: list = []           # (Out buffer, plan) whose poison fill waits for `fill_outputs`
         self.sim_args: list = []
         self.writebacks: list = []         # (user numpy view, private buffer, plan)
         self.written: dict = {}            # id(poisoned Out buffer) -> its WrittenWindows (out_coverage)
@@ -144,13 +149,31 @@ class HostArgs:
         if buf is None or buf.shape != arr.shape:
             buf = self.pool[plan.name] = np.empty(arr.shape, want)
         if d is ParamDirection.Out:
-            poison_output(buf)
+            if self.defer_fill:
+                self.deferred.append((buf, plan))
+            else:
+                poison_output(buf)
             self.written[id(buf)] = track(buf)
         else:
             buf[...] = arr                          # (arr has the buffer's dtype and shape)
         self.writebacks.append((user, buf, plan))
         self._bounded.append((buf, buf, plan))
         return buf
+
+    def fill_outputs(self, sim, entry: Optional[str]) -> None:
+        """Poison the Out buffers whose fill `defer_fill` held back, except those of `entry`'s parameters
+        that only whole fused loops ever store into (`loop_filled_outputs`): such a buffer is filled by
+        the first of those loops unless it overwrites every element first (out_coverage.first_store), or
+        at write-back when no loop ran. `entry` None: a run this cannot see whole (fill them all)."""
+        if not self.deferred:
+            return
+        names = loop_filled_outputs(sim, entry) if entry is not None else frozenset()
+        for buf, plan in self.deferred:
+            if plan.name in names:
+                self.written[id(buf)].unfilled = True
+            else:
+                poison_output(buf)
+        self.deferred = []
 
     def bounds(self) -> dict:
         """{id(sim-side array): (array, array_bounds)} of the bound arrays: what the Run's OverlapMap starts
@@ -202,6 +225,9 @@ class HostArgs:
         if windows is None:
             return False
         untrack(buf)
+        if windows.unfilled:                # no loop touched it: the deferred fill, for the scan to find
+            poison_output(buf)
+            return False
         return windows.covers_all()
 
     def results(self, value):
@@ -217,6 +243,44 @@ class HostArgs:
         if isinstance(value, tuple):
             return tuple(numpy_to_torch(v) if isinstance(v, np.ndarray) else v for v in value)
         return numpy_to_torch(value) if isinstance(value, np.ndarray) else value
+
+
+def loop_filled_outputs(sim, entry: str) -> frozenset:
+    """The names of `entry`'s parameters that only whole fused loops store into (and nothing else touches):
+    a kernel's own (FunctionCode.loop_filled), or an orchestration's passed only to such kernel parameters
+    (by plain call statements) or returned. Worked out once per entry."""
+    code = sim.functions.get(entry)
+    if code is None:
+        return frozenset()
+    got = code.__dict__.get("_loop_filled_names")
+    if got is None:
+        got = code._loop_filled_names = _loop_filled_names(sim, code)
+    return got
+
+
+def _loop_filled_names(sim, code) -> frozenset:
+    func = code.func
+    if func.func_type is not FunctionType.Orchestration:
+        return frozenset(func.params[i].name_hint for i in code.loop_filled)
+    seen: dict = {}
+    fine: dict = {}
+    for n in preorder(func.body):
+        if isinstance(n, Var):
+            seen[n] = seen.get(n, 0) + 1
+    for stmt in statements(func.body):
+        if isinstance(stmt, ReturnStmt):
+            args, filled = stmt.values, range(len(stmt.values))
+        elif isinstance(stmt, EvalStmt) and isinstance(stmt.expr, Call) and stmt.expr.is_function_call():
+            callee = sim.functions.get(stmt.expr.op.name)
+            args = stmt.expr.args
+            filled = callee.loop_filled if callee is not None and callee.func.func_type is not \
+                FunctionType.Orchestration else ()
+        else:
+            continue
+        for i, arg in enumerate(args):
+            if isinstance(arg, Var) and i in filled:
+                fine[arg] = fine.get(arg, 0) + 1
+    return frozenset(p.name_hint for p in func.params if seen.get(p) and seen[p] == fine.get(p, 0))
 
 
 def _numpy_spelling(dtype) -> str:

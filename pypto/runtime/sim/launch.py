@@ -58,6 +58,7 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
     timeline = wants_timeline(config)
     sim = _program_sim(compiled, config, timeline)
     host_function = _host_function(compiled)
+    host.fill_outputs(sim, compiled.entry if host_function is None else None)   # (Out poison: host_args)
     recorder = _timeline_recorder(sim) if timeline else None
 
     def run(per_rank):
@@ -192,7 +193,8 @@ def _bind(compiled, args: list, config, worker, torch: bool):
     return_style = _return_style(compiled, plans, len(args))
     strict = config.sim_strict
     if worker is None:
-        host = HostArgs(plans, args, return_style=return_style, strict=strict, pool=compiled._pool, torch=torch)
+        host = HostArgs(plans, args, return_style=return_style, strict=strict, pool=compiled._pool, torch=torch,
+                        defer_fill=True)          # (filled in `launch`, once the simulator program is known)
         return host, host.sim_args
     from pypto.runtime.worker import DeviceTensor
     given = iter(args)

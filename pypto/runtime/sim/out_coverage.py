@@ -24,12 +24,14 @@ import weakref
 
 import numpy as np
 
+from pypto.runtime.sim.poison import poison_output
+
 _TRACKED: dict = {}        # id(private Out buffer) -> WrittenWindows
 
 
 class WrittenWindows:
     """The 2-D windows stored into one private Out buffer during one call."""
-    __slots__ = ("ref", "rows", "boxes", "read", "__weakref__")
+    __slots__ = ("ref", "rows", "boxes", "read", "unfilled", "__weakref__")
 
     def __init__(self, buf: np.ndarray):
         key = id(buf)
@@ -38,6 +40,7 @@ class WrittenWindows:
         self.rows: list = []       # (first row, end row) of stores spanning every column
         self.boxes: list = []      # (o0, o1, rows, cols) of the other stores
         self.read = False
+        self.unfilled = False      # its poison fill deferred until the first store (`first_store`)
 
     def covers_all(self) -> bool:
         """Every element of the buffer lies in a stored window, and nothing loaded from the buffer."""
@@ -90,6 +93,17 @@ def note_store(tensor: np.ndarray, o0: int, o1: int, r: int, c: int) -> None:
             got.rows.append((o0, o0 + r))
         else:
             got.boxes.append((o0, o1, r, c))
+
+
+def first_store(tensor: np.ndarray, whole: bool) -> None:
+    """A fused loop is about to store into `tensor` (`whole`: into every element of it). A tracked Out
+    buffer whose poison fill was deferred (only such loops can touch it) gets its fill now, unless
+    `whole`: then its earlier bytes are all overwritten before anything reads them."""
+    got = _TRACKED.get(id(tensor))
+    if got is not None and got.unfilled and got.ref() is tensor:
+        if not whole:
+            poison_output(tensor)
+        got.unfilled = False
 
 
 def note_load(tensor: np.ndarray) -> None:
