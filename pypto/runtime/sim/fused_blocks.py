@@ -37,7 +37,7 @@ from pypto.ir.types import TileType, static_dims
 from pypto.ir.walks import preorder, statements
 from pypto.runtime.sim import fastpath
 from pypto.runtime.sim.layout import static_placement
-from pypto.runtime.sim.out_coverage import _TRACKED, first_store, note_load, note_store
+from pypto.runtime.sim.out_coverage import _TRACKED, first_store, note_load, note_store, note_stores
 from pypto.runtime.sim.race_detector import note_gm
 from pypto.runtime.sim.watchdog import tick as watchdog_tick
 
@@ -337,6 +337,11 @@ def _strided(x: np.ndarray, x0: int, x1: int, d0: int, d1: int, n: int, r: int, 
                                            writeable=writeable)
 
 
+def _windows(x0: int, x1: int, d0: int, d1: int, n: int, r: int, k: int) -> list:
+    """The n blocks' windows (tuples of slices, as the ops record them)."""
+    return [(slice(x0 + j * d0, x0 + j * d0 + r), slice(x1 + j * d1, x1 + j * d1 + k)) for j in range(n)]
+
+
 def _inside(x0: int, d: int, n: int, extent: int, size: int) -> bool:
     last = x0 + (n - 1) * d
     return 0 <= x0 <= size - extent and 0 <= last <= size - extent
@@ -382,26 +387,18 @@ def run_loop(ctx, ufunc, a, b, c, f0: Optional[tuple], f1: Optional[tuple], n: i
         watchdog_tick(span)
     race = ctx.run.race
     task = getattr(ctx, "task", None)
-    if race is not None and task is not None:
+    wa, wb = _windows(o0, o1, da0, da1, n, r, k), _windows(p0, p1, db0, db1, n, r, k)
+    if race is not None and task is not None:   # the records of the four ops, block by block
         owner = task.parent or task
-        records = race.records
-        for j in range(n):
-            records.append((owner, a, (slice(o0 + j * da0, o0 + j * da0 + r), slice(o1 + j * da1, o1 + j * da1 + k)),
-                            False))
-            records.append((owner, b, (slice(p0 + j * db0, p0 + j * db0 + r), slice(p1 + j * db1, p1 + j * db1 + k)),
-                            False))
-            records.append((owner, c, (slice(q0 + j * dc0, q0 + j * dc0 + r), slice(q1 + j * dc1, q1 + j * dc1 + k)),
-                            True))
+        race.records.extend(rec for x, y, z in zip(wa, wb, _windows(q0, q1, dc0, dc1, n, r, k))
+                            for rec in ((owner, a, x, False), (owner, b, y, False), (owner, c, z, True)))
     ufunc(_strided(a, o0, o1, da0, da1, n, r, k, False), _strided(b, p0, p1, db0, db1, n, r, k, False),
           out=_strided(c, q0, q1, dc0, dc1, n, r, k, True))
     if _TRACKED:
         note_load(a)
         note_load(b)
-        for j in range(n):
-            note_store(c, q0 + j * dc0, q1 + j * dc1, r, k)
-    j = n - 1
-    done[site] = (a, (slice(o0 + j * da0, o0 + j * da0 + r), slice(o1 + j * da1, o1 + j * da1 + k)),
-                  b, (slice(p0 + j * db0, p0 + j * db0 + r), slice(p1 + j * db1, p1 + j * db1 + k)), c)
+        note_stores(c, [(q0 + j * dc0, q1 + j * dc1) for j in range(n)], r, k)
+    done[site] = (a, wa[-1], b, wb[-1], c)
     return True
 
 

@@ -260,6 +260,9 @@ def loop_filled_outputs(sim, entry: str) -> frozenset:
 
 def _loop_filled_names(sim, code) -> frozenset:
     func = code.func
+    params = set(func.params)
+    if any(isinstance(s, ReturnStmt) and not all(v in params for v in s.values) for s in statements(func.body)):
+        return frozenset()          # it may return other memory under an output's name (copied in by launch)
     if func.func_type is not FunctionType.Orchestration:
         return frozenset(func.params[i].name_hint for i in code.loop_filled)
     seen: dict = {}

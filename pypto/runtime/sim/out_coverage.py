@@ -95,6 +95,16 @@ def note_store(tensor: np.ndarray, o0: int, o1: int, r: int, c: int) -> None:
             got.boxes.append((o0, o1, r, c))
 
 
+def note_stores(tensor: np.ndarray, corners: list, r: int, c: int) -> None:
+    """`note_store` of the windows of `r` x `c` at each (o0, o1) of `corners`, in order."""
+    got = _TRACKED.get(id(tensor))
+    if got is not None and got.ref() is tensor:
+        if c == tensor.shape[1] and all(o1 == 0 for _, o1 in corners):
+            got.rows.extend((o0, o0 + r) for o0, _ in corners)
+        else:
+            got.boxes.extend((o0, o1, r, c) for o0, o1 in corners)
+
+
 def first_store(tensor: np.ndarray, whole: bool) -> None:
     """A fused loop is about to store into `tensor` (`whole`: into every element of it). A tracked Out
     buffer whose poison fill was deferred (only such loops can touch it) gets its fill now, unless
