@@ -169,3 +169,17 @@ def test_an_orchestration_that_also_reads_the_buffer_fills_it_first():
             compiled(x * scale, x, mid, out)
         np.testing.assert_array_equal(mid, x * scale + x)
         assert np.isnan(out).all()             # the Out poison, copied by the reader
+
+
+@pytest.mark.parametrize("returned", ["param", "other"])
+def test_an_entry_returning_other_memory_fills_up_front(returned):
+    """launch copies a returned tensor that is not the parameter into its Out buffer: that write is no
+    fused loop's, so such an entry defers no fill."""
+    from types import SimpleNamespace as NS
+    from pypto.ir import ReturnStmt, ScalarType, Var
+    from pypto.ir.dtypes import INDEX
+    from pypto.ir.enums import FunctionType
+    c, other = Var("c", ScalarType(INDEX)), Var("other", ScalarType(INDEX))
+    func = NS(func_type=FunctionType.AIV, params=[c], body=ReturnStmt([c if returned == "param" else other]))
+    sim = NS(functions={"k": NS(func=func, loop_filled=frozenset({0}))})
+    assert host_args.loop_filled_outputs(sim, "k") == ({"c"} if returned == "param" else frozenset())
