@@ -1,0 +1,137 @@
+"""A ragged cube → vector boundary under AUTO pl.split is rebalanced (seed 004, "split code": the
+partition stride S is the tile's physical half by default, and the op's lane_stride=S when
+LowerAutoVectorSplit split a ragged boundary's valid region evenly). 13 valid rows of a 16-row box
+give lanes of 8 and 5 at the physical half, which pto-isa cannot place; split evenly they hold 7
+and 6 (TILE_UP_DOWN_ODD) in the same 8-row lane box."""
+
+import numpy as np
+import pytest
+
+import pypto.language as pl
+from pypto import ir
+from pypto.errors import TypeCheckError, UnsupportedError
+from pypto.ir import MemorySpace, TileType
+from pypto.ir.dtypes import FP32
+from pypto.ir.enums import SplitMode
+from pypto.ir.equality import assert_structural_equal
+from pypto.ir.ops.registry import create_op_call
+from pypto.passes import lower_auto_vector_split
+from pypto.passes.analysis import calls_in
+from pypto.passes.context import PassContext
+from pypto.passes.expand_mixed_kernel.split_code import transfer_code
+from pypto.passes.instruments import make_roundtrip_instrument
+from pypto.runtime import RunConfig
+
+
+def _lower(program):
+    with PassContext([make_roundtrip_instrument(pl.parse)]):
+        return lower_auto_vector_split()(program)
+
+
+def _calls(func, name):
+    return [c for c in calls_in(func.body) if getattr(c.op, "name", None) == name]
+
+
+@pl.program
+class Ragged:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, s: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc, pl.TileView(valid_shape=[13, 16])],
+               out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        pl.func_attr({"split": pl.SplitMode.UP_DOWN})
+        s_vec: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[13, 16])] = pl.tile.move(
+            s, target_memory=pl.Mem.Vec)
+        e: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[13, 16])] = pl.tile.exp(s_vec)
+        out_1: pl.Tensor[[16, 16], pl.FP32] = pl.tile.store(e, [0, 0], out)
+        return out_1
+
+
+@pl.program
+class RaggedRebalanced:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, s: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc, pl.TileView(valid_shape=[13, 16])],
+               out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        pl.func_attr({"split": pl.SplitMode.UP_DOWN, "split_aiv": True})
+        aiv_lane: pl.Scalar[pl.INDEX] = pl.tile.get_subblock_idx()
+        s_vec: pl.Tile[[8, 16], pl.FP32, pl.Mem.Vec,
+                       pl.TileView(valid_shape=[pl.min(pl.max(13 - aiv_lane * 7, 0), 7), 16])] = pl.tile.aiv_shard(
+            s, split=1, lane_stride=7)
+        e: pl.Tile[[8, 16], pl.FP32, pl.Mem.Vec,
+                   pl.TileView(valid_shape=[pl.min(pl.max(13 - aiv_lane * 7, 0), 7), 16])] = pl.tile.exp(s_vec)
+        out_1: pl.Tensor[[16, 16], pl.FP32] = pl.tile.store(e, [0 + aiv_lane * 7, 0], out)
+        return out_1
+
+
+def test_a_ragged_boundary_splits_its_valid_region_evenly_in_the_physical_lane_box():
+    assert_structural_equal(_lower(Ragged), RaggedRebalanced, enable_auto_mapping=True)
+
+
+@pl.program
+class RaggedWithLoad:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, s: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc, pl.TileView(valid_shape=[13, 16])],
+               x: pl.Tensor[[16, 16], pl.FP32],
+               out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        pl.func_attr({"split": pl.SplitMode.UP_DOWN})
+        s_vec: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[13, 16])] = pl.tile.move(
+            s, target_memory=pl.Mem.Vec)
+        x_t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 16], [16, 16],
+                                                                   target_memory=pl.Mem.Vec)
+        out_1: pl.Tensor[[16, 16], pl.FP32] = pl.tile.store(x_t, [0, 0], out)
+        out_2: pl.Tensor[[16, 16], pl.FP32] = pl.tile.store(s_vec, [0, 0], out_1)
+        return out_2
+
+
+def test_a_split_tile_of_independent_origin_keeps_the_physical_half():
+    """The load spans all 16 rows: an even split of the 13 valid rows would lose row 15 of it."""
+    kernel = _lower(RaggedWithLoad).functions["kernel"]
+    (shard,) = _calls(kernel, "tile.aiv_shard")
+    assert shard.kwargs.get("lane_stride") is None
+    assert [s.args[1].elements[0].right.right.value for s in _calls(kernel, "tile.store")] == [8, 8]
+
+
+@pl.program
+class RaggedThenGather:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, s: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc, pl.TileView(valid_shape=[14, 16])],
+               out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        pl.func_attr({"split": pl.SplitMode.UP_DOWN})
+        s_vec: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[14, 16])] = pl.tile.move(
+            s, target_memory=pl.Mem.Vec)
+        e: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[14, 16])] = pl.tile.exp(s_vec)
+        e_mat: pl.Tile[[16, 16], pl.FP32, pl.Mem.Mat, pl.TileView(valid_shape=[14, 16])] = pl.tile.move(
+            e, target_memory=pl.Mem.Mat)
+        out_1: pl.Tensor[[16, 16], pl.FP32] = pl.tile.store(e_mat, [0, 0], out)
+        return out_1
+
+
+def test_a_body_that_gathers_back_to_the_cube_is_not_rebalanced_and_its_extents_are_refused():
+    with pytest.raises(UnsupportedError, match=r"valid extent of 14 in a box of 16 leaves the two AIV lanes 8 and 6"):
+        _lower(RaggedThenGather)
+
+
+@pytest.mark.parametrize("valid, stride", [(16, None), (15, None), (0, None), (8, 4), (3, 2)])
+def test_the_stride_is_stamped_only_where_it_moves_the_partition(valid, stride):
+    """Fully valid or one cell short: the physical half is already the even split; empty: there is
+    nothing to split. Within lane 0's box (8 or 3 of 16) the physical half would leave lane 1 idle;
+    the even split shares the rows."""
+    prog = pl.parse(ir.python_print(Ragged).replace("valid_shape=[13, 16]", f"valid_shape=[{valid}, 16]"))
+    assert prog.functions["kernel"].params[0].type.valid_shape[0].value == valid
+    (shard,) = _calls(_lower(prog).functions["kernel"], "tile.aiv_shard")
+    assert shard.kwargs.get("lane_stride") == stride
+
+
+def _acc(valid):
+    return TileType([16, 16], FP32, memory_space=MemorySpace.Acc).with_valid_shape([valid, 16])
+
+
+@pytest.mark.parametrize("valid, stride, code", [(13, 7, 3), (12, 6, 1), (11, 6, 3), (3, 2, 3), (2, 1, 1)])
+def test_the_split_code_follows_the_balanced_lanes(valid, stride, code):
+    assert transfer_code(_acc(valid), SplitMode.UP_DOWN, stride=stride) == code
+
+
+def test_a_stride_outside_the_lane_box_is_a_type_error():
+    x = ir.Var("x", _acc(13))
+    with pytest.raises(TypeCheckError, match=r"lane_stride must be a partition stride in 1\.\.8 .*got 9"):
+        create_op_call("tile.aiv_shard", [x], {"split": 1, "lane_stride": 9})
+    with pytest.raises(TypeCheckError, match="split=0 has none"):
+        create_op_call("tile.aiv_shard", [x], {"split": 0, "lane_stride": 4})

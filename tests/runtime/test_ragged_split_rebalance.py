@@ -1,0 +1,51 @@
+"""A matmul → softmax kernel under pl.split(UP_DOWN) whose query rows are ragged (valid V of a
+16-row box) runs numpy-equal on both simulators: the lanes split the V valid rows evenly
+(lane_stride = ceil(V / 2), seed 004 "split code"), where 13 or 14 rows used to be refused because
+the physical half left lanes of 8 and 5 / 8 and 6 rows. The rows past V are never written."""
+
+import numpy as np
+import pytest
+
+import pypto.language as pl
+from pypto.runtime import RunConfig
+
+
+def _kernel(valid: int):
+    @pl.jit
+    def qk_softmax(q: pl.Tensor, k: pl.Tensor, o: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN)]):
+            qt = pl.load(q, [0, 0], [16, 32], valid_shapes=[valid, 32], target_memory=pl.Mem.Mat)
+            kt = pl.load(k, [0, 0], [16, 32], target_memory=pl.Mem.Mat)
+            s = pl.matmul(qt, kt, b_trans=True, out_dtype=pl.FP32)
+            tmp = pl.create_tile([16, 16], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+            e = pl.exp(pl.row_expand_sub(s, pl.row_max(s, tmp)))
+            pl.store(pl.row_expand_div(e, pl.row_sum(e, tmp)), [0, 0], o)
+        return o
+    return qk_softmax
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.filterwarnings("ignore:output 'o' was not written")
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+@pytest.mark.parametrize("valid", [13, 14, 8, 5])
+def test_ragged_rows_split_evenly_run_numpy_equal(platform, valid):
+    rng = np.random.default_rng(valid)
+    q = rng.uniform(-1, 1, (16, 32)).astype(np.float16)
+    k = rng.uniform(-1, 1, (16, 32)).astype(np.float16)
+    o = np.full((16, 16), 7.0, np.float32)
+    _kernel(valid)(q, k, o, config=RunConfig(platform=platform))
+    want = _softmax(q[:valid].astype(np.float32) @ k.astype(np.float32).T)
+    np.testing.assert_allclose(o[:valid], want, rtol=1e-4, atol=1e-5)
+    assert (o[valid:] == 7.0).all()
+
+
+def test_the_transfer_carries_the_odd_code_and_the_stride():
+    q, k = np.zeros((16, 32), np.float16), np.zeros((16, 32), np.float16)
+    o = np.zeros((16, 16), np.float32)
+    text = str(_kernel(13).lower(q, k, o, config=RunConfig(platform="a5sim")))
+    assert "pl.tile.tpush_to_aiv(s, split=3, lane_stride=7)" in text
+    assert "pl.tile.tpop_from_aic(split=3, lane_stride=7)" in text
