@@ -180,13 +180,17 @@ class LaneHalver(SplicingMutator):
         self.map[var] = new
         return new
 
-    def _shard(self, s):
-        """C→V: the lane pops its part of the cube tile (seed 004: a boundary move under pl.split)."""
-        full, c = s.var.type, s.value
+    def _boundary_kwargs(self) -> dict:
+        """A shard's / gather's mode, and the balanced partition it was cut at (if any)."""
         kwargs = {"split": self.axis + 1}
         if self.stride is not None:
             kwargs["lane_stride"] = self.stride
-        shard = create_op_call("tile.aiv_shard", [self.mutate(c.args[0])], kwargs, c.span)
+        return kwargs
+
+    def _shard(self, s):
+        """C→V: the lane pops its part of the cube tile (seed 004: a boundary move under pl.split)."""
+        full, c = s.var.type, s.value
+        shard = create_op_call("tile.aiv_shard", [self.mutate(c.args[0])], self._boundary_kwargs(), c.span)
         t = _boundary_type(shard.type, full, self._lane_type(full).valid_shape)
         return AssignStmt(self._rebind(s.var, t), shard.replace(type=t), s.span)
 
@@ -199,8 +203,8 @@ class LaneHalver(SplicingMutator):
             self._reject(c, f"moves a {c.args[0].type.memory_space.name} tile that is not cut per lane "
                             f"({'rows' if self.axis == 0 else 'columns'}: "
                             f"{dim(c.args[0].type, self.axis)}) to the cube")
-        transfer_code(full, self.mode, gather=True, span=c.span)     # lanes the pipe cannot rejoin: its message
-        gather = create_op_call("tile.aic_gather", [part], {"split": self.axis + 1}, c.span)
+        transfer_code(full, self.mode, gather=True, span=c.span, stride=self.stride)   # unjoinable lanes: its message
+        gather = create_op_call("tile.aic_gather", [part], self._boundary_kwargs(), c.span)
         if dim(gather.type, self.axis) != dim(full, self.axis):
             self._reject(c, f"rejoins two lane parts of {dim(part.type, self.axis)} into "
                             f"{dim(gather.type, self.axis)}, not the {dim(full, self.axis)} the cube expects")

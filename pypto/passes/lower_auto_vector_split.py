@@ -154,8 +154,9 @@ def _lower_auto(func: Function, mode) -> Function:
     like one written with pl.split_aiv regions (split_aiv=True)."""
     lane = Var(_LANE, ScalarType(INDEX), func.span)
     entry, params = _lane_params(func, mode, lane)
-    halver = LaneHalver(func, mode, lane, boundaries=True, keep_full=_fills_kept_whole(func.body),
-                        stride=resolve_lane_stride(func, AXIS[mode]))
+    keep_full = _fills_kept_whole(func.body)
+    halver = LaneHalver(func, mode, lane, boundaries=True, keep_full=keep_full,
+                        stride=resolve_lane_stride(func, AXIS[mode], keep_full))
     halver.map.update(params)
     body = halver.mutate(func.body)
     ident = AssignStmt(lane, create_op_call("tile.get_subblock_idx", [], {}, func.span), func.span)

@@ -7,8 +7,10 @@ boundary, the valid region itself is split evenly instead: stride S = ceil(V / 2
 ceil(V / 2) and floor(V / 2), which differ by at most one (13 → 7 and 6, code TILE_UP_DOWN_ODD).
 The physical lane box stays h; only the partition moves, and the boundary carries `lane_stride=S`.
 
-Declined (the box partition stays, and ExpandMixedKernel names the unplaceable extents):
-a vector → cube boundary (a gather re-joins the lanes at their own extents), two boundaries of
+A vector → cube move of boundary data is a gather cut at the same stride (it carries lane_stride
+too); a gather has no odd form, so an odd V with a gather keeps the box partition.
+Declined (the box partition stays, and the transfer names the unplaceable extents): a gather of
+data not derived from the boundary or whose lanes would differ, two boundaries of
 different extents, a dynamic extent, a split-axis vector tile of independent origin (a load, a
 fill, a Vec parameter), a reshape / transpose, or a branch yielding a split-axis vector tile. An
 uninitialised `tile.create` (a reduction's scratch) is neutral: it holds no data to misplace, and an
@@ -29,7 +31,7 @@ from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, WhileStmt
 from pypto.ir.types import TileType
 from pypto.ir.walks import statements
 from pypto.passes.expand_mixed_kernel.affinity import C2V, V2C, boundary_direction
-from pypto.passes.expand_mixed_kernel.split_code import lane_stride
+from pypto.passes.expand_mixed_kernel.split_code import lane_extents, lane_stride
 
 _AXIS_MOVERS = ("tile.reshape", "tile.transpose", "tile.transpose_view")
 
@@ -49,8 +51,10 @@ def _split_extent(t, axis: int) -> Optional[int]:
 
 
 class _Scan:
-    def __init__(self, axis: int):
+    def __init__(self, axis: int, keep_full: frozenset):
         self.axis = axis
+        self.keep_full = keep_full
+        self.gathers: list = []                    # the full tiles handed back to the cube
         self.boundary: Optional[tuple] = None      # (box, valid) on the split axis
         self.derived: set = set()                  # vars carrying boundary data
         self.scratch: set = set()                  # tile.create results: no data of their own
@@ -67,9 +71,18 @@ class _Scan:
     def call(self, c: Call, result) -> None:
         if isinstance(c.op, GlobalVar):
             raise _Decline
+        if result is not None and result in self.keep_full:
+            return                        # a constant fill the cube re-creates: never cut, never moved
         direction = boundary_direction(c)
-        if direction == V2C or c.op.name in ("tile.tpush_to_aic", "tile.tpop_from_aiv"):
+        if c.op.name in ("tile.aic_gather", "tile.tpush_to_aic", "tile.tpop_from_aiv", "tile.tpop_from_aic"):
             raise _Decline
+        if direction == V2C:
+            if c.args[0] in self.keep_full:
+                return
+            if c.args[0] not in self.derived:
+                raise _Decline
+            self.gathers.append(c.args[0].type)
+            return
         if direction == C2V:
             self._record(c.args[0].type, result)
             return
@@ -102,9 +115,10 @@ class _Scan:
                 self.derived.add(rv)
 
 
-def resolve_lane_stride(func: Function, axis: int) -> Optional[int]:
-    """The balanced stride ceil(V / 2) for `func`'s body, or None to keep the box partition."""
-    scan = _Scan(axis)
+def resolve_lane_stride(func: Function, axis: int, keep_full: frozenset = frozenset()) -> Optional[int]:
+    """The balanced stride ceil(V / 2) for `func`'s body, or None to keep the box partition.
+    `keep_full`: the Vec constant fills LowerAutoVectorSplit hands to the cube whole."""
+    scan = _Scan(axis, keep_full)
     try:
         if any(_split_extent(p.type, axis) is not None for p in func.params):
             raise _Decline
@@ -129,4 +143,15 @@ def resolve_lane_stride(func: Function, axis: int) -> Optional[int]:
     balanced = lane_stride(valid)
     if balanced <= 0 or valid >= box or balanced == lane_stride(box):
         return None
+    if scan.gathers and not all(_gather_placeable(t, axis, balanced) for t in scan.gathers):
+        return None
     return balanced
+
+
+def _gather_placeable(full: TileType, axis: int, stride: int) -> bool:
+    """A vector → cube gather has no odd form: its lanes must hold equal parts, or lane 1 none."""
+    valid = full.valid_shape[axis]
+    if not isinstance(valid, ConstInt):
+        return False
+    e0, e1 = lane_extents(valid.value, stride)
+    return e0 == e1 or e1 == 0

@@ -104,9 +104,25 @@ class RaggedThenGather:
         return out_1
 
 
-def test_a_body_that_gathers_back_to_the_cube_is_not_rebalanced_and_its_extents_are_refused():
-    with pytest.raises(UnsupportedError, match=r"valid extent of 14 in a box of 16 leaves the two AIV lanes 8 and 6"):
-        _lower(RaggedThenGather)
+def test_a_gather_of_an_even_valid_region_is_cut_at_the_same_stride():
+    """14 of 16 rows: lanes of 7 and 7 both ways; the gather carries the stride so the cube places
+    lane 1's rows at row 7, and it keeps the even code (a gather has no odd form)."""
+    kernel = _lower(RaggedThenGather).functions["kernel"]
+    (shard,) = _calls(kernel, "tile.aiv_shard")
+    (gather,) = _calls(kernel, "tile.aic_gather")
+    assert shard.kwargs["lane_stride"] == gather.kwargs["lane_stride"] == 7
+    assert [d.value for d in gather.type.shape] == [16, 16] and gather.type.valid_shape[0].value == 14
+    assert transfer_code(gather.type, SplitMode.UP_DOWN, gather=True, stride=7) == 1
+
+
+def test_an_odd_valid_region_gathered_back_is_refused_naming_the_even_extents():
+    """13 rows split evenly are 7 and 6, which a gather cannot rejoin; at the physical half they are
+    8 and 5, which neither direction can place: the kernel is refused at the gather."""
+    odd = pl.parse(ir.python_print(RaggedThenGather).replace("valid_shape=[14, 16]", "valid_shape=[13, 16]"))
+    with pytest.raises(UnsupportedError, match=r"valid extent of 13 in a box of 16 leaves the two AIV lanes 8 and 5 "
+                                               r"cells.*gather needs equal halves") as err:
+        _lower(odd)
+    assert "any even extent" in err.value.hint
 
 
 @pytest.mark.parametrize("valid, stride", [(16, None), (15, None), (0, None), (8, 4), (3, 2)])
