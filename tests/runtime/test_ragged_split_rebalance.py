@@ -95,3 +95,26 @@ def test_an_odd_ragged_region_gathered_back_is_refused_with_the_feasible_extents
                                                f"{lanes} cells.*gather needs equal halves") as err:
         _attention(valid).lower(q, k, v, np.zeros((16, 32), np.float32), config=RunConfig(platform="a5sim"))
     assert "at most 8, or 16" in err.value.hint and "any even extent" in err.value.hint
+
+
+@pl.jit
+def _qk_left_right(q: pl.Tensor, k: pl.Tensor, o: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.LEFT_RIGHT)]):
+        qt = pl.load(q, [0, 0], [16, 32], target_memory=pl.Mem.Mat)
+        kt = pl.load(k, [0, 0], [16, 32], valid_shapes=[13, 32], target_memory=pl.Mem.Mat)
+        pl.store(pl.exp(pl.matmul(qt, kt, b_trans=True, out_dtype=pl.FP32)), [0, 0], o)
+    return o
+
+
+@pytest.mark.filterwarnings("ignore:output 'o' was not written")
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_ragged_columns_split_left_right_evenly_run_numpy_equal(platform):
+    """13 valid columns of 16: lanes of 7 and 6 columns (TILE_LEFT_RIGHT_ODD, lane_stride 7)."""
+    q, k, _ = _inputs(5)
+    o = np.full((16, 16), 7.0, np.float32)
+    _qk_left_right(q, k, o, config=RunConfig(platform=platform))
+    np.testing.assert_allclose(o[:, :13], np.exp(q.astype(np.float32) @ k[:13].astype(np.float32).T),
+                               rtol=1e-4, atol=1e-5)
+    assert (o[:, 13:] == 7.0).all()
+    text = str(_qk_left_right.lower(q, k, o, config=RunConfig(platform=platform)))
+    assert "split=4, lane_stride=7" in text
