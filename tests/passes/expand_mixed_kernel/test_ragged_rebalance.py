@@ -4,7 +4,6 @@ LowerAutoVectorSplit split a ragged boundary's valid region evenly). 13 valid ro
 give lanes of 8 and 5 at the physical half, which pto-isa cannot place; split evenly they hold 7
 and 6 (TILE_UP_DOWN_ODD) in the same 8-row lane box."""
 
-import numpy as np
 import pytest
 
 import pypto.language as pl
@@ -15,21 +14,8 @@ from pypto.ir.dtypes import FP32
 from pypto.ir.enums import SplitMode
 from pypto.ir.equality import assert_structural_equal
 from pypto.ir.ops.registry import create_op_call
-from pypto.passes import lower_auto_vector_split
-from pypto.passes.analysis import calls_in
-from pypto.passes.context import PassContext
 from pypto.passes.expand_mixed_kernel.split_code import transfer_code
-from pypto.passes.instruments import make_roundtrip_instrument
-from pypto.runtime import RunConfig
-
-
-def _lower(program):
-    with PassContext([make_roundtrip_instrument(pl.parse)]):
-        return lower_auto_vector_split()(program)
-
-
-def _calls(func, name):
-    return [c for c in calls_in(func.body) if getattr(c.op, "name", None) == name]
+from tests.passes.expand_mixed_kernel.test_auto_split_lowering import _calls, _lower
 
 
 @pl.program
