@@ -11,10 +11,11 @@ A vector → cube move of boundary data is a gather cut at the same stride (it c
 too); a gather has no odd form, so an odd V with a gather keeps the box partition.
 Declined (the box partition stays, and the transfer names the unplaceable extents): a gather of
 data not derived from the boundary or whose lanes would differ, two boundaries of
-different extents, a dynamic extent, a split-axis vector tile of independent origin (a load, a
-fill, a Vec parameter), a reshape / transpose, or a branch yielding a split-axis vector tile. An
-uninitialised `tile.create` (a reduction's scratch) is neutral: it holds no data to misplace, and an
-op reading it must also read boundary data.
+different extents, a dynamic extent, a split-axis vector tile of independent origin (a load,
+a Vec parameter), a reshape / transpose, or a branch yielding a split-axis vector tile. A
+`tile.create` (a reduction's scratch) or a constant `tile.full` is neutral — no row of it has a
+value of its own — as long as only ops that also read boundary data use it (stored, gathered,
+carried or yielded whole it would decline: its rows past the balanced parts would be lost).
 
     z: Tile[[16, 16], Acc, valid [13, 16]];  z_vec = move(z, Vec);  store(exp(z_vec), [0, 0], o)
     → stride 7: z_vec = aiv_shard(z, split=1, lane_stride=7);  store(.., [0 + lane * 7, 0], o)
@@ -27,7 +28,7 @@ from typing import Optional
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call, ConstInt, GlobalVar
 from pypto.ir.function import Function
-from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, WhileStmt
+from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, WhileStmt, YieldStmt
 from pypto.ir.types import TileType
 from pypto.ir.walks import statements
 from pypto.passes.expand_mixed_kernel.affinity import C2V, V2C, boundary_direction
@@ -57,7 +58,7 @@ class _Scan:
         self.gathers: list = []                    # the full tiles handed back to the cube
         self.boundary: Optional[tuple] = None      # (box, valid) on the split axis
         self.derived: set = set()                  # vars carrying boundary data
-        self.scratch: set = set()                  # tile.create results: no data of their own
+        self.placeless: set = set()                # scratch / constant fills: the same wherever a lane sits
 
     def _record(self, full: TileType, result) -> None:
         box, valid = full.shape[self.axis], full.valid_shape[self.axis]
@@ -87,14 +88,16 @@ class _Scan:
             self._record(c.args[0].type, result)
             return
         if _split_extent(c.type, self.axis) is None:
+            if any(a in self.placeless for a in c.args):
+                raise _Decline            # a fill stored whole would lose the rows past the balanced parts
             return
         if c.op.name in _AXIS_MOVERS:
             raise _Decline
-        if c.op.name == "tile.create" and result is not None:
-            self.scratch.add(result)      # a reduction's scratch: where its rows sit does not matter
+        if c.op.name in ("tile.create", "tile.full") and result is not None:
+            self.placeless.add(result)    # a reduction's scratch, a constant: no row has its own value
             return
         partitioned = [a for a in c.args if _split_extent(getattr(a, "type", None), self.axis) is not None
-                       and a not in self.scratch]
+                       and a not in self.placeless]
         if not partitioned or any(a not in self.derived for a in partitioned):
             raise _Decline
         valid = c.type.valid_shape[self.axis]
@@ -134,6 +137,8 @@ def resolve_lane_stride(func: Function, axis: int, keep_full: frozenset = frozen
             elif isinstance(s, (ForStmt, WhileStmt)):
                 scan.loop(s)
             elif isinstance(s, IfStmt) and any(_split_extent(rv.type, axis) is not None for rv in s.return_vars):
+                raise _Decline
+            elif isinstance(s, YieldStmt) and any(v in scan.placeless for v in s.values):
                 raise _Decline
     except _Decline:
         return None

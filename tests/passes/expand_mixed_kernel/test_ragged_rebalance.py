@@ -75,6 +75,31 @@ def test_a_split_tile_of_independent_origin_keeps_the_physical_half():
     assert [s.args[1].elements[0].right.right.value for s in _calls(kernel, "tile.store")] == [8, 8]
 
 
+_FILL_BODY = """
+@pl.program
+class Fill:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, s: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc, pl.TileView(valid_shape=[13, 16])],
+               out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        pl.func_attr({"split": pl.SplitMode.UP_DOWN})
+        s_vec: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[13, 16])] = pl.tile.move(
+            s, target_memory=pl.Mem.Vec)
+        z: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.full([16, 16], dtype=pl.FP32, value=0.0)
+        m: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[13, 16])] = pl.tile.maximum(s_vec, z)
+        out_1: pl.Tensor[[16, 16], pl.FP32] = pl.tile.store(STORED, [0, 0], out)
+        return out_1
+"""
+
+
+@pytest.mark.parametrize("stored, stride", [("m", 7), ("z", None)])
+def test_a_constant_fill_is_neutral_unless_it_is_stored_whole(stored, stride):
+    """max(s, 0) reads the fill beside boundary data: every row of a fill holds the same value, so the
+    even split is sound. Storing the fill itself would lose rows 14-15 (lanes write rows 0-13)."""
+    kernel = _lower(pl.parse(_FILL_BODY.replace("STORED", stored))).functions["kernel"]
+    (shard,) = _calls(kernel, "tile.aiv_shard")
+    assert shard.kwargs.get("lane_stride") == stride
+
+
 @pl.program
 class RaggedThenGather:
     @pl.function(type=pl.FunctionType.InCore)
