@@ -18,17 +18,30 @@ from pypto.passes.expand_mixed_kernel.split_code import transfer_code
 from tests.passes.expand_mixed_kernel.test_auto_split_lowering import _calls, _lower
 
 
+_HEAD = """
 @pl.program
-class Ragged:
+class Before:
     @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, s: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc, pl.TileView(valid_shape=[13, 16])],
+    def kernel(self, s: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc, pl.TileView(valid_shape=[VALID, 16])],
                out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
         pl.func_attr({"split": pl.SplitMode.UP_DOWN})
-        s_vec: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[13, 16])] = pl.tile.move(
+        s_vec: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[VALID, 16])] = pl.tile.move(
             s, target_memory=pl.Mem.Vec)
-        e: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[13, 16])] = pl.tile.exp(s_vec)
+"""
+
+
+def _before(body: str, valid: int = 13):
+    """A split kernel whose cube tile `s` is valid to `valid` of 16 rows, moved to the vector side as
+    `s_vec`, then `body` (text at the kernel's indentation, VALID standing for the extent)."""
+    return pl.parse((_HEAD + body).replace("VALID", str(valid)))
+
+
+_EXP = """
+        e: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[VALID, 16])] = pl.tile.exp(s_vec)
         out_1: pl.Tensor[[16, 16], pl.FP32] = pl.tile.store(e, [0, 0], out)
         return out_1
+"""
+Ragged = _before(_EXP)
 
 
 @pl.program
@@ -75,15 +88,7 @@ def test_a_split_tile_of_independent_origin_keeps_the_physical_half():
     assert [s.args[1].elements[0].right.right.value for s in _calls(kernel, "tile.store")] == [8, 8]
 
 
-_FILL_BODY = """
-@pl.program
-class Fill:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, s: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc, pl.TileView(valid_shape=[13, 16])],
-               out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
-        pl.func_attr({"split": pl.SplitMode.UP_DOWN})
-        s_vec: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[13, 16])] = pl.tile.move(
-            s, target_memory=pl.Mem.Vec)
+_FILL = """
         z: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.full([16, 16], dtype=pl.FP32, value=0.0)
         m: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[13, 16])] = pl.tile.maximum(s_vec, z)
         out_1: pl.Tensor[[16, 16], pl.FP32] = pl.tile.store(STORED, [0, 0], out)
@@ -95,30 +100,24 @@ class Fill:
 def test_a_constant_fill_is_neutral_unless_it_is_stored_whole(stored, stride):
     """max(s, 0) reads the fill beside boundary data: every row of a fill holds the same value, so the
     even split is sound. Storing the fill itself would lose rows 14-15 (lanes write rows 0-13)."""
-    kernel = _lower(pl.parse(_FILL_BODY.replace("STORED", stored))).functions["kernel"]
+    kernel = _lower(_before(_FILL.replace("STORED", stored))).functions["kernel"]
     (shard,) = _calls(kernel, "tile.aiv_shard")
     assert shard.kwargs.get("lane_stride") == stride
 
 
-@pl.program
-class RaggedThenGather:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, s: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc, pl.TileView(valid_shape=[14, 16])],
-               out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
-        pl.func_attr({"split": pl.SplitMode.UP_DOWN})
-        s_vec: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[14, 16])] = pl.tile.move(
-            s, target_memory=pl.Mem.Vec)
-        e: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[14, 16])] = pl.tile.exp(s_vec)
-        e_mat: pl.Tile[[16, 16], pl.FP32, pl.Mem.Mat, pl.TileView(valid_shape=[14, 16])] = pl.tile.move(
+_GATHER = """
+        e: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[VALID, 16])] = pl.tile.exp(s_vec)
+        e_mat: pl.Tile[[16, 16], pl.FP32, pl.Mem.Mat, pl.TileView(valid_shape=[VALID, 16])] = pl.tile.move(
             e, target_memory=pl.Mem.Mat)
         out_1: pl.Tensor[[16, 16], pl.FP32] = pl.tile.store(e_mat, [0, 0], out)
         return out_1
+"""
 
 
 def test_a_gather_of_an_even_valid_region_is_cut_at_the_same_stride():
     """14 of 16 rows: lanes of 7 and 7 both ways; the gather carries the stride so the cube places
     lane 1's rows at row 7, and it keeps the even code (a gather has no odd form)."""
-    kernel = _lower(RaggedThenGather).functions["kernel"]
+    kernel = _lower(_before(_GATHER, 14)).functions["kernel"]
     (shard,) = _calls(kernel, "tile.aiv_shard")
     (gather,) = _calls(kernel, "tile.aic_gather")
     assert shard.kwargs["lane_stride"] == gather.kwargs["lane_stride"] == 7
@@ -129,7 +128,7 @@ def test_a_gather_of_an_even_valid_region_is_cut_at_the_same_stride():
 def test_an_odd_valid_region_gathered_back_is_refused_naming_the_even_extents():
     """13 rows split evenly are 7 and 6, which a gather cannot rejoin; at the physical half they are
     8 and 5, which neither direction can place: the kernel is refused at the gather."""
-    odd = pl.parse(ir.python_print(RaggedThenGather).replace("valid_shape=[14, 16]", "valid_shape=[13, 16]"))
+    odd = _before(_GATHER, 13)
     with pytest.raises(UnsupportedError, match=r"valid extent of 13 in a box of 16 leaves the two AIV lanes 8 and 5 "
                                                r"cells.*gather needs equal halves") as err:
         _lower(odd)
@@ -141,7 +140,7 @@ def test_the_stride_is_stamped_only_where_it_moves_the_partition(valid, stride):
     """Fully valid or one cell short: the physical half is already the even split; empty: there is
     nothing to split. Within lane 0's box (8 or 3 of 16) the physical half would leave lane 1 idle;
     the even split shares the rows."""
-    prog = pl.parse(ir.python_print(Ragged).replace("valid_shape=[13, 16]", f"valid_shape=[{valid}, 16]"))
+    prog = _before(_EXP, valid)
     assert prog.functions["kernel"].params[0].type.valid_shape[0].value == valid
     (shard,) = _calls(_lower(prog).functions["kernel"], "tile.aiv_shard")
     assert shard.kwargs.get("lane_stride") == stride
