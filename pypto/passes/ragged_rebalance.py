@@ -12,10 +12,10 @@ too); a gather has no odd form, so an odd V with a gather keeps the box partitio
 Declined (the box partition stays, and the transfer names the unplaceable extents): a gather of
 data not derived from the boundary or whose lanes would differ, two boundaries of
 different extents, a dynamic extent, a split-axis vector tile of independent origin (a load,
-a Vec parameter), a reshape / transpose, or a branch yielding a split-axis vector tile. A
-`tile.create` (a reduction's scratch) or a constant `tile.full` is neutral — no row of it has a
-value of its own — as long as only ops that also read boundary data use it (stored, gathered,
-carried or yielded whole it would decline: its rows past the balanced parts would be lost).
+a Vec parameter, a constant fill — its lane part spans the whole lane box, so an op it leads
+would write past the lane's stride into the other lane's rows), a reshape / transpose, or a branch
+yielding a split-axis vector tile. A `tile.create` (a reduction's scratch) is neutral as long as
+only ops that also read boundary data use it (stored, gathered or yielded whole it declines).
 
     z: Tile[[16, 16], Acc, valid [13, 16]];  z_vec = move(z, Vec);  store(exp(z_vec), [0, 0], o)
     → stride 7: z_vec = aiv_shard(z, split=1, lane_stride=7);  store(.., [0 + lane * 7, 0], o)
@@ -58,7 +58,7 @@ class _Scan:
         self.gathers: list = []                    # the full tiles handed back to the cube
         self.boundary: Optional[tuple] = None      # (box, valid) on the split axis
         self.derived: set = set()                  # vars carrying boundary data
-        self.placeless: set = set()                # scratch / constant fills: the same wherever a lane sits
+        self.placeless: set = set()                # tile.create scratch: no data of its own
 
     def _record(self, full: TileType, result) -> None:
         box, valid = full.shape[self.axis], full.valid_shape[self.axis]
@@ -89,12 +89,12 @@ class _Scan:
             return
         if _split_extent(c.type, self.axis) is None:
             if any(a in self.placeless for a in c.args):
-                raise _Decline            # a fill stored whole would lose the rows past the balanced parts
+                raise _Decline            # scratch stored whole: its rows are not the boundary's
             return
         if c.op.name in _AXIS_MOVERS:
             raise _Decline
-        if c.op.name in ("tile.create", "tile.full") and result is not None:
-            self.placeless.add(result)    # a reduction's scratch, a constant: no row has its own value
+        if c.op.name == "tile.create" and result is not None:
+            self.placeless.add(result)    # a reduction's scratch: no row has a value of its own
             return
         partitioned = [a for a in c.args if _split_extent(getattr(a, "type", None), self.axis) is not None
                        and a not in self.placeless]

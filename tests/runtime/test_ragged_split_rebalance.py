@@ -119,24 +119,3 @@ def test_ragged_columns_split_left_right_evenly_run_numpy_equal(platform):
     text = str(_qk_left_right.lower(q, k, o, config=RunConfig(platform=platform)))
     assert "split=4, lane_stride=7" in text
 
-
-@pl.jit
-def _qk_relu(q: pl.Tensor, k: pl.Tensor, o: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN)]):
-        qt = pl.load(q, [0, 0], [16, 32], valid_shapes=[13, 32], target_memory=pl.Mem.Mat)
-        kt = pl.load(k, [0, 0], [16, 32], target_memory=pl.Mem.Mat)
-        s = pl.move(pl.matmul(qt, kt, b_trans=True, out_dtype=pl.FP32), target_memory=pl.Mem.Vec)
-        pl.store(pl.maximum(s, pl.tile.full([16, 16], dtype=pl.FP32, value=0.0)), [0, 0], o)
-    return o
-
-
-@pytest.mark.filterwarnings("ignore:output 'o' was not written")
-@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
-def test_a_constant_fill_beside_the_ragged_rows_runs_numpy_equal(platform):
-    q, k, _ = _inputs(9)
-    o = np.full((16, 16), 7.0, np.float32)
-    _qk_relu(q, k, o, config=RunConfig(platform=platform))
-    np.testing.assert_allclose(o[:13], np.maximum(q[:13].astype(np.float32) @ k.astype(np.float32).T, 0),
-                               rtol=1e-4, atol=1e-5)
-    assert (o[13:] == 7.0).all()
-    assert "lane_stride=7" in str(_qk_relu.lower(q, k, o, config=RunConfig(platform=platform)))
