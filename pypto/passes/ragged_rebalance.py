@@ -15,7 +15,8 @@ different extents, a dynamic extent, a split-axis vector tile of independent ori
 a Vec parameter, a constant fill — its lane part spans the whole lane box, so an op it leads
 would write past the lane's stride into the other lane's rows), a reshape / transpose, or a branch
 yielding a split-axis vector tile. A `tile.create` (a reduction's scratch) is neutral as long as
-only ops that also read boundary data use it (stored, gathered or yielded whole it declines).
+only ops that also read boundary data use it, not as their first operand (stored, gathered,
+yielded or leading an op it declines).
 
     z: Tile[[16, 16], Acc, valid [13, 16]];  z_vec = move(z, Vec);  store(exp(z_vec), [0, 0], o)
     → stride 7: z_vec = aiv_shard(z, split=1, lane_stride=7);  store(.., [0 + lane * 7, 0], o)
@@ -96,6 +97,8 @@ class _Scan:
         if c.op.name == "tile.create" and result is not None:
             self.placeless.add(result)    # a reduction's scratch: no row has a value of its own
             return
+        if c.args and c.args[0] in self.placeless:
+            raise _Decline                # an op led by scratch takes the scratch's whole lane box as valid
         partitioned = [a for a in c.args if _split_extent(getattr(a, "type", None), self.axis) is not None
                        and a not in self.placeless]
         if not partitioned or any(a not in self.derived for a in partitioned):

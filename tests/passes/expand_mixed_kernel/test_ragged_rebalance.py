@@ -106,6 +106,24 @@ def test_a_constant_fill_keeps_the_physical_half(stored):
     assert shard.kwargs.get("lane_stride") is None
 
 
+_SCRATCH = """
+        tmp: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.create([16, 16], dtype=pl.FP32,
+                                                                     target_memory=pl.Mem.Vec)
+        r: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[13, 16])] = OP
+        out_1: pl.Tensor[[16, 16], pl.FP32] = pl.tile.store(r, [0, 0], out)
+        return out_1
+"""
+
+
+@pytest.mark.parametrize("op, stride", [("pl.tile.add(s_vec, tmp)", 7), ("pl.tile.add(tmp, s_vec)", None)])
+def test_scratch_is_neutral_unless_it_leads_an_op(op, stride):
+    """A tile.create holds no rows of its own (a reduction's scratch); as an op's first operand it
+    would give the result its whole lane box as valid extent, past the lane's stride."""
+    kernel = _lower(_before(_SCRATCH.replace("OP", op))).functions["kernel"]
+    (shard,) = _calls(kernel, "tile.aiv_shard")
+    assert shard.kwargs.get("lane_stride") == stride
+
+
 _GATHER = """
         e: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[VALID, 16])] = pl.tile.exp(s_vec)
         e_mat: pl.Tile[[16, 16], pl.FP32, pl.Mem.Mat, pl.TileView(valid_shape=[VALID, 16])] = pl.tile.move(
