@@ -28,7 +28,7 @@ from pypto.call_site import user_call_span
 from pypto.errors import DeadlockError, PyptoError, SimulationError, TypeCheckError, ValueCheckError
 from pypto.ir.enums import ParamDirection
 from pypto.log_level import pypto_logger
-from pypto.runtime.config import default_config, require_simulator
+from pypto.runtime.config import SIM_PLATFORMS, default_config, require_simulator
 from pypto.runtime.sim.blocking import Block
 from pypto.runtime.sim.contexts import HostContext
 from pypto.runtime.sim.gc_pause import collect_if_due, collections_paused
@@ -61,10 +61,7 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
     recorder = _timeline_recorder(sim) if timeline else None
 
     def run(per_rank):
-        if _LOG.isEnabledFor(logging.INFO):
-            name = getattr(compiled, "entry", None) or getattr(host_function, "name", None) or "program"
-            _LOG.info("running %s on %s (%d rank(s), %s schedule)", name, config.platform, len(per_rank),
-                     config.sim_schedule)
+        _log_run(compiled, host_function, config, len(per_rank))
         busy = [] if spans is not None else None
         results = run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
                             window=config.sim_task_window, race_check=config.sim_race_check, recorder=recorder,
@@ -80,7 +77,16 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
     try:
         with watching(config.sim_watchdog_seconds) as dog:   # the livelock watchdog of the whole call
             if host_function is None:                  # a chip program: one dispatch on rank 0
-                results = run([[(sim.entry_code(compiled.entry), sim_args)]])
+                code = sim.entry_code(compiled.entry)
+                plan = None
+                if worker is None and recorder is None and spans is None and config.sim_schedule == "deterministic":
+                    plan = _straight_plan(sim, code, config.sim_task_window)
+                if plan is not None:
+                    _log_run(compiled, host_function, config, 1)
+                    results = _run_straight(sim, code, plan, sim_args, window=config.sim_task_window,
+                                            race_check=config.sim_race_check, known_bounds=host.bounds)
+                else:
+                    results = run([[(code, sim_args)]])
             else:
                 from pypto.runtime.distributed_sub_workers import sub_worker_runner
                 from pypto.runtime.sim.host_level import host_phases
@@ -125,6 +131,12 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
     return host.results(results[0][0])
 
 
+def _log_run(compiled, host_function, config, ranks: int) -> None:
+    if _LOG.isEnabledFor(logging.INFO):
+        name = getattr(compiled, "entry", None) or getattr(host_function, "name", None) or "program"
+        _LOG.info("running %s on %s (%d rank(s), %s schedule)", name, config.platform, ranks, config.sim_schedule)
+
+
 def _host_function(compiled):
     """A distributed program's HOST orchestrator function, None for a chip program. Read from the instance:
     a CompiledProgram answers a missing attribute through its entry lookup, which builds an AttributeError."""
@@ -158,7 +170,8 @@ def _config_for(compiled, config, worker):
                                   f"{worker.platform}")
         return worker.config
     if config is not None:
-        require_simulator(config.platform)
+        if config.platform not in SIM_PLATFORMS:     # (a simulator's name needs no further check)
+            require_simulator(config.platform)
         if config.platform != compiled.platform:
             raise ValueCheckError(f"this program was compiled for {compiled.platform}; the config asks for "
                                   f"{config.platform}", hint="compile again with that config")
@@ -298,17 +311,10 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
     spent stepping that dispatch's agents, and the perf_counter window from its start to its last step.
     `known_bounds` (one rank): a function giving the byte bounds of its arguments (HostArgs.bounds).
     `planned` (one rank): the arguments are a chip call's bound buffers (none aliases another that a task
-    writes), so an orchestration with a launch plan submits its tasks from it (pypto.runtime.sim.launch_plan);
-    a plan whose kernels never block runs straight (`_run_straight`).
+    writes), so an orchestration with a launch plan submits its tasks from it (pypto.runtime.sim.launch_plan).
+    (`launch` runs a chip call whose plan never blocks without this loop: `_run_straight`.)
     """
     n = len(per_rank)
-    if (planned and n == 1 and world is None and recorder is None and busy is None and schedule == "deterministic"
-            and watchdog_seconds is None and len(per_rank[0]) == 1 and STRAIGHT_RUNS):
-        code, args = per_rank[0][0]
-        plan = launch_plan(sim, code)
-        if plan is not None and plan.never_blocks and plan.fits(window):
-            return _run_straight(sim, code, plan, args, window=window, race_check=race_check,
-                                 known_bounds=known_bounds)
     runs = []
     for r in range(n):
         # one rank keeps the plain seed (a chip call); rank r of a world gets its own stream
@@ -333,6 +339,16 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
     # overflow / NaN are data, not warnings; no automatic collection while tasks pile up (gc_pause)
     with np.errstate(all="ignore"), watching(watchdog_seconds) as dog, collections_paused():
         return _step_agents(runs, [None] * n, rng, dog, busy)
+
+
+def _straight_plan(sim, code, window: int):
+    """The launch plan of a chip call's dispatch when it can run straight (its kernels never block, it fits the
+    task window), else None. The caller checks the rest: a chip call on the deterministic schedule with its own
+    bound buffers (no ChipWorker), neither timed nor recorded."""
+    if not STRAIGHT_RUNS:
+        return None
+    plan = launch_plan(sim, code)
+    return plan if plan is not None and plan.never_blocks and plan.fits(window) else None
 
 
 def _run_straight(sim, code, plan, args: list, *, window: int, race_check: bool, known_bounds) -> list:
