@@ -372,7 +372,8 @@ def _run_straight(sim, code, plan, args: list, *, window: int, race_check: bool,
             raise _livelock([run], dog, None, e.span, e.message) from None
         if run.agents or run.ready or run.live:
             return _step_agents([run], [[value]], None, dog, None)
-        run.dispatch_done()                    # the dispatch's race check
+        if run.race is not None:               # the dispatch's race check (the run ends: nothing else to reset)
+            run.race.check()
     return [[value]]
 
 

@@ -280,15 +280,16 @@ class Run:
     def _add(self, task: Task, preds: list) -> None:
         """Wire a new task: it waits for its unfinished predecessors and inherits their happens-before sets."""
         ancestors = self.host_ancestors
-        seen = set()
-        for p in preds:
-            if p.id in seen:
-                continue
-            seen.add(p.id)
-            ancestors |= p.ancestors | (1 << p.id)
-            if not p.done:
-                p.dependents.append(task)
-                task.deps_left += 1
+        if preds:
+            seen = set()
+            for p in preds:
+                if p.id in seen:
+                    continue
+                seen.add(p.id)
+                ancestors |= p.ancestors | (1 << p.id)
+                if not p.done:
+                    p.dependents.append(task)
+                    task.deps_left += 1
         task.ancestors = ancestors
         task.seq = len(self.tasks)
         self.tasks[task.id] = task
@@ -413,7 +414,7 @@ class Run:
             core = self._free(self.machine.aiv_cores)
             if core is None:
                 return False
-            self._launch(task, [(core, task.code, task.args, 0, 1)])
+            self._launch_on(task, core)
         elif kind == "AIV":
             cl = self._free_cluster(False)
             if cl is None:
@@ -423,7 +424,7 @@ class Run:
             core = self._free(self.machine.aic_cores)
             if core is None:
                 return False
-            self._launch(task, [(core, task.code, task.args, 0, 1)])
+            self._launch_on(task, core)
         else:
             cl = self._free_cluster(True)
             if cl is None:
@@ -443,6 +444,12 @@ class Run:
         for core, code, args, lane, nlanes in lanes:
             ctx = CoreContext(self, core, task, task.block_idx, task.block_num, lane, nlanes)
             self._start_lane(task, code, ctx, args, None)    # the agent's name: spelled only when needed
+
+    def _launch_on(self, task: Task, core) -> None:
+        """`_launch` of the usual task: one lane on one core."""
+        self._reserve(task, core)
+        task.lanes_left += 1
+        self._start_lane(task, task.code, CoreContext(self, core, task, task.block_idx, task.block_num), task.args, None)
 
     def _launch_group(self, task: Task, cl) -> None:
         for core in [cl.aic, *cl.aiv]:
