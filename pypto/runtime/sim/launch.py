@@ -359,7 +359,9 @@ def _run_straight(sim, code, plan, args: list, *, window: int, race_check: bool,
     (the host's under its agent name) — so only the loop's bookkeeping is skipped. A kernel loop still
     ticks the call's watchdog (the one in force: launch's); a kernel that deferred its completion (pld.system.defer_wait) leaves an
     agent behind, and the general loop takes the run from there."""
-    run = Run(sim, machine_for(sim.platform, 0), window=window, race_check=race_check, known_bounds=known_bounds)
+    # (a race needs two tasks: a one-task plan keeps no race records)
+    run = Run(sim, machine_for(sim.platform, 0), window=window, race_check=race_check and len(plan.templates) > 1,
+              known_bounds=known_bounds)
     dog = current_watchdog()
     with np.errstate(all="ignore"), collections_paused():
         try:
