@@ -74,11 +74,11 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
         return results
 
     compiled.last_timeline = None
+    plan = None
     try:
         with watching(config.sim_watchdog_seconds) as dog:   # the livelock watchdog of the whole call
             if host_function is None:                  # a chip program: one dispatch on rank 0
                 code = sim.entry_code(compiled.entry)
-                plan = None
                 if worker is None and recorder is None and spans is None and config.sim_schedule == "deterministic":
                     plan = _straight_plan(sim, code, config.sim_task_window)
                 if plan is not None:
@@ -118,7 +118,7 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
     if world is not None:
         compiled.last_windows = world.windows
         world.release()
-    if host_function is None and not host.return_style:
+    if host_function is None and not host.return_style and not (plan is not None and _returns_own(compiled, plan)):
         _returns_into_outputs(compiled, results[0][0], sim_args)
     host.write_back()
     if spans is not None:
@@ -263,6 +263,20 @@ def _returns_into_outputs(compiled, value, sim_args: list) -> None:
             raise ValueCheckError(f"'{compiled.function.name}' returns a {list(got.shape)} tensor as its output "
                                   f"'{compiled.param_names[j]}', whose shape is {list(buf.shape)}")
         np.copyto(buf, got, casting="unsafe")
+
+
+def _returns_own(compiled, plan) -> bool:
+    """Whether a straight run of `plan` returns, for each parameter the entry returns under its name, that
+    parameter's own buffer, so `_returns_into_outputs` has nothing to copy (worked out once per program)."""
+    got = compiled.__dict__.get("_plan_returns_own")
+    if got is None or got[0] is not plan:
+        ret_map = getattr(compiled, "_return_params", False)
+        if ret_map is False:
+            ret_map = compiled._return_params = _returned_params(compiled)
+        own = (not compiled.has_return or plan.returns is None or not ret_map
+               or all(r == ("param", j) for r, j in zip(plan.returns, ret_map)))
+        got = compiled.__dict__["_plan_returns_own"] = (plan, own)
+    return got[1]
 
 
 def _returned_params(compiled) -> Optional[tuple]:

@@ -141,6 +141,20 @@ def check_argument_ranks(site, kernel, args: tuple) -> None:
 
 
 class Run:
+    # what a new run starts with, where it is no container of its own (each run sets its own value when it changes)
+    host: Optional[Agent] = None
+    world = None                         # the World of a distributed run (pld ops find peers through it)
+    rank = 0
+    options = None                       # the next task's declared deps / opt-outs (system.task_options)
+    last_task_id = None                  # what system.task_id returns
+    manual_depth = 0                     # inside pl.manual_scope: no inferred edges
+    host_ancestors = 0                   # tasks the host has waited for: they happen before what it submits next
+    recorder = None                      # a timeline.TimelineRecorder when the run records a swimlane
+    busy = None                          # benchmark: [busy s, start, end] per dispatch (launch.run_ranks)
+    # id(array) → (array, array_bounds(array)) for the OverlapMap; a launch knows its arguments' (`known_bounds`
+    # gives them), asked for when the first task is submitted
+    _bounds_seen: Optional[dict] = None
+
     def __init__(self, program, machine, *, schedule: str = "deterministic", seed: Optional[int] = None,
                  window: int = 64, race_check: bool = False, known_bounds=None):
         self.program = program
@@ -151,29 +165,17 @@ class Run:
         self.agents: list = []
         self.live: dict = {}             # unfinished tasks by id, in submission order
         self._placement: dict = _placements_of(program)   # kernel code → (core kind, dual lane)
-        # id(array) → (array, array_bounds(array)) for the OverlapMap; a launch knows its arguments' (`known_bounds`
-        # gives them), asked for when the first task is submitted
-        self._bounds_seen: Optional[dict] = None
         self._known_bounds = known_bounds
         self.ready: list = []
         self.ids = itertools.count()
-        self.host: Optional[Agent] = None
-        self.world = None                # the World of a distributed run (pld ops find peers through it)
-        self.rank = 0
         # the task graph: what the OverlapMap infers, what the program declares, what it opts out of
         self.tasks: dict = {}            # every top-level task of the current dispatch by id (done ones too)
         self.overlap: dict = {}          # buffer id → ([writes], [reads]) as (task, lo, hi): what later tasks meet
         self.touched: dict = {}          # buffer id → [(task, lo, hi)] every access, opted out or not, that the
                                          # host has not yet waited for (a host access orders itself after them)
-        self.options = None              # the next task's declared deps / opt-outs (system.task_options)
         self.ranks_checked: set = set()  # call sites whose tensor arguments' ranks matched their parameters
-        self.last_task_id = None         # what system.task_id returns
-        self.manual_depth = 0            # inside pl.manual_scope: no inferred edges
         self.manual_dep: dict = {}       # buffer id → buffer of pl.create_tensor(..., manual_dep=True)
-        self.host_ancestors = 0          # tasks the host has waited for: they happen before what it submits next
         self.race = RaceDetector() if race_check else None
-        self.recorder = None             # a timeline.TimelineRecorder when the run records a swimlane
-        self.busy = None                 # benchmark: [busy s, start, end] per dispatch (launch.run_ranks)
 
     # ------------------------------------------------------------------ host side
     def submit(self, site, args: tuple):
