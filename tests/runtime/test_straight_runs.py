@@ -218,3 +218,30 @@ def test_the_watchdog_stops_a_spinning_kernel_on_the_straight_path(monkeypatch):
     assert straight == [1]
     assert "running a loop at" in str(e.value) and "test_straight_runs.py" in str(e.value)
     assert (first == 7.0).all() and (second == -3.0).all()         # a failed run changes no array
+
+
+@pl.jit
+def squares(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [R, C])
+        pl.store(pl.mul(t, t), [0, 0], out)
+    return out
+
+
+@pytest.mark.parametrize("straight", [True, False])
+def test_overflow_inside_a_run_is_data_and_the_callers_error_state_stays(monkeypatch, straight):
+    """A kernel that overflows gives inf without a warning or an error, on both paths; the caller's numpy
+    error state (here: raise on overflow) is in force again after the call, also after a second call."""
+    import warnings
+    monkeypatch.setattr(launch, "STRAIGHT_RUNS", straight)
+    x = np.full((R, C), 1e30, np.float32)
+    out = np.zeros_like(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with np.errstate(over="raise"):
+            for _ in range(2):
+                squares(x, out)
+                assert np.isinf(out).all()
+                with pytest.raises(FloatingPointError):
+                    np.float32(1e30) * np.float32(1e30)
+    assert np.geterr()["over"] != "raise"
