@@ -405,9 +405,14 @@ def _run_straight(sim, code, plan, args: list, *, window: int, race_check: bool,
     (the host's under its agent name) — so only the loop's bookkeeping is skipped. A kernel loop still
     ticks the call's watchdog (the one in force: launch's); a kernel that deferred its completion (pld.system.defer_wait) leaves an
     agent behind, and the general loop takes the run from there."""
-    # (a race needs two tasks: a one-task plan keeps no race records)
-    run = Run(sim, machine_for(sim.platform, 0), window=window, race_check=race_check and len(plan.templates) > 1,
-              known_bounds=known_bounds)
+    race_check = race_check and len(plan.templates) > 1      # (a race needs two tasks: one keeps no records)
+    machine = machine_for(sim.platform, 0)
+    run = plan.spare_run                      # the last straight run's Run, on this thread's machine: reset
+    if run is not None and run.machine is machine:
+        plan.spare_run = None
+        run.restart(window, race_check, known_bounds)
+    else:
+        run = Run(sim, machine, window=window, race_check=race_check, known_bounds=known_bounds)
     dog = current_watchdog()
     with _errors_ignored(), collections_paused():
         try:
@@ -420,8 +425,10 @@ def _run_straight(sim, code, plan, args: list, *, window: int, race_check: bool,
             raise _livelock([run], dog, None, e.span, e.message) from None
         if run.agents or run.ready or run.live:
             return _step_agents([run], [[value]], None, dog, None)
-        if run.race is not None:               # the dispatch's race check (the run ends: nothing else to reset)
+        if run.race is not None:               # the dispatch's race check
             run.race.check()
+    run.forget_dispatch()                      # kept for the next straight run of the plan (Run.restart)
+    plan.spare_run = run
     return [[value]]
 
 

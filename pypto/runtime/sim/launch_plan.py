@@ -52,7 +52,7 @@ class TaskTemplate:
 
 
 class LaunchPlan:
-    __slots__ = ("templates", "returns", "multi", "ranks_checked", "ranks_seen", "never_blocks")
+    __slots__ = ("templates", "returns", "multi", "ranks_checked", "ranks_seen", "never_blocks", "spare_run")
 
     def __init__(self, templates: list, returns: Optional[tuple], multi: bool, param_ranks: Optional[tuple] = None):
         self.templates = tuple(templates)
@@ -67,6 +67,7 @@ class LaunchPlan:
         # pipe, wait or cross-core sync: its code is no generator), no Group / Spmd members to start
         self.never_blocks = all(not t.code.is_generator and t.code.func.func_type in _SINGLE_KERNEL_TYPES
                                 for t in self.templates)
+        self.spare_run = None             # the Run the last straight run finished with (launch._run_straight)
 
     def fits(self, window: int) -> bool:
         return len(self.templates) <= window

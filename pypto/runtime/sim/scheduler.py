@@ -177,6 +177,30 @@ class Run:
         self.manual_dep: dict = {}       # buffer id → buffer of pl.create_tensor(..., manual_dep=True)
         self.race = RaceDetector() if race_check else None
 
+    def restart(self, window: int, race_check: bool, known_bounds) -> "Run":
+        """This Run as `Run(program, machine, window=, race_check=, known_bounds=)` starts (deterministic), after
+        a dispatch whose tasks all finished with no agent left and `forget_dispatch` dropped its tasks: a straight
+        run keeps the Run it finished with for the next call (launch._run_straight)."""
+        self.epoch = self.machine.new_run()
+        self.window = window
+        self._known_bounds = known_bounds
+        self.ids = itertools.count()
+        if not race_check:
+            self.race = None
+        elif self.race is None:
+            self.race = RaceDetector()          # (a kept one's records went to its last check)
+        return self
+
+    def forget_dispatch(self) -> None:
+        """Drop what the finished dispatch left (its tasks, their arrays, the call's bounds), so a kept Run holds
+        no caller's memory; with dispatch_done's resets, what `restart` assumes."""
+        self.tasks.clear()
+        self.overlap.clear()
+        self.touched.clear()
+        self.manual_dep.clear()
+        self._known_bounds = self._bounds_seen = self.options = self.last_task_id = None
+        self.host_ancestors = self.manual_depth = 0
+
     # ------------------------------------------------------------------ host side
     def submit(self, site, args: tuple):
         code = self.program.functions[site.callee]
@@ -543,11 +567,28 @@ class Run:
                 self.ready.append(d)
 
     def start_ready(self) -> bool:
+        """Start ready tasks until none can start: the first in ready order that finds a core (random: in a
+        shuffled order), then from the front again, since a started task may finish and make others ready."""
+        if self.random:
+            return self._start_shuffled()
+        ready = self.ready
+        started = False
+        i = 0
+        while i < len(ready):
+            task = ready.pop(i)                  # (out first: a kernel that runs to its end appends its dependents)
+            if self._try_start(task):
+                started = True
+                i = 0
+            else:
+                ready.insert(i, task)
+                i += 1
+        return started
+
+    def _start_shuffled(self) -> bool:
         started = False
         while self.ready:
             order = list(self.ready)
-            if self.random:
-                self.random.shuffle(order)
+            self.random.shuffle(order)
             progress = False
             for task in order:
                 if self._try_start_checked(task):
