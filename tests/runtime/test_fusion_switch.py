@@ -37,3 +37,12 @@ def test_kernels_generated_with_the_switch_off_are_not_fused(monkeypatch):
     monkeypatch.setattr(fused_blocks, "ENABLED", False)
     plain = _run(_kernel())
     assert plain and not any("_fx_" in s for s in plain)
+
+
+def test_a_kernel_binds_its_tiles_once_per_launch_fused_or_not(monkeypatch):
+    """The prologue asks for the core's views (which also poisons the kernel's memory) once: the fused
+    kernel's `_sim_fx` line once made the unfused one's prologue ask twice."""
+    for enabled in (True, False):
+        monkeypatch.setattr(fused_blocks, "ENABLED", enabled)
+        for source in _run(_kernel()):
+            assert source.count("_sim_ctx.views(_sim_F)") == 1
