@@ -53,20 +53,5 @@ def color_disabled() -> bool:
     return bool(os.environ.get(NO_COLOR_ENV))
 
 
-_SWIMLANE_KEY = None       # (the os.environ object, SWIMLANE_ENV as that object's store spells it)
-
-
 def swimlane_forced() -> bool:
-    """Read on every simulated run, so setting or clearing it between calls takes effect. Unset (the usual
-    case), it is answered from os.environ's own store: `os.environ.get` raises and catches a KeyError inside
-    for a missing name, which costs more than the rest of a cached call's environment handling."""
-    global _SWIMLANE_KEY
-    env = os.environ
-    store = getattr(env, "_data", None)          # (CPython's os.environ keeps its encoded items there)
-    if store is not None:
-        key = _SWIMLANE_KEY
-        if key is None or key[0] is not env:
-            key = _SWIMLANE_KEY = (env, env.encodekey(SWIMLANE_ENV))
-        if key[1] not in store:
-            return False
-    return env.get(SWIMLANE_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+    return os.environ.get(SWIMLANE_ENV, "").strip().lower() in ("1", "true", "yes", "on")

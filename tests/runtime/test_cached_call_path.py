@@ -100,25 +100,3 @@ def test_the_shortcut_key_tells_apart_every_option_the_compile_key_does():
         setattr(other, f.name, object())          # a value unequal to anything (set after validation)
         if other.compile_key() != base.compile_key():
             assert add_rows._arrays_key(args, other) != add_rows._arrays_key(args, base), f.name
-
-
-def test_the_swimlane_variable_is_read_on_every_call(monkeypatch):
-    """PYPTO_CHIP_SWIMLANE answers from os.environ's store when unset; set, cleared or set to a false value
-    between calls, the next read says so (also when os.environ is a stand-in without that store)."""
-    import os
-
-    from pypto.env import swimlane_forced
-    monkeypatch.delenv("PYPTO_CHIP_SWIMLANE", raising=False)
-    assert not swimlane_forced()
-    monkeypatch.setenv("PYPTO_CHIP_SWIMLANE", "1")
-    assert swimlane_forced()
-    monkeypatch.setenv("PYPTO_CHIP_SWIMLANE", "0")
-    assert not swimlane_forced()
-    monkeypatch.setenv("PYPTO_CHIP_SWIMLANE", " Yes ")
-    assert swimlane_forced()
-    monkeypatch.delenv("PYPTO_CHIP_SWIMLANE")
-    assert not swimlane_forced()
-    monkeypatch.setattr(os, "environ", {"PYPTO_CHIP_SWIMLANE": "on"})
-    assert swimlane_forced()
-    monkeypatch.setattr(os, "environ", {})
-    assert not swimlane_forced()
