@@ -42,38 +42,6 @@ from pypto.runtime.sim.watchdog import WatchdogExpired, current_watchdog, watchi
 
 _LOG = pypto_logger("runtime")         # one Logger object; its level is read at each call
 
-try:        # numpy >= 2 keeps its floating-point error state in this context variable
-    from numpy._core._ufunc_config import _extobj_contextvar as _NP_ERROR_STATE
-except ImportError:                    # (older numpy: np.errstate on every run)
-    _NP_ERROR_STATE = None
-_IGNORING = None                       # (an error state, the same state with every error ignored)
-
-
-class _errors_ignored:
-    """`with _errors_ignored():` is `with np.errstate(all="ignore"):` for a run (overflow and NaN are data, not
-    warnings). np.errstate builds the ignoring state on every entry; this keeps it for the state in force, so
-    a cached call sets a ready value (numpy >= 2)."""
-    __slots__ = ("token", "fallback")
-
-    def __enter__(self) -> None:
-        global _IGNORING
-        if _NP_ERROR_STATE is None:
-            self.fallback = np.errstate(all="ignore")
-            self.fallback.__enter__()
-            return
-        state = _NP_ERROR_STATE.get()
-        got = _IGNORING
-        if got is None or got[0] is not state:
-            with np.errstate(all="ignore"):
-                got = _IGNORING = (state, _NP_ERROR_STATE.get())
-        self.token = _NP_ERROR_STATE.set(got[1])
-
-    def __exit__(self, *exc) -> None:
-        if _NP_ERROR_STATE is None:
-            self.fallback.__exit__(*exc)
-        else:
-            _NP_ERROR_STATE.reset(self.token)
-
 
 def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool = False, spans=None):
     """Run one call of `compiled`; the result in return style, else None (outputs written in place).
@@ -382,8 +350,8 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
     rng = None
     if schedule == "random":
         rng = runs[0].random if n == 1 else random.Random(seed if seed is not None else 0)
-    # overflow / NaN are data, not warnings (_errors_ignored); no automatic collection while tasks pile up (gc_pause)
-    with _errors_ignored(), watching(watchdog_seconds) as dog, collections_paused():
+    # overflow / NaN are data, not warnings; no automatic collection while tasks pile up (gc_pause)
+    with np.errstate(all="ignore"), watching(watchdog_seconds) as dog, collections_paused():
         return _step_agents(runs, [None] * n, rng, dog, busy)
 
 
@@ -414,7 +382,7 @@ def _run_straight(sim, code, plan, args: list, *, window: int, race_check: bool,
     else:
         run = Run(sim, machine, window=window, race_check=race_check, known_bounds=known_bounds)
     dog = current_watchdog()
-    with _errors_ignored(), collections_paused():
+    with np.errstate(all="ignore"), collections_paused():
         try:
             value = plan.replay(run, args)
         except BaseException as e:
