@@ -496,7 +496,7 @@ def _pop(direction):
             v[axis] = ext
             out.valid = tuple(v)
         else:                                    # the lanes' parts side by side
-            stride = parts[min(parts)][0].shape[axis]
+            stride = int(kwargs.get("lane_stride") or parts[min(parts)][0].shape[axis])
             total = list(parts[min(parts)][1])
             total[axis] = 0
             for part_lane in sorted(parts):

@@ -64,9 +64,13 @@ class LaneHalver(SplicingMutator):
 
     `boundaries`: the body is a whole mixed kernel (LowerAutoVectorSplit); its C→V moves become
     `tile.aiv_shard` and its V→C moves `tile.aic_gather`, except a move of a Vec constant fill in
-    `keep_full` (the cube side re-creates that fill; it carries no data)."""
+    `keep_full` (the cube side re-creates that fill; it carries no data).
+    `stride`: the balanced partition of a ragged boundary (ragged_rebalance.py) — lane L owns
+    [L*stride, L*stride + stride) of the split axis in a lane box that stays the physical half; None
+    partitions at the physical half."""
 
-    def __init__(self, func: Function, mode, lane: Var, boundaries: bool = False, keep_full=frozenset()):
+    def __init__(self, func: Function, mode, lane: Var, boundaries: bool = False, keep_full=frozenset(),
+                 stride=None):
         self.func = func
         self.mode = mode
         self.axis = AXIS[mode]
@@ -74,6 +78,21 @@ class LaneHalver(SplicingMutator):
         self.map: dict = {}
         self.boundaries = boundaries
         self.keep_full = keep_full
+        self.stride = stride
+
+    def _step(self, n: int) -> int:
+        """How far apart the lanes' parts of an n-cell split axis sit."""
+        return self.stride if self.stride is not None else lane_stride(n)
+
+    def _lane_type(self, t: TileType) -> TileType:
+        """lane_type, with a rebalanced lane's valid extent clamp(V - lane*S, 0, S) as an expression."""
+        lane = lane_type(t, self.axis)
+        v = t.valid_shape[self.axis] if isinstance(t, TileType) else None
+        if self.stride is None or lane is t or not isinstance(v, ConstInt):
+            return lane
+        valid = list(lane.valid_shape)
+        valid[self.axis] = self._lane_extent(v, self.stride)
+        return lane.with_valid_shape(valid)
 
     def mutate_var(self, v):
         return self.map.get(v, v)
@@ -124,7 +143,7 @@ class LaneHalver(SplicingMutator):
             n = dim(src, self.axis) if isinstance(src, TileType) else None
             if n is None or n <= 1 or src.memory_space is not MemorySpace.Vec:
                 return c.replace(args=tuple(args))
-            return c.replace(args=(args[0], self._offset(args[1], lane_stride(n)), args[2]))
+            return c.replace(args=(args[0], self._offset(args[1], self._step(n)), args[2]))
         if name in ("tile.create", "tile.full"):
             t = full_type
             n = dim(t, self.axis)
@@ -151,7 +170,7 @@ class LaneHalver(SplicingMutator):
             if n_new != expect or (split_in and n_full != max(split_in)):
                 self._reject(c, "works across the split axis")
             if full_type.memory_space is MemorySpace.Vec and n_full and n_full > 1:
-                return new.replace(type=lane_type(full_type, self.axis))   # the tile keeps its own view
+                return new.replace(type=self._lane_type(full_type))   # the tile keeps its own view
         return new
 
     def _rebind(self, var: Var, t) -> Var:
@@ -161,11 +180,18 @@ class LaneHalver(SplicingMutator):
         self.map[var] = new
         return new
 
+    def _boundary_kwargs(self) -> dict:
+        """A shard's / gather's mode, and the balanced partition it was cut at (if any)."""
+        kwargs = {"split": self.axis + 1}
+        if self.stride is not None:
+            kwargs["lane_stride"] = self.stride
+        return kwargs
+
     def _shard(self, s):
         """C→V: the lane pops its part of the cube tile (seed 004: a boundary move under pl.split)."""
         full, c = s.var.type, s.value
-        shard = create_op_call("tile.aiv_shard", [self.mutate(c.args[0])], {"split": self.axis + 1}, c.span)
-        t = _boundary_type(shard.type, full, lane_type(full, self.axis).valid_shape)
+        shard = create_op_call("tile.aiv_shard", [self.mutate(c.args[0])], self._boundary_kwargs(), c.span)
+        t = _boundary_type(shard.type, full, self._lane_type(full).valid_shape)
         return AssignStmt(self._rebind(s.var, t), shard.replace(type=t), s.span)
 
     def _gather(self, s):
@@ -177,8 +203,8 @@ class LaneHalver(SplicingMutator):
             self._reject(c, f"moves a {c.args[0].type.memory_space.name} tile that is not cut per lane "
                             f"({'rows' if self.axis == 0 else 'columns'}: "
                             f"{dim(c.args[0].type, self.axis)}) to the cube")
-        transfer_code(full, self.mode, gather=True, span=c.span)     # lanes the pipe cannot rejoin: its message
-        gather = create_op_call("tile.aic_gather", [part], {"split": self.axis + 1}, c.span)
+        transfer_code(full, self.mode, gather=True, span=c.span, stride=self.stride)   # unjoinable lanes: its message
+        gather = create_op_call("tile.aic_gather", [part], self._boundary_kwargs(), c.span)
         if dim(gather.type, self.axis) != dim(full, self.axis):
             self._reject(c, f"rejoins two lane parts of {dim(part.type, self.axis)} into "
                             f"{dim(gather.type, self.axis)}, not the {dim(full, self.axis)} the cube expects")

@@ -19,8 +19,10 @@ AUTO (attr split=M on a mixed InCore kernel, no regions): the pass writes the la
 (lane_halving.py) — C→V moves become aiv_shard, V→C moves aic_gather (a Left / Right target then
 moves from the gathered Mat tile), every Vec tile is cut along the split axis, GM loads / stores
 move by `aiv_lane * S`. A pure vector pl.split kernel is left whole (SplitVectorKernel halves it once
-it is an AIV). Not built: rebalancing a ragged boundary with `lane_stride` (the physical half is
-the stride; extents pto-isa cannot place are rejected at the transfer).
+it is an AIV). A ragged boundary whose lanes pto-isa could not place at the physical half (13 of
+16 rows: 8 and 5) is rebalanced when the whole vector region derives from it (ragged_rebalance.py):
+the lanes split the valid region evenly (7 and 6) and the shard carries `lane_stride=7`; otherwise
+the unplaceable extents are rejected at the transfer.
 The transpose check (seed 004 "untransposable split") covers both forms: a `tile.transpose`
 moving a non-singleton split axis is rejected, naming the mode, NONE and a column slice.
 
@@ -45,6 +47,7 @@ from pypto.passes.expand_mixed_kernel.affinity import V2C, boundary_direction, c
 from pypto.passes.expand_mixed_kernel.construct import fill_defs, is_mixed
 from pypto.passes.expand_mixed_kernel.split_code import AXIS, lane_stride, split_mode
 from pypto.passes.lane_halving import LaneHalver, dim
+from pypto.passes.ragged_rebalance import resolve_lane_stride
 from pypto.passes.expand_mixed_kernel.transpose_hazard import transpose_split_hazard
 from pypto.passes.base import function_pass
 from pypto.passes.properties import IRProperty, PassProperties
@@ -151,7 +154,9 @@ def _lower_auto(func: Function, mode) -> Function:
     like one written with pl.split_aiv regions (split_aiv=True)."""
     lane = Var(_LANE, ScalarType(INDEX), func.span)
     entry, params = _lane_params(func, mode, lane)
-    halver = LaneHalver(func, mode, lane, boundaries=True, keep_full=_fills_kept_whole(func.body))
+    keep_full = _fills_kept_whole(func.body)
+    halver = LaneHalver(func, mode, lane, boundaries=True, keep_full=keep_full,
+                        stride=resolve_lane_stride(func, AXIS[mode], keep_full))
     halver.map.update(params)
     body = halver.mutate(func.body)
     ident = AssignStmt(lane, create_op_call("tile.get_subblock_idx", [], {}, func.span), func.span)

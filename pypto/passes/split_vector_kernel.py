@@ -45,7 +45,8 @@ def _split_aiv(func: Function, mode) -> Function:
 
 
 class _CubeCodes(IRMutator):
-    """The AIC side of a split pair: its pushes / pops carry the code of their full-width tile."""
+    """The AIC side of a split pair: its pushes / pops carry the code of their full-width tile (at the
+    partition stride a rebalanced boundary's push carries)."""
 
     def __init__(self, mode):
         self.mode = mode
@@ -56,7 +57,8 @@ class _CubeCodes(IRMutator):
             return c
         full = c.args[0].type if c.op.name == "tile.tpush_to_aiv" else c.type
         gather = c.op.name == "tile.tpop_from_aiv"
-        return c.replace(kwargs={**c.kwargs, "split": transfer_code(full, self.mode, gather=gather, span=c.span)})
+        code = transfer_code(full, self.mode, gather=gather, span=c.span, stride=c.kwargs.get("lane_stride"))
+        return c.replace(kwargs={**c.kwargs, "split": code})
 
 
 class _ReplayLoads(IRMutator):
@@ -134,7 +136,8 @@ class _RegionCodes(IRMutator):
             partner = self.pushed.pop(0)
             if dim(partner, self.axis) is not None and lane_stride(dim(partner, self.axis)) == dim(lane, self.axis):
                 full = partner
-        code = transfer_code(full, self.mode, gather=c.op.name == "tile.tpush_to_aic", span=c.span)
+        code = transfer_code(full, self.mode, gather=c.op.name == "tile.tpush_to_aic", span=c.span,
+                             stride=c.kwargs.get("lane_stride"))
         return c.replace(kwargs={**c.kwargs, "split": code})
 
 

@@ -25,6 +25,7 @@ tensor as a view of its memory, or a scalar); the key, the compile and the run a
 
 from __future__ import annotations
 
+import dis
 import enum
 import functools
 import hashlib
@@ -389,12 +390,14 @@ class JITFunction:
         just the arrays' shapes and dtypes, so the general binding and key are skipped."""
         if kwargs or not self._by_arrays or len(args) != len(self.param_names):
             return None
-        for x in args:
-            if type(x) is not np.ndarray:
-                return None
-        if config is not None and not isinstance(config, RunConfig):
+        if config is None:
+            config = default_config()
+        elif not isinstance(config, RunConfig):
             return None                          # the general path reports it
-        key = self._arrays_key(args, config or default_config()) + self._read_globals()
+        key = self._arrays_key(args, config)
+        if key is None:                          # an argument that is not a numpy array
+            return None
+        key += self._read_globals()
         last = self._last_hit                    # a loop calls with the same shapes again: compare, do not hash
         if last is not None and last[0] == key:
             return last[1]
@@ -407,11 +410,17 @@ class JITFunction:
         return compiled
 
     @staticmethod
-    def _arrays_key(args: tuple, config) -> tuple:
-        # the options compile_key() spells as strings, read raw (equal values spell equal keys)
+    def _arrays_key(args: tuple, config) -> Optional[tuple]:
+        """The shortcut's key (without the globals), None when an argument is not exactly a numpy array."""
         # (dtype objects: equal dtypes hash equal, without building `dtype.str` per argument)
-        return (tuple([(x.shape, x.dtype) for x in args]), config.platform, config.strategy,
-                config.memory_planner, config.dump_passes, config.save_kernels, config.save_kernels_dir)
+        signature = []
+        for x in args:
+            if type(x) is not np.ndarray:
+                return None
+            signature.append((x.shape, x.dtype))
+        # the options compile_key() spells as strings, read raw (equal values spell equal keys)
+        return (tuple(signature), config.platform, config.strategy, config.memory_planner, config.dump_passes,
+                config.save_kernels, config.save_kernels_dir)
 
     def clear_cache(self) -> None:
         self._cache.clear()
@@ -480,9 +489,19 @@ _MISSING = object()
 _CONSTANT_TYPES = (int, float, bool, str, bytes, complex, type(None))
 
 
+# instructions whose name is an attribute's (`pl.add`: `add`), never a global or closure variable
+_ATTRIBUTE_OPS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR", "DELETE_ATTR", "IMPORT_FROM",
+                            "LOAD_SUPER_ATTR"})
+
+
 def _code_names(code) -> set:
-    """Global and free names a function's code (and the code nested in it) reads."""
-    names = set(code.co_names) | set(code.co_freevars)
+    """Global and free names a function's code (and the code nested in it) may read: its free variables and
+    every name an instruction uses other than as an attribute name (those cannot read a global, and
+    `_read_globals` looks each name up on every call)."""
+    names = set(code.co_freevars)
+    for ins in dis.get_instructions(code):
+        if ins.opcode in dis.hasname and ins.opname not in _ATTRIBUTE_OPS:
+            names.add(ins.argval)
     for const in code.co_consts:
         if hasattr(const, "co_names"):
             names |= _code_names(const)

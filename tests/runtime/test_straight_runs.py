@@ -218,3 +218,81 @@ def test_the_watchdog_stops_a_spinning_kernel_on_the_straight_path(monkeypatch):
     assert straight == [1]
     assert "running a loop at" in str(e.value) and "test_straight_runs.py" in str(e.value)
     assert (first == 7.0).all() and (second == -3.0).all()         # a failed run changes no array
+
+
+@pl.jit
+def squares(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [R, C])
+        pl.store(pl.mul(t, t), [0, 0], out)
+    return out
+
+
+@pytest.mark.parametrize("straight", [True, False])
+def test_overflow_inside_a_run_is_data_and_the_callers_error_state_stays(monkeypatch, straight):
+    """A kernel that overflows gives inf without a warning or an error, on both paths; the caller's numpy
+    error state (here: raise on overflow) is in force again after the call, also after a second call."""
+    import warnings
+    monkeypatch.setattr(launch, "STRAIGHT_RUNS", straight)
+    x = np.full((R, C), 1e30, np.float32)
+    out = np.zeros_like(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with np.errstate(over="raise"):
+            for _ in range(2):
+                squares(x, out)
+                assert np.isinf(out).all()
+                with pytest.raises(FloatingPointError):
+                    np.float32(1e30) * np.float32(1e30)
+    assert np.geterr()["over"] != "raise"
+
+
+def test_a_one_task_plan_keeps_no_race_records_and_a_longer_one_does(monkeypatch):
+    """A race needs two tasks: a straight run of a one-task plan runs without a RaceDetector; the four-task
+    diamond still records and checks its accesses."""
+    detectors = []
+    init = scheduler.Run.__init__
+
+    def spied(run, *args, **kwargs):
+        init(run, *args, **kwargs)
+        detectors.append(run.race)
+    monkeypatch.setattr(scheduler.Run, "__init__", spied)
+    monkeypatch.setattr(scheduler.Run, "restart", lambda run, *a: pytest.fail("a fresh Run per call here"))
+    monkeypatch.setattr(launch_plan.LaunchPlan, "spare_run", property(lambda plan: None, lambda plan, run: None))
+    x, y = _inputs()
+    out = np.zeros_like(x)
+    squares(x, out)
+    np.testing.assert_allclose(out, x * x, rtol=1e-6)
+    diamond(x, y, np.zeros_like(x), np.zeros_like(x), np.zeros_like(x))
+    assert detectors[0] is None and isinstance(detectors[1], RaceDetector)
+
+
+def test_a_kept_run_starts_like_a_new_one(monkeypatch):
+    """The Run a straight run keeps for the next call: the same task ids, lanes and results call after call,
+    with other arrays each time; it holds none of the last call's arrays; a run that failed is not kept."""
+    x, y = _inputs()
+    logs = []
+    for k in range(3):
+        with monkeypatch.context() as m:
+            tasks, lanes, straight = _record(m)
+            mid, side, out = np.zeros_like(x), np.zeros_like(x), np.zeros_like(x)
+            diamond(x + k, y, mid, side, out)
+        np.testing.assert_allclose(out, (2 * (x + k) + 1.0) - y * y, rtol=1e-5)
+        logs.append((tasks, lanes))
+    assert logs[0] == logs[1] == logs[2] and straight == [1]
+    plan = _plan(diamond, x, y, x, x, x)
+    kept = plan.spare_run
+    assert kept is not None and not kept.tasks and kept._known_bounds is None and kept.race.records == []
+    sim = diamond.compile(x, y, x, x, x).sim
+    code = next(c for c in sim.functions.values() if c.name.startswith("bump"))
+
+    def broken(ctx, *args):
+        raise ValueError("the kernel broke")
+    with monkeypatch.context() as m:
+        m.setattr(code, "fn", broken)
+        with pytest.raises(SimulationError, match="the kernel broke"):
+            diamond(x, y, np.zeros_like(x), np.zeros_like(x), np.zeros_like(x))
+    assert plan.spare_run is None                                   # the failed run's Run was not kept
+    out = np.zeros_like(x)
+    diamond(x, y, np.zeros_like(x), np.zeros_like(x), out)
+    np.testing.assert_allclose(out, (x + x + 1.0) - y * y, rtol=1e-6)

@@ -57,12 +57,12 @@ def _pop_type(name: str):
 register_op(OpDef("tile.tpush_to_aiv", args=("tile",), kwargs={**_split_kw(), "lane_stride": Kwarg(int, None)},
                   deduce=_push_type("tile.tpush_to_aiv"), affinity=CUBE, effects={0: READ},
                   description="AIC: push a tile into the cube→vector ring"))
-register_op(OpDef("tile.tpush_to_aic", args=("tile",), kwargs=_split_kw(), deduce=_push_type("tile.tpush_to_aic"),
+register_op(OpDef("tile.tpush_to_aic", args=("tile",), kwargs={**_split_kw(), "lane_stride": Kwarg(int, None)}, deduce=_push_type("tile.tpush_to_aic"),
                   affinity=VECTOR, effects={0: READ}, description="AIV: push a tile into the vector→cube ring"))
 register_op(OpDef("tile.tpop_from_aic", kwargs={**_split_kw(), "lane_stride": Kwarg(int, None)},
                   deduce=_pop_type("tile.tpop_from_aic"), affinity=VECTOR,
                   description="AIV: pop the next cube→vector slot (hold it until tfree_to_aic)"))
-register_op(OpDef("tile.tpop_from_aiv", kwargs=_split_kw(), deduce=_pop_type("tile.tpop_from_aiv"), affinity=CUBE,
+register_op(OpDef("tile.tpop_from_aiv", kwargs={**_split_kw(), "lane_stride": Kwarg(int, None)}, deduce=_pop_type("tile.tpop_from_aiv"), affinity=CUBE,
                   description="AIC: pop the next vector→cube slot (hold it until tfree_to_aiv)"))
 register_op(OpDef("system.tfree_to_aic", args=("tile",), kwargs=_split_kw(), deduce=_push_type("system.tfree_to_aic"),
                   affinity=VECTOR, effects={0: READ}, description="AIV: release a popped cube→vector slot"))

@@ -222,11 +222,22 @@ def _split_rule(name: str, halve: bool, space=None):
                 raise TypeCheckError(f"{name}: the {_SPLIT_NAMES[split]} axis must be static")
             # an odd extent gives each lane the larger half (lane 1's valid part is one less: split code 3 / 4)
             shape[axis] = ConstInt((n + 1) // 2 if halve else n * 2)
+            _check_lane_stride(name, kw.get("lane_stride"), (n + 1) // 2 if halve else n)
+        elif kw.get("lane_stride") is not None:
+            raise TypeCheckError(f"{name}: lane_stride partitions a split axis, but split=0 has none")
         if isinstance(x, TileType):
             # the boundary lands in the consuming lane's space, whatever the operand's (never inherited)
             return TileType(shape, x.dtype, memory_space=space)
         return TensorType(shape, x.dtype)
     return deduce
+
+
+def _check_lane_stride(name: str, stride, half: int) -> None:
+    """lane_stride (LowerAutoVectorSplit's balanced partition of a ragged boundary) moves where lane 1's
+    part starts inside the physical lane box, so it must be a positive stride no larger than that box."""
+    if stride is not None and not 0 < stride <= half:
+        raise TypeCheckError(f"{name}: lane_stride must be a partition stride in 1..{half} (the lane box on the "
+                             f"split axis), got {stride}")
 
 
 _SPLIT_KW = {"split": Kwarg(int)}
@@ -238,7 +249,7 @@ register_op(OpDef("tensor.aic_gather", args=("x",), kwargs=dict(_SPLIT_KW),
 register_op(OpDef("tile.aiv_shard", args=("x",), kwargs={**_SPLIT_KW, "lane_stride": Kwarg(int, None)},
                   deduce=_split_rule("tile.aiv_shard", True, MemorySpace.Vec), affinity=MIXED, output_memory=MemorySpace.Vec,
                   effects={0: READ}, description="C→V boundary: Acc tile → this lane's half in Vec"))
-register_op(OpDef("tile.aic_gather", args=("x",), kwargs=dict(_SPLIT_KW), deduce=_split_rule("tile.aic_gather", False, MemorySpace.Mat),
+register_op(OpDef("tile.aic_gather", args=("x",), kwargs={**_SPLIT_KW, "lane_stride": Kwarg(int, None)}, deduce=_split_rule("tile.aic_gather", False, MemorySpace.Mat),
                   affinity=MIXED, output_memory=MemorySpace.Mat, effects={0: READ},
                   description="V→C boundary: the lanes' Vec halves → one Mat tile"))
 

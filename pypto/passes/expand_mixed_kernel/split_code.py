@@ -7,7 +7,8 @@ rounded up) owns eL = clamp(V - L*S, 0, S) elements of the valid extent V:
     code 3 / 4   their odd variants           e0 == e1 + 1   (lane 1 starts at (e1 + 1) * pitch)
 
 Any other pair cannot be placed by pto-isa and is rejected with the extents that would work.
-Vector → cube gathers have no odd form.
+Vector → cube gathers have no odd form. S is the physical half unless the transfer carries
+lane_stride (LowerAutoVectorSplit split a ragged boundary's valid region evenly, ragged_rebalance.py).
 """
 
 from __future__ import annotations
@@ -57,7 +58,9 @@ def transfer_code(full: TileType, mode: SplitMode, gather: bool = False, span=No
     if e0 == e1 + 1 and not gather:
         return odd
     feasible = f"at most {stride}, or {2 * stride}" + ("" if gather else f" or {2 * stride - 1}")
+    balanced_hint = (", or any even extent when every split vector tile of the kernel derives from the tile the cube "
+            "produced (the lanes then split it evenly)") if gather else ""
     raise UnsupportedError(f"pl.split({mode.name}): a valid extent of {valid} in a box of {extent} leaves the two "
                            f"AIV lanes {e0} and {e1} cells, which the cross-core pipe cannot place"
                            + (" (a vector → cube gather needs equal halves)" if gather else ""), span,
-                           hint=f"use a valid extent in {feasible} for this box")
+                           hint=f"use a valid extent in {feasible} for this box{balanced_hint}")

@@ -464,10 +464,10 @@ class SourceGenerator:
         if self.slots:
             names = ", ".join(f"_sim_s{i}" for i in range(len(self.slots)))
             prologue.append(f"    {names}{',' if len(self.slots) == 1 else ''} = _sim_ctx.views(_sim_F)")
-        if self.fused_settle:
-            prologue.append("    _sim_fx = {}")                 # the last block of each fused group (fused_blocks)
         elif self.allocs:
             prologue.append("    _sim_ctx.views(_sim_F)")      # no static tiles, but the launch still poisons
+        if self.fused_settle:
+            prologue.append("    _sim_fx = {}")                 # the last block of each fused group (fused_blocks)
         body_lines = prologue + self.out
         shift = len(head) + len(prologue)
         lines = {ln + shift: info for ln, info in self.lines.items()}

@@ -43,6 +43,7 @@ from pypto.runtime.sim.watchdog import tick as watchdog_tick
 
 # exact elementwise ufuncs: the result does not depend on how numpy walks the operands
 _EXACT = {np.add, np.subtract, np.multiply, np.maximum, np.minimum}
+ENABLED = True           # internal switch: off, no kernel generated from then on fuses (bench/sim_throughput.py)
 
 
 def run(ctx, ufunc, a, o0, o1, b, p0, p1, c, q0, q1, r, k, dtype, done: dict, site: int) -> bool:
@@ -156,7 +157,7 @@ def _load(stmt) -> Optional[tuple]:
 
 def plan(gen, stmts, k: int) -> Optional[tuple]:
     """(the two loads, the op, the store) starting at stmts[k] when they can run fused, else None."""
-    if k + 4 > len(stmts):
+    if k + 4 > len(stmts) or not ENABLED:
         return None
     la, lb = _load(stmts[k]), _load(stmts[k + 1])
     if la is None or lb is None:

@@ -28,7 +28,7 @@ from pypto.call_site import user_call_span
 from pypto.errors import DeadlockError, PyptoError, SimulationError, TypeCheckError, ValueCheckError
 from pypto.ir.enums import ParamDirection
 from pypto.log_level import pypto_logger
-from pypto.runtime.config import default_config, require_simulator
+from pypto.runtime.config import SIM_PLATFORMS, default_config, require_simulator
 from pypto.runtime.sim.blocking import Block
 from pypto.runtime.sim.contexts import HostContext
 from pypto.runtime.sim.gc_pause import collect_if_due, collections_paused
@@ -62,10 +62,7 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
     recorder = _timeline_recorder(sim) if timeline else None
 
     def run(per_rank):
-        if _LOG.isEnabledFor(logging.INFO):
-            name = getattr(compiled, "entry", None) or getattr(host_function, "name", None) or "program"
-            _LOG.info("running %s on %s (%d rank(s), %s schedule)", name, config.platform, len(per_rank),
-                     config.sim_schedule)
+        _log_run(compiled, host_function, config, len(per_rank))
         busy = [] if spans is not None else None
         results = run_ranks(sim, per_rank, world=world, schedule=config.sim_schedule, seed=config.sim_seed,
                             window=config.sim_task_window, race_check=config.sim_race_check, recorder=recorder,
@@ -78,10 +75,19 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
         return results
 
     compiled.last_timeline = None
+    plan = None
     try:
         with watching(config.sim_watchdog_seconds) as dog:   # the livelock watchdog of the whole call
             if host_function is None:                  # a chip program: one dispatch on rank 0
-                results = run([[(sim.entry_code(compiled.entry), sim_args)]])
+                code = sim.entry_code(compiled.entry)
+                if worker is None and recorder is None and spans is None and config.sim_schedule == "deterministic":
+                    plan = _straight_plan(sim, code, config.sim_task_window)
+                if plan is not None:
+                    _log_run(compiled, host_function, config, 1)
+                    results = _run_straight(sim, code, plan, sim_args, window=config.sim_task_window,
+                                            race_check=config.sim_race_check, known_bounds=host.bounds)
+                else:
+                    results = run([[(code, sim_args)]])
             else:
                 from pypto.runtime.distributed_sub_workers import sub_worker_runner
                 from pypto.runtime.sim.host_level import host_phases
@@ -113,7 +119,7 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
     if world is not None:
         compiled.last_windows = world.windows
         world.release()
-    if host_function is None and not host.return_style:
+    if host_function is None and not host.return_style and not (plan is not None and _returns_own(compiled, plan)):
         _returns_into_outputs(compiled, results[0][0], sim_args)
     host.write_back()
     if spans is not None:
@@ -124,6 +130,12 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
         outs = host.outputs
         return host.results(outs[0] if len(outs) == 1 else tuple(outs))
     return host.results(results[0][0])
+
+
+def _log_run(compiled, host_function, config, ranks: int) -> None:
+    if _LOG.isEnabledFor(logging.INFO):
+        name = getattr(compiled, "entry", None) or getattr(host_function, "name", None) or "program"
+        _LOG.info("running %s on %s (%d rank(s), %s schedule)", name, config.platform, ranks, config.sim_schedule)
 
 
 def _host_function(compiled):
@@ -159,7 +171,8 @@ def _config_for(compiled, config, worker):
                                   f"{worker.platform}")
         return worker.config
     if config is not None:
-        require_simulator(config.platform)
+        if config.platform not in SIM_PLATFORMS:     # (a simulator's name needs no further check)
+            require_simulator(config.platform)
         if config.platform != compiled.platform:
             raise ValueCheckError(f"this program was compiled for {compiled.platform}; the config asks for "
                                   f"{config.platform}", hint="compile again with that config")
@@ -254,6 +267,20 @@ def _returns_into_outputs(compiled, value, sim_args: list) -> None:
         np.copyto(buf, got, casting="unsafe")
 
 
+def _returns_own(compiled, plan) -> bool:
+    """Whether a straight run of `plan` returns, for each parameter the entry returns under its name, that
+    parameter's own buffer, so `_returns_into_outputs` has nothing to copy (worked out once per program)."""
+    got = compiled.__dict__.get("_plan_returns_own")
+    if got is None or got[0] is not plan:
+        ret_map = getattr(compiled, "_return_params", False)
+        if ret_map is False:
+            ret_map = compiled._return_params = _returned_params(compiled)
+        own = (not compiled.has_return or plan.returns is None or not ret_map
+               or all(r == ("param", j) for r, j in zip(plan.returns, ret_map)))
+        got = compiled.__dict__["_plan_returns_own"] = (plan, own)
+    return got[1]
+
+
 def _returned_params(compiled) -> Optional[tuple]:
     """Which parameter each returned value is: traced through the IR, else, for a value the user bound
     to an Out parameter's name (the parser renames a rebinding `out` to `out_1`), that parameter."""
@@ -300,17 +327,10 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
     spent stepping that dispatch's agents, and the perf_counter window from its start to its last step.
     `known_bounds` (one rank): a function giving the byte bounds of its arguments (HostArgs.bounds).
     `planned` (one rank): the arguments are a chip call's bound buffers (none aliases another that a task
-    writes), so an orchestration with a launch plan submits its tasks from it (pypto.runtime.sim.launch_plan);
-    a plan whose kernels never block runs straight (`_run_straight`).
+    writes), so an orchestration with a launch plan submits its tasks from it (pypto.runtime.sim.launch_plan).
+    (`launch` runs a chip call whose plan never blocks without this loop: `_run_straight`.)
     """
     n = len(per_rank)
-    if (planned and n == 1 and world is None and recorder is None and busy is None and schedule == "deterministic"
-            and watchdog_seconds is None and len(per_rank[0]) == 1 and STRAIGHT_RUNS):
-        code, args = per_rank[0][0]
-        plan = launch_plan(sim, code)
-        if plan is not None and plan.never_blocks and plan.fits(window):
-            return _run_straight(sim, code, plan, args, window=window, race_check=race_check,
-                                 known_bounds=known_bounds)
     runs = []
     for r in range(n):
         # one rank keeps the plain seed (a chip call); rank r of a world gets its own stream
@@ -337,6 +357,16 @@ def run_ranks(sim, per_rank: list, *, world=None, schedule: str = "deterministic
         return _step_agents(runs, [None] * n, rng, dog, busy)
 
 
+def _straight_plan(sim, code, window: int):
+    """The launch plan of a chip call's dispatch when it can run straight (its kernels never block, it fits the
+    task window), else None. The caller checks the rest: a chip call on the deterministic schedule with its own
+    bound buffers (no ChipWorker), neither timed nor recorded."""
+    if not STRAIGHT_RUNS:
+        return None
+    plan = launch_plan(sim, code)
+    return plan if plan is not None and plan.never_blocks and plan.fits(window) else None
+
+
 def _run_straight(sim, code, plan, args: list, *, window: int, race_check: bool, known_bounds) -> list:
     """One dispatch of a launch plan whose kernels never block (LaunchPlan.never_blocks), without the agent
     loop: the general loop would step the host agent once (it replays the plan), then start the ready tasks,
@@ -345,7 +375,14 @@ def _run_straight(sim, code, plan, args: list, *, window: int, race_check: bool,
     (the host's under its agent name) — so only the loop's bookkeeping is skipped. A kernel loop still
     ticks the call's watchdog (the one in force: launch's); a kernel that deferred its completion (pld.system.defer_wait) leaves an
     agent behind, and the general loop takes the run from there."""
-    run = Run(sim, machine_for(sim.platform, 0), window=window, race_check=race_check, known_bounds=known_bounds)
+    race_check = race_check and len(plan.templates) > 1      # (a race needs two tasks: one keeps no records)
+    machine = machine_for(sim.platform, 0)
+    run = plan.spare_run                      # the last straight run's Run, on this thread's machine: reset
+    if run is not None and run.machine is machine:
+        plan.spare_run = None
+        run.restart(window, race_check, known_bounds)
+    else:
+        run = Run(sim, machine, window=window, race_check=race_check, known_bounds=known_bounds)
     dog = current_watchdog()
     with np.errstate(all="ignore"), collections_paused():
         try:
@@ -358,7 +395,10 @@ def _run_straight(sim, code, plan, args: list, *, window: int, race_check: bool,
             raise _livelock([run], dog, None, e.span, e.message) from None
         if run.agents or run.ready or run.live:
             return _step_agents([run], [[value]], None, dog, None)
-        run.dispatch_done()                    # the dispatch's race check
+        if run.race is not None:               # the dispatch's race check
+            run.race.check()
+    run.forget_dispatch()                      # kept for the next straight run of the plan (Run.restart)
+    plan.spare_run = run
     return [[value]]
 
 

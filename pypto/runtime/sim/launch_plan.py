@@ -25,11 +25,10 @@ from __future__ import annotations
 
 from typing import Optional
 
-import numpy as np
-
 from pypto.ir.enums import FunctionType, ParamDirection
 from pypto.ir.expr import Call, GlobalVar, Var
 from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, flatten_to_stmts
+from pypto.ir.types import TensorType
 from pypto.runtime.sim.codegen import HOST_TYPES
 from pypto.runtime.sim.scheduler import Task, check_argument_ranks
 
@@ -39,44 +38,53 @@ _SINGLE_KERNEL_TYPES = (FunctionType.AIV, FunctionType.AIC, FunctionType.InCore)
 
 class TaskTemplate:
     """One submitted task: its site and code, its argument parameters, its OverlapMap predecessors."""
-    __slots__ = ("site", "code", "params", "accesses", "preds")
+    __slots__ = ("site", "code", "params", "accesses", "gm", "preds")
 
-    def __init__(self, site, code, params: tuple):
+    def __init__(self, site, code, params: tuple, tensors: frozenset):
         self.site = site
         self.code = code
         self.params = params              # parameter index of each argument
         self.accesses = tuple((k, d != "in") for k, d in enumerate(site.directions) if d is not None)
+        # (parameter index, writes) of the accesses that are arrays: the tensor parameters (a chip call binds
+        # each to an array, each scalar to a number)
+        self.gm = tuple((params[k], w) for k, w in self.accesses if params[k] in tensors)
         self.preds: tuple = ()            # template indices, in the order the OverlapMap finds them
 
 
 class LaunchPlan:
-    __slots__ = ("templates", "returns", "multi", "ranks_seen", "never_blocks")
+    __slots__ = ("templates", "returns", "multi", "ranks_checked", "ranks_seen", "never_blocks", "spare_run")
 
-    def __init__(self, templates: list, returns: Optional[tuple], multi: bool):
+    def __init__(self, templates: list, returns: Optional[tuple], multi: bool, param_ranks: Optional[tuple] = None):
         self.templates = tuple(templates)
         self.returns = returns            # per returned value: ("param", i) or ("site", template k); None: no return
         self.multi = multi
-        self.ranks_seen: set = set()      # the argument ranks whose tasks' parameters were checked
+        # Run.submit checks each call's tensor ranks against the kernel's parameters: a chip call binds arrays of
+        # the orchestration parameters' declared ranks (`param_ranks`; -1 for a scalar), so when those agree with
+        # every kernel parameter nothing is left to check; else as submit does, once per argument ranks seen
+        self.ranks_checked = param_ranks is not None and _ranks_agree(self.templates, param_ranks)
+        self.ranks_seen: set = set()
         # every kernel runs to its end once placed on one core or one cluster's AIV pair: no blocking op (no
         # pipe, wait or cross-core sync: its code is no generator), no Group / Spmd members to start
         self.never_blocks = all(not t.code.is_generator and t.code.func.func_type in _SINGLE_KERNEL_TYPES
                                 for t in self.templates)
+        self.spare_run = None             # the Run the last straight run finished with (launch._run_straight)
 
     def fits(self, window: int) -> bool:
         return len(self.templates) <= window
 
     def replay(self, run, args):
-        """Submit the templates' tasks on `args` (the dispatch's argument list); the orchestration's result."""
+        """Submit the templates' tasks on `args` (the dispatch's argument list: a chip call's bound arrays, of
+        their parameters' ranks, and numbers); the orchestration's result."""
+        if not self.ranks_checked:
+            ranks = tuple([getattr(a, "ndim", -1) for a in args])
+            if ranks not in self.ranks_seen:
+                for t in self.templates:
+                    check_argument_ranks(t.site, t.code.func, tuple([args[i] for i in t.params]))
+                self.ranks_seen.add(ranks)
         tasks = []
-        ranks = tuple([getattr(a, "ndim", -1) for a in args])
-        if ranks not in self.ranks_seen:          # as Run.submit does, once per argument ranks
-            for t in self.templates:
-                check_argument_ranks(t.site, t.code.func, tuple([args[i] for i in t.params]))
-            self.ranks_seen.add(ranks)
+        ids = run.ids
         for t in self.templates:
-            task_args = tuple([args[i] for i in t.params])
-            accesses = [(task_args[k], w) for k, w in t.accesses if isinstance(task_args[k], np.ndarray)]
-            task = Task(next(run.ids), t.site, t.code, task_args, accesses)
+            task = Task(next(ids), t.site, t.code, tuple([args[i] for i in t.params]), [(args[i], w) for i, w in t.gm])
             run._add(task, [tasks[j] for j in t.preds])
             tasks.append(task)
         if self.returns is None:
@@ -84,6 +92,16 @@ class LaunchPlan:
         values = [args[i] if kind == "param" else run._results(self.templates[i].site, tasks[i].args)
                   for kind, i in self.returns]
         return tuple(values) if self.multi else values[0]
+
+
+def _ranks_agree(templates: tuple, param_ranks: tuple) -> bool:
+    """Whether every kernel parameter has the rank of the orchestration parameter passed for it (-1: a scalar)."""
+    for t in templates:
+        for param, i in zip(t.code.func.params, t.params):
+            shape = getattr(param.type, "shape", None)
+            if shape is not None and param_ranks[i] != -1 and param_ranks[i] != len(shape):
+                return False
+    return True
 
 
 def launch_plan(sim, code) -> Optional[LaunchPlan]:
@@ -98,6 +116,8 @@ def launch_plan(sim, code) -> Optional[LaunchPlan]:
 def _make_plan(sim, code) -> Optional[LaunchPlan]:
     func = code.func
     where = {p: ("param", i) for i, p in enumerate(func.params)}
+    ranks = tuple(len(p.type.shape) if isinstance(p.type, TensorType) else -1 for p in func.params)
+    tensors = frozenset(i for i, r in enumerate(ranks) if r != -1)
     templates: list = []
     returns, multi = None, False
     stmts = flatten_to_stmts(func.body)
@@ -130,14 +150,14 @@ def _make_plan(sim, code) -> Optional[LaunchPlan]:
             params.append(got[1])
         if len(params) != len(call.args):
             return None
-        templates.append(TaskTemplate(site, sim.functions[call.op.name], tuple(params)))
+        templates.append(TaskTemplate(site, sim.functions[call.op.name], tuple(params), tensors))
         if isinstance(s, AssignStmt):           # the call's value: the argument it returns, else the site's results
             single = site.ret_map is not None and len(site.ret_map) == 1 and not site.multi
             where[s.var] = ("param", params[site.ret_map[0]]) if single else ("site", k)
     if len(templates) != len(code.sites):
         return None
     _find_preds(templates)
-    return LaunchPlan(templates, returns, multi)
+    return LaunchPlan(templates, returns, multi, ranks)
 
 
 def _find_preds(templates: list) -> None:

@@ -141,6 +141,20 @@ def check_argument_ranks(site, kernel, args: tuple) -> None:
 
 
 class Run:
+    # what a new run starts with, where it is no container of its own (each run sets its own value when it changes)
+    host: Optional[Agent] = None
+    world = None                         # the World of a distributed run (pld ops find peers through it)
+    rank = 0
+    options = None                       # the next task's declared deps / opt-outs (system.task_options)
+    last_task_id = None                  # what system.task_id returns
+    manual_depth = 0                     # inside pl.manual_scope: no inferred edges
+    host_ancestors = 0                   # tasks the host has waited for: they happen before what it submits next
+    recorder = None                      # a timeline.TimelineRecorder when the run records a swimlane
+    busy = None                          # benchmark: [busy s, start, end] per dispatch (launch.run_ranks)
+    # id(array) → (array, array_bounds(array)) for the OverlapMap; a launch knows its arguments' (`known_bounds`
+    # gives them), asked for when the first task is submitted
+    _bounds_seen: Optional[dict] = None
+
     def __init__(self, program, machine, *, schedule: str = "deterministic", seed: Optional[int] = None,
                  window: int = 64, race_check: bool = False, known_bounds=None):
         self.program = program
@@ -151,29 +165,41 @@ class Run:
         self.agents: list = []
         self.live: dict = {}             # unfinished tasks by id, in submission order
         self._placement: dict = _placements_of(program)   # kernel code → (core kind, dual lane)
-        # id(array) → (array, array_bounds(array)) for the OverlapMap; a launch knows its arguments' (`known_bounds`
-        # gives them), asked for when the first task is submitted
-        self._bounds_seen: Optional[dict] = None
         self._known_bounds = known_bounds
         self.ready: list = []
         self.ids = itertools.count()
-        self.host: Optional[Agent] = None
-        self.world = None                # the World of a distributed run (pld ops find peers through it)
-        self.rank = 0
         # the task graph: what the OverlapMap infers, what the program declares, what it opts out of
         self.tasks: dict = {}            # every top-level task of the current dispatch by id (done ones too)
         self.overlap: dict = {}          # buffer id → ([writes], [reads]) as (task, lo, hi): what later tasks meet
         self.touched: dict = {}          # buffer id → [(task, lo, hi)] every access, opted out or not, that the
                                          # host has not yet waited for (a host access orders itself after them)
-        self.options = None              # the next task's declared deps / opt-outs (system.task_options)
         self.ranks_checked: set = set()  # call sites whose tensor arguments' ranks matched their parameters
-        self.last_task_id = None         # what system.task_id returns
-        self.manual_depth = 0            # inside pl.manual_scope: no inferred edges
         self.manual_dep: dict = {}       # buffer id → buffer of pl.create_tensor(..., manual_dep=True)
-        self.host_ancestors = 0          # tasks the host has waited for: they happen before what it submits next
         self.race = RaceDetector() if race_check else None
-        self.recorder = None             # a timeline.TimelineRecorder when the run records a swimlane
-        self.busy = None                 # benchmark: [busy s, start, end] per dispatch (launch.run_ranks)
+
+    def restart(self, window: int, race_check: bool, known_bounds) -> "Run":
+        """This Run as `Run(program, machine, window=, race_check=, known_bounds=)` starts (deterministic), after
+        a dispatch whose tasks all finished with no agent left and `forget_dispatch` dropped its tasks: a straight
+        run keeps the Run it finished with for the next call (launch._run_straight)."""
+        self.epoch = self.machine.new_run()
+        self.window = window
+        self._known_bounds = known_bounds
+        self.ids = itertools.count()
+        if not race_check:
+            self.race = None
+        elif self.race is None:
+            self.race = RaceDetector()          # (a kept one's records went to its last check)
+        return self
+
+    def forget_dispatch(self) -> None:
+        """Drop what the finished dispatch left (its tasks, their arrays, the call's bounds), so a kept Run holds
+        no caller's memory; with dispatch_done's resets, what `restart` assumes."""
+        self.tasks.clear()
+        self.overlap.clear()
+        self.touched.clear()
+        self.manual_dep.clear()
+        self._known_bounds = self._bounds_seen = self.options = self.last_task_id = None
+        self.host_ancestors = self.manual_depth = 0
 
     # ------------------------------------------------------------------ host side
     def submit(self, site, args: tuple):
@@ -280,15 +306,16 @@ class Run:
     def _add(self, task: Task, preds: list) -> None:
         """Wire a new task: it waits for its unfinished predecessors and inherits their happens-before sets."""
         ancestors = self.host_ancestors
-        seen = set()
-        for p in preds:
-            if p.id in seen:
-                continue
-            seen.add(p.id)
-            ancestors |= p.ancestors | (1 << p.id)
-            if not p.done:
-                p.dependents.append(task)
-                task.deps_left += 1
+        if preds:
+            seen = set()
+            for p in preds:
+                if p.id in seen:
+                    continue
+                seen.add(p.id)
+                ancestors |= p.ancestors | (1 << p.id)
+                if not p.done:
+                    p.dependents.append(task)
+                    task.deps_left += 1
         task.ancestors = ancestors
         task.seq = len(self.tasks)
         self.tasks[task.id] = task
@@ -413,7 +440,7 @@ class Run:
             core = self._free(self.machine.aiv_cores)
             if core is None:
                 return False
-            self._launch(task, [(core, task.code, task.args, 0, 1)])
+            self._launch_on(task, core)
         elif kind == "AIV":
             cl = self._free_cluster(False)
             if cl is None:
@@ -423,7 +450,7 @@ class Run:
             core = self._free(self.machine.aic_cores)
             if core is None:
                 return False
-            self._launch(task, [(core, task.code, task.args, 0, 1)])
+            self._launch_on(task, core)
         else:
             cl = self._free_cluster(True)
             if cl is None:
@@ -443,6 +470,12 @@ class Run:
         for core, code, args, lane, nlanes in lanes:
             ctx = CoreContext(self, core, task, task.block_idx, task.block_num, lane, nlanes)
             self._start_lane(task, code, ctx, args, None)    # the agent's name: spelled only when needed
+
+    def _launch_on(self, task: Task, core) -> None:
+        """`_launch` of the usual task: one lane on one core."""
+        self._reserve(task, core)
+        task.lanes_left += 1
+        self._start_lane(task, task.code, CoreContext(self, core, task, task.block_idx, task.block_num), task.args, None)
 
     def _launch_group(self, task: Task, cl) -> None:
         for core in [cl.aic, *cl.aiv]:
@@ -534,11 +567,28 @@ class Run:
                 self.ready.append(d)
 
     def start_ready(self) -> bool:
+        """Start ready tasks until none can start: the first in ready order that finds a core (random: in a
+        shuffled order), then from the front again, since a started task may finish and make others ready."""
+        if self.random:
+            return self._start_shuffled()
+        ready = self.ready
+        started = False
+        i = 0
+        while i < len(ready):
+            task = ready.pop(i)                  # (out first: a kernel that runs to its end appends its dependents)
+            if self._try_start(task):
+                started = True
+                i = 0
+            else:
+                ready.insert(i, task)
+                i += 1
+        return started
+
+    def _start_shuffled(self) -> bool:
         started = False
         while self.ready:
             order = list(self.ready)
-            if self.random:
-                self.random.shuffle(order)
+            self.random.shuffle(order)
             progress = False
             for task in order:
                 if self._try_start_checked(task):

@@ -25,12 +25,24 @@ class WatchdogExpired(SimulationError):
 
 
 class Watchdog:
+    """One run's budget; `with Watchdog(seconds):` puts it in force (runs may nest: the outer one is restored)."""
+    __slots__ = ("seconds", "deadline", "outer")
+
     def __init__(self, seconds: float):
         self.seconds = seconds
         self.deadline = time.monotonic() + seconds
 
     def expired(self) -> bool:
         return time.monotonic() > self.deadline
+
+    def __enter__(self) -> "Watchdog":
+        global _current
+        self.outer, _current = _current, self
+        return self
+
+    def __exit__(self, *exc) -> None:
+        global _current
+        _current = self.outer
 
 
 _current: Optional[Watchdog] = None
@@ -50,20 +62,24 @@ def current_watchdog() -> Optional[Watchdog]:
     return _current
 
 
-class watching:
-    """`with watching(seconds) as dog:` — the watchdog of one run (runs may nest: the outer one is restored)."""
-
-    def __init__(self, seconds: Optional[float]):
-        self.dog = Watchdog(seconds) if seconds else None
+class _Unchanged:
+    """`watching(None)`: the watchdog in force stays (one shared object: entering it changes nothing)."""
+    __slots__ = ()
 
     def __enter__(self) -> Optional[Watchdog]:
-        global _current
-        self.outer, _current = _current, self.dog or _current
         return _current
 
     def __exit__(self, *exc) -> None:
-        global _current
-        _current = self.outer
+        pass
+
+
+_UNCHANGED = _Unchanged()
+
+
+def watching(seconds: Optional[float]):
+    """`with watching(seconds) as dog:` — the watchdog of one run (a budget of None or 0 keeps the one in force;
+    `dog` is the watchdog in force inside, None without one)."""
+    return Watchdog(seconds) if seconds else _UNCHANGED
 
 
 class watching_python:

@@ -10,7 +10,8 @@ write and pops read that buffer (a5: the ring's own array stands for the consume
 A pushed slot carries the whole tile (its physical box, valid region and dtype), so a pop can
 check the layout contract (same dtype, the expected box) and a split pop can take its lane's
 half: lane L of split code 1 / 3 (rows) or 2 / 4 (columns) owns rows / columns
-[L*S, L*S + eL) with S the lane tile's extent and eL = clamp(valid - L*S, 0, S).
+[L*S, L*S + eL) with eL = clamp(valid - L*S, 0, S) and S the pair's lane_stride (a rebalanced
+ragged boundary) or else the lane tile's extent; a split V2C pop places lane L's part at L*S.
 
     pl.system.aic_initialize_pipe(imp, v2c, dir_mask=3, slot_size=8192, slot_num=2)
     pl.tile.tpush_to_aiv(acc, split=0)        # blocks while both slots are in use
@@ -139,7 +140,7 @@ def tpush_to_aiv(ctx, out, tile, split=0, id=None, lane_stride=None, **kw):
 
 
 @may_block
-def tpush_to_aic(ctx, out, tile, split=0, id=None, **kw):
+def tpush_to_aic(ctx, out, tile, split=0, id=None, lane_stride=None, **kw):
     ring = _ring(ctx, V2C, id, "tile.tpush_to_aic")
     data, valid = _payload(tile)
     if _replay_lane(ctx):                        # the handshake only: an empty part
@@ -192,7 +193,7 @@ def tpop_from_aic(ctx, out, split=0, id=None, lane_stride=None, **kw):
 
 
 @may_block
-def tpop_from_aiv(ctx, out, split=0, id=None, **kw):
+def tpop_from_aiv(ctx, out, split=0, id=None, lane_stride=None, **kw):
     ring = _ring(ctx, V2C, id, "tile.tpop_from_aiv")
     got = ring.pop(0)
     if not isinstance(got, np.ndarray):
@@ -207,7 +208,7 @@ def tpop_from_aiv(ctx, out, split=0, id=None, **kw):
         out.data[...] = first
         out.valid = valid
         return out
-    stride = parts[0].shape[axis]
+    stride = int(lane_stride) if lane_stride else parts[0].shape[axis]
     for arr in parts.values():
         if arr.dtype != out.data.dtype or arr.shape[1 - axis] != out.data.shape[1 - axis] or \
                 arr.shape[axis] * 2 < out.data.shape[axis]:
