@@ -173,11 +173,17 @@ def _op_calls(f: Function) -> list:
     return [n for n in preorder(f.body) if isinstance(n, Call) and not isinstance(n.op, GlobalVar)]
 
 
+def tensor_ops_in_kernel(f: Function) -> list:
+    """The calls of tensor ops a kernel cannot run (GM scalar access and GM views it can)."""
+    return [c for c in _op_calls(f)
+            if c.op.name.startswith("tensor.") and c.op.name not in GM_SCALAR_OPS and c.op.name not in GM_VIEW_OPS]
+
+
 def _check_incore_tile_ops(f: Function) -> list:
     if f.func_type not in KERNEL_TYPES:
         return []
-    return [_in(f, "IncoreTileOps", f"tensor op {c.op.name} remains in a kernel", c.span) for c in _op_calls(f)
-            if c.op.name.startswith("tensor.") and c.op.name not in GM_SCALAR_OPS and c.op.name not in GM_VIEW_OPS]
+    return [_in(f, "IncoreTileOps", f"tensor op {c.op.name} remains in a kernel", c.span)
+            for c in tensor_ops_in_kernel(f)]
 
 
 def _tile_vars(f: Function) -> list:

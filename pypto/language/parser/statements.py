@@ -11,6 +11,7 @@ import ast
 import warnings
 
 from pypto.errors import PyptoWarning
+from pypto.ir.enums import FunctionType
 from pypto.ir.expr import Call, Expr, TupleGetItem, Var, const
 from pypto.ir.ops.common import describe, dims_equal
 from pypto.ir.visitor import collect
@@ -111,6 +112,11 @@ def _write_through(ctx, name: str, value: Expr, span) -> Expr:
         return value                          # (a loop carry started from the parameter is its buffer too)
     if isinstance(value, Call) and value.op.name in ("tensor.create", "tile.create"):
         return value
+    if ctx.func_type in (FunctionType.AIC, FunctionType.AIV) and isinstance(value.type, TensorType):
+        raise ParserTypeError(f"`{name} = ...` on the Out parameter '{name}' of a hand-written "
+                              f"{ctx.func_type.name} kernel would copy another tensor into it, a tensor op such "
+                              f"kernels do not have", span,
+                              hint=f"store the tile into '{name}' itself: {name} = pl.store(tile, offsets, {name})")
     zeros = to_expr([0] * len(param.type.shape), span)
     return build_call("assemble", [param, value, zeros], {}, span)
 

@@ -33,6 +33,7 @@ from pypto.ir.stmt import (AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, Sc
 from pypto.ir.types import TensorType, TileType
 from pypto.ir.visitor import IRMutator, IRVisitor, substitute
 from pypto.ir.equality import structural_equal
+from pypto.ir.verifier import tensor_ops_in_kernel
 from pypto.passes.analysis import as_seq, as_seq_like, body_list, used_vars
 from pypto.passes.convert_tensor_to_tile_ops.assemble_loop import store_loop
 from pypto.passes.convert_tensor_to_tile_ops.call_sites import CallSiteUpdate, WrapperForward
@@ -409,11 +410,25 @@ class _KernelConverter:
         return new, added
 
 
+def _refuse_tensor_ops(f: Function) -> None:
+    """Hand-written AIC / AIV kernels are tile-level: this pass converts only InCore kernels, so a tensor op
+    written in one is the author's to change (it would otherwise surface as a failed property check)."""
+    left = tensor_ops_in_kernel(f)
+    if left:
+        c = left[0]
+        raise UnsupportedError(f"tensor op '{c.op.name}' in the hand-written {f.func_type.name} kernel '{f.name}': "
+                               f"such kernels work on tiles", c.span,
+                               hint="load the tensor into a tile (pl.load) and use the tile op, or declare the "
+                                    "kernel @pl.function(type=pl.FunctionType.InCore) so the compiler converts it")
+
+
 def _run(program: Program) -> Program:
     funcs = dict(program.functions)
     added: dict = {}
     promoted_params: dict = {}
     for name, f in program.functions.items():
+        if f.func_type in (FunctionType.AIC, FunctionType.AIV):
+            _refuse_tensor_ops(f)
         if f.func_type in _KERNEL:
             f = bulk_fill_loops(stage_scalar_updates(f))
             check_store_paths(f)
