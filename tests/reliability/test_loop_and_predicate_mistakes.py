@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import pypto.language as pl
-from pypto.errors import InternalError, SimulationError
+from pypto.errors import InternalError, SimulationError, TypeCheckError
 from pypto.runtime import RunConfig
 
 
@@ -66,3 +66,23 @@ def test_a_predicate_index_outside_its_tensor_is_an_error_at_the_task():
         gated(x, np.ones((1, 8), np.int32), out, config=RunConfig(platform="a2a3sim"))
     assert "predicate=(flags[9, 0] > 0)" in info.value.span.text
     assert not out.any()
+
+
+def test_an_index_times_a_float_is_a_float_so_a_slice_offset_of_it_is_refused_at_the_line():
+    """`b * 1e-6` (a mistyped constant) was typed as the index's dtype and only failed in the simulator's
+    tile.load; an integer scalar with a float one is a float, and the offset check names it (fuzz seed 30)."""
+    text = """
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function
+    def main(self, x: pl.Tensor[[32, 32], pl.FP32], y: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        for b in pl.spmd(2):
+            xb = pl.slice(x, [16, 32], [b * 1e-6, 0])
+            y = pl.assemble(y, pl.add(xb, xb), [b * 16, 0])
+        return y
+"""
+    with pytest.raises(TypeCheckError, match=r"tensor.slice: argument 'offset' must hold integers, got .*FP32") as info:
+        pl.parse(text)
+    assert info.value.span.begin_line == 9
