@@ -185,6 +185,14 @@ LOGICAL_OPS = {"and", "or", "xor"}
 UNARY_OPS = {"neg": "-", "not": "not ", "bitnot": "~", "abs": None, "cast": None}
 
 
+def _arithmetic_dtype(left: DataType, right_type) -> DataType:
+    """The left operand's dtype, except that an integer combined with a float is a float (`i * 0.5`):
+    typing `b * 1e-6` as an index let it pass as an offset until the simulator used it."""
+    if left.is_int() and isinstance(right_type, ScalarType) and right_type.dtype.is_float():
+        return right_type.dtype
+    return left
+
+
 class BinaryExpr(Expr):
     __slots__ = ("op", "lhs", "rhs")
     FIELDS = (("op", USUAL), ("lhs", USUAL), ("rhs", USUAL), ("type", USUAL))
@@ -194,7 +202,7 @@ class BinaryExpr(Expr):
         if op not in BINARY_OPS:
             raise ValueError(f"unknown scalar binary operator {op!r}")
         if dtype is None:
-            dtype = BOOL if op in COMPARE_OPS or op in LOGICAL_OPS else lhs.type.dtype
+            dtype = BOOL if op in COMPARE_OPS or op in LOGICAL_OPS else _arithmetic_dtype(lhs.type.dtype, rhs.type)
         set_field(self, "op", op)
         set_field(self, "lhs", lhs)
         set_field(self, "rhs", rhs)

@@ -13,7 +13,7 @@ import operator
 
 from pypto.ir.enums import CmpType
 from pypto.ir.expr import BinaryExpr, Expr, UnaryExpr
-from pypto.ir.types import ScalarType, TensorType, TileType
+from pypto.ir.types import TensorType, TileType
 from pypto.language.parser.diagnostics import (InvalidOperationError, ParserTypeError, UnsupportedFeatureError,
                                                did_you_mean)
 from pypto.language.parser.dispatch import eval_expr, expression
@@ -193,19 +193,7 @@ def binary(ctx, node, op_type, lhs, rhs):
         raise InvalidOperationError(f"operator {op_type.__name__} needs tensors or tiles", span)
     _check_scalar_operand(ctx, node, lhs)
     _check_scalar_operand(ctx, node, rhs)
-    left, right = to_expr(lhs, span), to_expr(rhs, span)
-    return BinaryExpr(scalar_op, left, right, _mixed_dtype(left, right), span=span)
-
-
-def _mixed_dtype(left: Expr, right: Expr):
-    """An integer scalar combined with a float one is a float (`i * 0.5`): taking the left operand's
-    integer dtype made `b * 1e-6` an index that only failed when the simulator used it as an offset."""
-    lt, rt = left.type, right.type
-    if not (isinstance(lt, ScalarType) and isinstance(rt, ScalarType)):
-        return None
-    if lt.dtype.is_int() and rt.dtype.is_float():
-        return rt.dtype
-    return None
+    return BinaryExpr(scalar_op, to_expr(lhs, span), to_expr(rhs, span), span=span)
 
 
 def _check_scalar_operand(ctx, node, v) -> None:
