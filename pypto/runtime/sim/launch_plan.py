@@ -15,7 +15,7 @@ chip call binds (read-only views of the caller's In arrays, private Out / InOut 
 for a ChipWorker's device tensors or a world's windows, which may alias. The generated code would
 stop for the task window before the window-th task; a plan longer than the window is not used.
 A plan whose kernels never block (`never_blocks`, decided from the kernels' code when the plan is
-made) lets launch.run_ranks run the call without its agent loop (launch._run_straight).
+made) lets launch run the call without its agent loop (launch._straight_plan, _run_straight).
 
     plan = launch_plan(sim, code)          # None: the orchestration does more than submit
     result = plan.replay(run, args)        # inside the rank's host agent
