@@ -6,10 +6,12 @@ chip program dispatched on every rank, rank r reading its shard x[r] of the stac
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import pypto.language as pl
 import pypto.language.distributed as pld
 from pypto import ir
+from pypto.errors import TypeCheckError
 from pypto.ir.distributed_compiled_program import DistributedConfig
 from pypto.ir.expr import Call
 from pypto.ir.visitor import collect
@@ -135,3 +137,14 @@ def test_host_all_to_all_v_with_local_counts():
             assert rc[r, s, 0] == cnt
             np.testing.assert_array_equal(y[r, s * M:s * M + cnt], x[s, r * M:r * M + cnt])
             assert (y[r, s * M + cnt:(s + 1) * M] == 0).all()
+
+
+@pytest.mark.parametrize("kind, rows, want", [("allgather", N, "this rank's one chunk, \\[1, 16\\], got \\[4, 16\\]"),
+                                              ("all_to_all", 2, "one row per rank of the window, \\[4, 16\\], got "
+                                                                "\\[2, 16\\]")])
+def test_a_shard_of_the_wrong_row_count_is_refused_at_the_collective(kind, rows, want):
+    """Before: an allgather shard of N rows ran, and the simulator's builtin failed reshaping it (a raw
+    ValueError at run time); the InCore recipe would have sent row 0 only. Now a TypeCheckError at the call."""
+    with pytest.raises(TypeCheckError, match=want) as got:
+        _compile(host_exchange(kind, rows, N))
+    assert got.value.span is not None and got.value.span.is_known()

@@ -14,7 +14,7 @@ of rank d's window, same barrier and epilogue.
 
 from __future__ import annotations
 
-from pypto.errors import UnsupportedError
+from pypto.errors import TypeCheckError, UnsupportedError
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import MakeTuple, const
 from pypto.passes.lower_composite_ops.builder import LoweringBuilder
@@ -28,12 +28,17 @@ def _stage(b: LoweringBuilder, op: str, size: int, dtype):
                                     {"dtype": dtype, "target_memory": MemorySpace.Vec}))
 
 
-def _push_rows(op: str, source, target, signal, b: LoweringBuilder, row_of_source):
+def _push_rows(op: str, source, target, signal, b: LoweringBuilder, row_of_source, want_rows=None):
     validate_mesh_signal(op, signal)
     rows, size = static_2d(op, target.type)
+    want_rows = rows if want_rows is None else want_rows
     src_rows, src_size = static_2d(op, source.type)
     if src_size != size:
         raise UnsupportedError(f"{op}: source rows have {src_size} elements, the window rows {size}")
+    if src_rows != want_rows:                # (the puts read `want_rows` rows: the others would be dropped)
+        what = "this rank's one chunk" if want_rows == 1 else "one row per rank of the window"
+        raise TypeCheckError(f"{op}: the source is {what}, [{want_rows}, {size}], got [{src_rows}, {src_size}]",
+                             hint="pass one row per destination: a slice or a reshape of the data")
     h = CommHandles.of(b, signal)
     stage = _stage(b, op, size, target.type.dtype)
 
@@ -49,7 +54,7 @@ def _push_rows(op: str, source, target, signal, b: LoweringBuilder, row_of_sourc
 
 def lower_allgather_rule(call, args: tuple, b: LoweringBuilder):
     local, target, signal = args
-    return _push_rows("pld.tensor.allgather", local, target, signal, b, lambda peer: const(0))
+    return _push_rows("pld.tensor.allgather", local, target, signal, b, lambda peer: const(0), want_rows=1)
 
 
 def lower_all_to_all_rule(call, args: tuple, b: LoweringBuilder):
