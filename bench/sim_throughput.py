@@ -12,10 +12,11 @@
 3. An elementwise add over 2048x2048 FP32 against `np.add(a, b, out=c)`. The kernel loops over 8-row
    blocks: two 64 KB input tiles, and MemoryReuse lets the sum take the first input's buffer, so
    128 KB fits the 184 KB UB of a2a3. The simulated run does what the chip would: load two tiles,
-   add, store, per block. Target: <= 2x numpy. The faithful model has a floor above numpy: every
-   byte is copied into the arena and out again, and an in-place call runs on a private (poisoned)
-   output buffer that is copied back only after the run succeeded (SIMULATOR.md: a failed run leaves
-   the caller's arrays untouched).
+   add, store, per block, with the same GM bits, race records and Out coverage; the unobservable
+   arena traffic is fused into one ufunc over the blocks (runtime/sim/fused_blocks.py), and since
+   only that loop writes the Out buffer, and covers it whole, its result is computed straight into
+   the caller's array at write-back, after the run succeeded (a failed run still leaves the caller's
+   arrays untouched). Target: <= 2x numpy.
 4. Host allreduce (4 and 8 ranks, 1 MiB FP32 per rank): one HOST-orchestrator call against numpy's sum
    over the ranks; `--recipe` also times the compiled credit-barrier recipe (the mode tests of the
    recipes use). Targets: <= 15x numpy (4 ranks), <= 1 s (8 ranks).

@@ -39,7 +39,7 @@ from pypto.runtime.sim import fastpath
 from pypto.runtime.sim.layout import static_placement
 from pypto.runtime.sim.out_coverage import _TRACKED, first_store, note_load, note_store, note_stores
 from pypto.runtime.sim.race_detector import note_gm
-from pypto.runtime.sim.watchdog import tick as watchdog_tick
+from pypto.runtime.sim.watchdog import ticks as watchdog_ticks
 
 # exact elementwise ufuncs: the result does not depend on how numpy walks the operands
 _EXACT = {np.add, np.subtract, np.multiply, np.maximum, np.minimum}
@@ -377,29 +377,40 @@ def run_loop(ctx, ufunc, a, b, c, f0: Optional[tuple], f1: Optional[tuple], n: i
     """The n blocks of a fused loop as one ufunc call, when `_provable`; False (nothing done) otherwise, and
     the loop runs block by block (f0 None: fewer than two blocks), after `fill_before_blocks`. An Out
     buffer whose poison fill was deferred (out_coverage.first_store) is filled first unless these blocks
-    cover it whole."""
+    cover it whole; then their result may stay pending until write-back (HostArgs.write_back writes it
+    straight into the caller's array)."""
     if f0 is None or not _provable(a, b, c, f0, f1, n, r, k, dtype):
         return False
     o0, o1, p0, p1, q0, q1 = f0
     da0, da1, db0, db1, dc0, dc1 = (y - x for x, y in zip(f0, f1))
-    if _TRACKED:                         # (disjoint windows inside c: they cover it whole when the sizes add up)
-        first_store(c, n * r * k == c.size)
-    for _ in range(n):
-        watchdog_tick(span)
+    sa, sb = _strided(a, o0, o1, da0, da1, n, r, k, False), _strided(b, p0, p1, db0, db1, n, r, k, False)
+
+    def compute(out: np.ndarray) -> None:
+        ufunc(sa, sb, out=_strided(out, q0, q1, dc0, dc1, n, r, k, True))
+
+    # (disjoint windows inside c: they cover it whole when the sizes add up; a whole first loop into an
+    # Out buffer nothing else touches may leave its result for write-back: out_coverage.first_store)
+    pending = _TRACKED and first_store(c, n * r * k == c.size, (compute, (a, b)))
+    watchdog_ticks(span, n)
     race = ctx.run.race
     task = getattr(ctx, "task", None)
-    wa, wb = _windows(o0, o1, da0, da1, n, r, k), _windows(p0, p1, db0, db1, n, r, k)
     if race is not None and task is not None:   # the records of the four ops, block by block
         owner = task.parent or task
+        wa, wb = _windows(o0, o1, da0, da1, n, r, k), _windows(p0, p1, db0, db1, n, r, k)
         race.records.extend(rec for x, y, z in zip(wa, wb, _windows(q0, q1, dc0, dc1, n, r, k))
                             for rec in ((owner, a, x, False), (owner, b, y, False), (owner, c, z, True)))
-    ufunc(_strided(a, o0, o1, da0, da1, n, r, k, False), _strided(b, p0, p1, db0, db1, n, r, k, False),
-          out=_strided(c, q0, q1, dc0, dc1, n, r, k, True))
+    if not pending:
+        compute(c)
     if _TRACKED:
         note_load(a)
         note_load(b)
-        note_stores(c, [(q0 + j * dc0, q1 + j * dc1) for j in range(n)], r, k)
-    done[site] = (a, wa[-1], b, wb[-1], c)
+        if q1 == dc1 == 0 and k == c.shape[1] and dc0 == r:     # whole rows, block after block: one window
+            note_store(c, q0, 0, n * r, k)
+        else:
+            note_stores(c, [(q0 + j * dc0, q1 + j * dc1) for j in range(n)], r, k)
+    last = n - 1
+    done[site] = (a, _windows(o0 + last * da0, o1 + last * da1, 0, 0, 1, r, k)[0], b,
+                  _windows(p0 + last * db0, p1 + last * db1, 0, 0, 1, r, k)[0], c)
     return True
 
 

@@ -25,7 +25,7 @@ from pypto.ir.function import Function
 from pypto.ir.stmt import EvalStmt, ReturnStmt
 from pypto.ir.types import ScalarType, TensorType
 from pypto.ir.walks import preorder, statements
-from pypto.runtime.sim.out_coverage import track, untrack
+from pypto.runtime.sim.out_coverage import materialize, track, untrack
 from pypto.runtime.sim.poison import copy_if_written, poison_output, unwritten_mask, warn_unwritten
 from pypto.runtime.sim.race_detector import array_bounds
 
@@ -198,17 +198,28 @@ class HostArgs:
     def write_back(self) -> None:
         """All outputs or none: every destination is checked before the first byte moves. Where an Out
         buffer still holds its poison the kernel wrote nothing: the caller's bytes stay (as on the device,
-        which copies the output in and out) and a PyptoWarning names the parameter and the region."""
+        which copies the output in and out) and a PyptoWarning names the parameter and the region. A whole
+        fused loop's pending result (out_coverage.first_store) is computed straight into the caller's array."""
         for user, buf, plan in self.writebacks:
             if not user.flags.writeable or user.shape != buf.shape:
                 raise TypeCheckError(f"output '{plan.name}' cannot be written back (read-only or reshaped array); "
                                      "no output was changed")
+        self._settle_pending()
         for user, buf, plan in self.writebacks:
             unwritten = None
-            if plan.direction is ParamDirection.Out and not self._stored_whole(buf):
-                if copy_if_written(user, buf):
-                    continue                            # every element written: checked and copied in one pass
-                unwritten = unwritten_mask(buf)
+            if plan.direction is ParamDirection.Out:
+                windows = self.written.get(id(buf))
+                if windows is not None and windows.pending is not None and windows.covers_all():
+                    compute, _ = windows.pending
+                    windows.pending = None
+                    self._stored_whole(buf)             # (drops the record)
+                    with np.errstate(all="ignore"):     # (as the run computes: launch.run_ranks)
+                        compute(user)                   # the kernel's result, written where it belongs
+                    continue
+                if not self._stored_whole(buf):
+                    if copy_if_written(user, buf):
+                        continue                        # every element written: checked and copied in one pass
+                    unwritten = unwritten_mask(buf)
             if unwritten is None:
                 if user.dtype == buf.dtype and user.__class__ is np.ndarray:
                     user[...] = buf                     # (a plain copy, without copyto's dispatch)
@@ -218,13 +229,37 @@ class HostArgs:
                 warn_unwritten(plan.name, unwritten)
                 np.copyto(user, buf, casting="unsafe", where=~unwritten)
 
+    def _settle_pending(self) -> None:
+        """Compute into their private buffers, before any caller's array changes, the pending results that
+        cannot go straight into the caller's array: a converted dtype, or an operand sharing memory with
+        any array this write-back writes (its bytes would change under the computation)."""
+        pending = [(user, buf, w) for user, buf, _ in self.writebacks
+                   if (w := self.written.get(id(buf))) is not None and w.pending is not None]
+        if not pending:
+            return
+        users = [user for user, _, _ in self.writebacks]
+        for user, buf, windows in pending:
+            operands = windows.pending[1]
+            if (user.__class__ is not np.ndarray or user.dtype != buf.dtype
+                    or any(np.may_share_memory(u, x) for u in users for x in operands)):
+                materialize(windows, buf)
+
+    def abandon(self) -> None:
+        """The run failed: forget the Out records (and any pending result with the operands it holds)."""
+        for user, buf, _ in self.writebacks:
+            self.written.pop(id(buf), None)
+            untrack(buf)
+
     def _stored_whole(self, buf: np.ndarray) -> bool:
         """The kernels' plain stores covered every element of the Out buffer `buf` (no poison scan needed);
-        its record is dropped either way (asked once per buffer per call)."""
+        its record is dropped either way (asked once per buffer per call). A pending result is written
+        into `buf` first (write-back takes the ones it writes straight through before asking)."""
         windows = self.written.pop(id(buf), None)
         if windows is None:
             return False
         untrack(buf)
+        if windows.pending is not None:
+            materialize(windows, buf)
         if windows.unfilled:                # no loop touched it: the deferred fill, for the scan to find
             poison_output(buf)
             return False

@@ -53,6 +53,15 @@ def launch(compiled, args, *, config=None, world=None, worker=None, torch: bool 
         host, sim_args = _bind(compiled, list(args), config, worker, torch)
     except PyptoError as e:                    # a call mistake: at the caller's line
         raise e.with_span(user_call_span())
+    try:
+        return _run_bound(compiled, config, host, sim_args, world, worker, spans)
+    except BaseException:
+        host.abandon()                         # (an Out record's pending result holds the inputs)
+        raise
+
+
+def _run_bound(compiled, config, host, sim_args: list, world, worker, spans):
+    """`launch` after binding: run, then write back (or return) the results."""
     if spans is not None:
         spans["bind"] = time.perf_counter()
     timeline = wants_timeline(config)

@@ -16,6 +16,13 @@ unwritten, so such a buffer is scanned too.
     note_load(tensor)             # loads of GM
     windows.covers_all()          # write-back: True -> copy without a scan
     untrack(buf)
+
+A whole fused loop that is the first to store into a buffer only such loops touch, and that covers
+it whole, may leave its result *pending* (`first_store(..., later=compute)`): nothing can read the
+buffer before write-back, so write-back runs `compute` straight into the caller's array and the
+16 MB copy-back of a large elementwise kernel disappears. A later loop on the same buffer, or
+write-back when it cannot write straight through (aliasing, a converted dtype), runs it into the
+buffer first (`materialize`); a failed run drops it with the record (`untrack`).
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ _TRACKED: dict = {}        # id(private Out buffer) -> WrittenWindows
 
 class WrittenWindows:
     """The 2-D windows stored into one private Out buffer during one call."""
-    __slots__ = ("ref", "rows", "boxes", "read", "unfilled", "__weakref__")
+    __slots__ = ("ref", "rows", "boxes", "read", "unfilled", "pending", "__weakref__")
 
     def __init__(self, buf: np.ndarray):
         key = id(buf)
@@ -41,6 +48,7 @@ class WrittenWindows:
         self.boxes: list = []      # (o0, o1, rows, cols) of the other stores
         self.read = False
         self.unfilled = False      # its poison fill deferred until the first store (`first_store`)
+        self.pending = None        # (compute(out), operands): a whole loop's result not yet written
 
     def covers_all(self) -> bool:
         """Every element of the buffer lies in a stored window, and nothing loaded from the buffer."""
@@ -105,15 +113,36 @@ def note_stores(tensor: np.ndarray, corners: list, r: int, c: int) -> None:
             got.boxes.extend((o0, o1, r, c) for o0, o1 in corners)
 
 
-def first_store(tensor: np.ndarray, whole: bool) -> None:
+def first_store(tensor: np.ndarray, whole: bool, later=None) -> bool:
     """A fused loop is about to store into `tensor` (`whole`: into every element of it). A tracked Out
     buffer whose poison fill was deferred (only such loops can touch it) gets its fill now, unless
-    `whole`: then its earlier bytes are all overwritten before anything reads them."""
+    `whole`: then its earlier bytes are all overwritten before anything reads them. With `later`
+    ((compute(out), operands)) and `whole`, the loop's result is left pending for write-back instead of
+    computed: True, and the caller skips its own computation. An earlier loop's pending result is
+    written into the buffer first."""
     got = _TRACKED.get(id(tensor))
-    if got is not None and got.unfilled and got.ref() is tensor:
-        if not whole:
-            poison_output(tensor)
-        got.unfilled = False
+    if got is None or got.ref() is not tensor:
+        return False
+    if got.pending is not None:
+        materialize(got, tensor)
+    if not got.unfilled:
+        return False
+    got.unfilled = False
+    if not whole:
+        poison_output(tensor)
+        return False
+    if later is not None:
+        got.pending = later
+        return True
+    return False
+
+
+def materialize(windows: WrittenWindows, buf: np.ndarray) -> None:
+    """Write a pending loop result into its own buffer `buf` (from then on it is an ordinary stored buffer)."""
+    compute, _operands = windows.pending
+    windows.pending = None
+    with np.errstate(all="ignore"):             # (as the run computes: launch.run_ranks)
+        compute(buf)
 
 
 def note_load(tensor: np.ndarray) -> None:
