@@ -307,7 +307,8 @@ def parse_submit_assign(ctx, targets, node: ast.Call, span) -> None:
         assign_target(ctx, target, call, span)
     if core_num is not None:
         body = ctx.pop_block(span)
-        ctx.emit(SpmdScopeStmt(body, to_expr(core_num, span), bool(sync_start), "", span))
+        from pypto.language.parser.with_scopes import core_count_expr
+        ctx.emit(SpmdScopeStmt(body, core_count_expr(core_num, span, "pl.spmd_submit"), bool(sync_start), "", span))
     if names is not None:
         bind_task_id(ctx, names[-1], span)
         return

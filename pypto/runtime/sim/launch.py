@@ -538,6 +538,11 @@ def _livelock(runs: list, dog, spinning, span, started: str = "") -> SimulationE
                                 "RunConfig(sim_watchdog_seconds=...)")
 
 
+def _site_span(task):
+    span = getattr(getattr(task, "site", None), "span", None)
+    return span if span is not None and span.is_known() else None
+
+
 def _deadlock(runs: list) -> DeadlockError:
     n = len(runs)
     lines, first = [], None
@@ -555,6 +560,8 @@ def _deadlock(runs: list) -> DeadlockError:
         if run.ready:
             lines.append(f"  {where}{len(run.ready)} ready task(s) with no free core: "
                          + ", ".join(t.name for t in run.ready[:8]))
+        if first is None:                 # no blocked op to point at: the call of a task that cannot start
+            first = next((sp for t in [*waiting, *run.ready] if (sp := _site_span(t)) is not None), None)
     return DeadlockError("deadlock: no agent can make progress\n" + "\n".join(lines), first,
                          hint="a blocked op waits for data, a slot or a signal that nothing will provide "
                               "(e.g. a pld.system.wait for a notify that never comes)")
