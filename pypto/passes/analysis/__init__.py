@@ -136,7 +136,7 @@ def _stmt_uses(n: Node, include_types: bool) -> tuple:
 
 
 def vars_in_type(t) -> list:
-    """Symbolic dims (Vars) inside a type's shape / view (cached on the type)."""
+    """Symbolic dims (Vars) inside a type's shape / view, and in a MemRef's byte offset (cached on the type)."""
     if not isinstance(t, (ShapedType, TupleType)):
         return []
     memo = memo_of(t)
@@ -153,6 +153,9 @@ def _vars_in_type(t) -> list:
         view = getattr(t, "tile_view", None) or getattr(t, "tensor_view", None)
         if view is not None:
             dims += list(view.valid_shape) + list(view.stride)
+        memref = getattr(t, "memref", None)
+        if memref is not None and not isinstance(memref.byte_offset, ConstInt):
+            dims.append(memref.byte_offset)     # a slot picked per iteration: MemRef("ub", slots=2)[i % 2]
         for d in dims:
             out += [v for v in used_vars(d) if isinstance(v, Var)] if not isinstance(d, Var) else [d]
     elif isinstance(t, TupleType):

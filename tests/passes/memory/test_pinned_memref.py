@@ -86,3 +86,32 @@ class P:
 """
     with pytest.raises(PyptoError, match=message):
         pl.parse(text)
+
+
+@pl.jit
+def ring_of_two(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    """The slot index names the loop variable of a loop inside `pl.at`, which outlining copies into the kernel."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(4):
+            blk: pl.Tile[[16, 64], pl.FP32, pl.MemRef("ring", slots=2)[i % 2], pl.Mem.Vec] = pl.load(
+                x, [i * 16, 0], [16, 64], target_memory=pl.Mem.Vec)
+            pl.store(pl.mul(blk, 3.0), [i * 16, 0], out)
+    return out
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_a_slot_index_follows_the_loop_variable_into_an_outlined_kernel(platform):
+    """Before: the outlined kernel's loop had a fresh `i` while the tile's MemRef offset still named the
+    orchestration's, and the simulator failed with a NameError ('i_1') in tile.load."""
+    x = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
+    out = np.zeros_like(x)
+    ring_of_two(x, out, config=RunConfig(platform=platform))
+    np.testing.assert_array_equal(out, 3 * x)
+    config = RunConfig(platform=platform)
+    kernel = next(f for f in ring_of_two.compile(x, out, config=config).lowered.functions.values()
+                  if f.name.endswith("_incore_0"))
+    loop_var = next(n for n in collect(kernel.body, lambda n: isinstance(n, ir.ForStmt))).loop_var
+    offsets = [t.type.memref.byte_offset for t in ir.verifier.defined_vars(kernel.body)
+               if isinstance(t.type, ir.TileType) and t.type.memref is not None and t.name_hint == "blk"]
+    assert offsets and all(any(v is loop_var for v in collect(o, lambda n: isinstance(n, ir.Var)))
+                           for o in offsets)
