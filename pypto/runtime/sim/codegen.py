@@ -36,7 +36,7 @@ from pypto.ir.stmt import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStm
                            SeqStmts, Stmt, WhileStmt, YieldStmt)
 from pypto.ir.types import TensorType, TileType, static_dims
 from pypto.ir.visitor import collect
-from pypto.runtime.sim import fastpath, fused_blocks
+from pypto.runtime.sim import fastpath, fused_blocks, scalar_division
 from pypto.runtime.sim.blocking import Block, is_blocking_op
 from pypto.runtime.sim.layout import TileSlot, find_allocs, static_placement, tile_valid
 from pypto.runtime.sim.returns import CallSite, make_call_site
@@ -54,6 +54,7 @@ _PY_BINARY = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "floormod": 
               "bitand": "&", "bitor": "|", "bitxor": "^", "xor": "^", "shl": "<<", "shr": ">>"}
 
 
+_DIVISIONS = frozenset({"truediv", "floordiv", "floormod"})
 _KEYS = itertools.count()
 
 
@@ -163,6 +164,10 @@ class SourceGenerator:
             lhs, rhs = self.expr(e.lhs), self.expr(e.rhs)
             if e.op in ("min", "max"):
                 return f"{e.op}({lhs}, {rhs})"
+            if e.op in _DIVISIONS and not (isinstance(e.rhs, (ConstInt, ConstFloat)) and e.rhs.value != 0):
+                dtype = getattr(e.type, "dtype", None)       # a divisor that may be 0: the device's answer
+                helper = scalar_division.HELPERS[(e.op, dtype is not None and dtype.is_float())]
+                return f"{self.named_const(helper, helper.__name__)}({lhs}, {rhs})"
             return f"({lhs} {_PY_BINARY[e.op]} {rhs})"
         if isinstance(e, UnaryExpr):
             x = self.expr(e.operand)
