@@ -9,7 +9,7 @@ import pytest
 import pypto.language as pl
 from pypto.errors import DeadlockError
 from pypto.language.parser.diagnostics.exceptions import ParserTypeError
-from pypto.language.parser import with_scopes
+from pypto.language.parser import task_graph
 from pypto.runtime import RunConfig
 
 
@@ -71,7 +71,7 @@ class P:
 def test_a_deadlock_without_a_blocked_op_names_the_waiting_tasks_call(monkeypatch):
     """With the parse check bypassed, the 0-block launch never completes and `finish` never starts."""
     from pypto.language.parser.values import to_expr
-    monkeypatch.setattr(with_scopes, "core_count_expr", lambda n, span, what: to_expr(n, span))
+    monkeypatch.setattr(task_graph, "core_count_expr", lambda n, span, what: to_expr(n, span))
     x = np.ones((32, 64), np.float32)
     with pytest.raises(DeadlockError, match="waiting for dependencies: task #\\d+ finish") as info:
         _scaled(0)(x, np.zeros_like(x), config=RunConfig())

@@ -28,7 +28,7 @@ from pypto.language import scopes
 from pypto.language.parser.diagnostics import (InvalidOperationError, ParserSyntaxError, ParserTypeError,
                                                UnsupportedFeatureError)
 from pypto.language.parser.dispatch import eval_expr
-from pypto.language.parser.values import MethodRef, describe_value, to_expr
+from pypto.language.parser.values import MethodRef, describe_value, is_scalar_expr, to_expr
 
 _COMPARE = {ast.Eq: "eq", ast.NotEq: "ne", ast.Gt: "gt", ast.Lt: "lt", ast.GtE: "ge", ast.LtE: "le"}
 _MIRROR = {"eq": "eq", "ne": "ne", "gt": "lt", "lt": "gt", "ge": "le", "le": "ge"}
@@ -307,7 +307,6 @@ def parse_submit_assign(ctx, targets, node: ast.Call, span) -> None:
         assign_target(ctx, target, call, span)
     if core_num is not None:
         body = ctx.pop_block(span)
-        from pypto.language.parser.with_scopes import core_count_expr
         ctx.emit(SpmdScopeStmt(body, core_count_expr(core_num, span, "pl.spmd_submit"), bool(sync_start), "", span))
     if names is not None:
         bind_task_id(ctx, names[-1], span)
@@ -436,3 +435,20 @@ def parse_runtime_scope(ctx, callee, call: ast.Call, body_nodes, span) -> None:
     finally:
         ctx.manual_scope_depth = depth
     ctx.emit(EvalStmt(create_op_call("system.manual_scope_end", [], {}, span), span))
+
+
+def core_count_expr(core_num, span, what: str):
+    """The block count of an spmd launch (`pl.spmd`, `pl.spmd_submit`) as IR: a positive integer, or an integer
+    scalar expression. A launch of no blocks never completes, so a task waiting on it would deadlock without
+    a line to blame."""
+    value = core_num.value if isinstance(core_num, ConstInt) else core_num
+    if isinstance(value, (bool, float)):
+        raise ParserTypeError(f"{what}: the core count must be an integer, got {value!r}", span)
+    if isinstance(value, int):
+        if value < 1:
+            raise ParserTypeError(f"{what}: the core count must be a positive integer, got {value}", span,
+                                  hint="launch at least one block; skip the launch with predicate= instead")
+        return to_expr(value, span)
+    if is_scalar_expr(core_num) and core_num.type.dtype.is_int():
+        return core_num
+    raise ParserTypeError(f"{what}: the core count must be an integer, got {describe_value(core_num)}", span)

@@ -23,7 +23,7 @@ from pypto.language.parser import dump_tags, task_graph
 from pypto.language.parser.calls import eval_call_parts
 from pypto.language.parser.diagnostics import ParserSyntaxError, ParserTypeError, UnsupportedFeatureError
 from pypto.language.parser.dispatch import eval_expr, parse_body, statement
-from pypto.language.parser.values import describe_value, to_expr
+from pypto.language.parser.values import describe_value
 
 _AT_KWARGS = {"level", "role", "optimizations", "name_hint", "windowize"}
 
@@ -165,26 +165,8 @@ def spmd_scope(body, args, kwargs, span):
     core_num = args[0] if args else kwargs.get("core_num")
     if core_num is None:
         raise ParserSyntaxError("pl.spmd needs the core count: pl.spmd(4)", span)
-    return SpmdScopeStmt(body, core_count_expr(core_num, span, "pl.spmd"), bool(kwargs.get("sync_start", False)),
-                         kwargs.get("name_hint", ""), span)
-
-
-def core_count_expr(core_num, span, what: str):
-    """The block count of an spmd launch as IR: a positive integer, or an integer scalar expression. A launch
-    of no blocks never completes, so a task waiting on it would deadlock without a line to blame."""
-    from pypto.ir.expr import ConstInt, Expr
-    from pypto.ir.types import ScalarType
-    value = core_num.value if isinstance(core_num, ConstInt) else core_num
-    if isinstance(value, bool) or isinstance(value, float):
-        raise ParserTypeError(f"{what}: the core count must be an integer, got {value!r}", span)
-    if isinstance(value, int):
-        if value < 1:
-            raise ParserTypeError(f"{what}: the core count must be a positive integer, got {value}", span,
-                                  hint="launch at least one block; skip the launch with predicate= instead")
-        return to_expr(value, span)
-    if isinstance(core_num, Expr) and isinstance(core_num.type, ScalarType) and core_num.type.dtype.is_int():
-        return core_num
-    raise ParserTypeError(f"{what}: the core count must be an integer, got {describe_value(core_num)}", span)
+    return SpmdScopeStmt(body, task_graph.core_count_expr(core_num, span, "pl.spmd"),
+                         bool(kwargs.get("sync_start", False)), kwargs.get("name_hint", ""), span)
 
 
 def _comm_domain_scope(body, args, kwargs, span):

@@ -338,9 +338,14 @@ def _strided(x: np.ndarray, x0: int, x1: int, d0: int, d1: int, n: int, r: int, 
                                            writeable=writeable)
 
 
+def _window(x0: int, x1: int, r: int, k: int) -> tuple:
+    """The r x k window at (x0, x1), as the ops record it."""
+    return slice(x0, x0 + r), slice(x1, x1 + k)
+
+
 def _windows(x0: int, x1: int, d0: int, d1: int, n: int, r: int, k: int) -> list:
-    """The n blocks' windows (tuples of slices, as the ops record them)."""
-    return [(slice(x0 + j * d0, x0 + j * d0 + r), slice(x1 + j * d1, x1 + j * d1 + k)) for j in range(n)]
+    """The n blocks' windows, block j at (x0 + j * d0, x1 + j * d1)."""
+    return [_window(x0 + j * d0, x1 + j * d1, r, k) for j in range(n)]
 
 
 def _inside(x0: int, d: int, n: int, extent: int, size: int) -> bool:
@@ -409,8 +414,8 @@ def run_loop(ctx, ufunc, a, b, c, f0: Optional[tuple], f1: Optional[tuple], n: i
         else:
             note_stores(c, [(q0 + j * dc0, q1 + j * dc1) for j in range(n)], r, k)
     last = n - 1
-    done[site] = (a, _windows(o0 + last * da0, o1 + last * da1, 0, 0, 1, r, k)[0], b,
-                  _windows(p0 + last * db0, p1 + last * db1, 0, 0, 1, r, k)[0], c)
+    done[site] = (a, _window(o0 + last * da0, o1 + last * da1, r, k), b,
+                  _window(p0 + last * db0, p1 + last * db1, r, k), c)
     return True
 
 

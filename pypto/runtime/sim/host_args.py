@@ -210,11 +210,8 @@ class HostArgs:
             if plan.direction is ParamDirection.Out:
                 windows = self.written.get(id(buf))
                 if windows is not None and windows.pending is not None and windows.covers_all():
-                    compute, _ = windows.pending
-                    windows.pending = None
+                    materialize(windows, user)          # the kernel's result, written where it belongs
                     self._stored_whole(buf)             # (drops the record)
-                    with np.errstate(all="ignore"):     # (as the run computes: launch.run_ranks)
-                        compute(user)                   # the kernel's result, written where it belongs
                     continue
                 if not self._stored_whole(buf):
                     if copy_if_written(user, buf):

@@ -137,12 +137,13 @@ def first_store(tensor: np.ndarray, whole: bool, later=None) -> bool:
     return False
 
 
-def materialize(windows: WrittenWindows, buf: np.ndarray) -> None:
-    """Write a pending loop result into its own buffer `buf` (from then on it is an ordinary stored buffer)."""
+def materialize(windows: WrittenWindows, out: np.ndarray) -> None:
+    """Write a pending loop result into `out`: its own buffer (which is then an ordinary stored buffer) or, at
+    write-back, the caller's array. The record holds no pending result afterwards."""
     compute, _operands = windows.pending
     windows.pending = None
     with np.errstate(all="ignore"):             # (as the run computes: launch.run_ranks)
-        compute(buf)
+        compute(out)
 
 
 def note_load(tensor: np.ndarray) -> None:
